@@ -1,0 +1,65 @@
+// Text tokens of actions: F3, B3, W3, BW3, F3.1.
+#include "action.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include "error.h"
+
+namespace zb {
+
+std::string_view pass_name(Pass pass) {
+  switch (pass) {
+    case Pass::F: return "F";
+    case Pass::B: return "B";
+    case Pass::W: return "W";
+    case Pass::BW: return "BW";
+  }
+  return "?";
+}
+
+std::string to_token(const Action& action) {
+  if (action.chunk == 0) return fmt::format("{}{}", pass_name(action.pass), action.microbatch);
+  return fmt::format("{}{}.{}", pass_name(action.pass), action.microbatch, action.chunk);
+}
+
+namespace {
+
+bool parse_non_negative(std::string_view digits, std::int32_t& out) {
+  if (digits.empty()) return false;
+  const auto* end = digits.data() + digits.size();
+  auto [ptr, ec] = std::from_chars(digits.data(), end, out);
+  return ec == std::errc{} && ptr == end && out >= 0;
+}
+
+}  // namespace
+
+Action parse_token(std::string_view token, std::string_view context) {
+  Action action;
+  std::string_view rest = token;
+  if (rest.starts_with("BW")) {
+    action.pass = Pass::BW;
+    rest.remove_prefix(2);
+  } else if (!rest.empty() && (rest[0] == 'F' || rest[0] == 'B' || rest[0] == 'W')) {
+    action.pass = rest[0] == 'F' ? Pass::F : rest[0] == 'B' ? Pass::B : Pass::W;
+    rest.remove_prefix(1);
+  } else {
+    throw InputError(fmt::format("{}: bad action '{}': expected F, B, W or BW then a microbatch "
+                                 "number, e.g. F3, BW3, B3.1",
+                                 context, token));
+  }
+  const auto dot = rest.find('.');
+  const bool ok = parse_non_negative(rest.substr(0, dot), action.microbatch) &&
+                  (dot == std::string_view::npos ||
+                   parse_non_negative(rest.substr(dot + 1), action.chunk));
+  if (!ok) {
+    throw InputError(fmt::format(
+        "{}: bad action '{}': expected a microbatch number and an optional .chunk, e.g. F3 or "
+        "F3.1",
+        context, token));
+  }
+  return action;
+}
+
+}  // namespace zb

@@ -1,0 +1,233 @@
+// List-scheduling evaluator: exact start/end of every action, in time linear in the schedule.
+#include "evaluator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "deadlock_report.h"
+#include "error.h"
+
+namespace zb {
+
+namespace {
+
+constexpr double kNotDone = -1.0;  // times are >= 0, so a negative end marks "not finished yet"
+
+struct DeviceState {
+  std::size_t next = 0;  // index of the next action to run
+  double clock = 0;      // when the device is free
+  double first_start = std::numeric_limits<double>::infinity();
+  double last_end = 0;
+  double busy = 0;
+  double memory = 0;
+  double peak_memory = 0;
+  bool queued = true;  // in the worklist (or running)
+};
+
+class Evaluation {
+ public:
+  Evaluation(const Problem& problem, const Schedule& schedule, const EvalOptions& options)
+      : problem_(problem),
+        schedule_(schedule),
+        m_(problem.microbatches),
+        stages_(problem.stages()),
+        end_f_(static_cast<std::size_t>(stages_) * m_, kNotDone),
+        end_b_(static_cast<std::size_t>(stages_) * m_, kNotDone),
+        devices_(problem.devices) {
+    if (schedule.device_count() != problem.devices) {
+      throw ScheduleError(fmt::format("schedule '{}' has {} devices but the problem has p={}", schedule.name,
+                                      schedule.device_count(), problem.devices));
+    }
+    if (options.record_spans) compute_.resize(problem.devices);
+    if (options.record_spans && options.record_transfers) transfers_.resize(problem.devices);
+    if (options.record_memory) memory_.assign(problem.devices, {{0.0, 0.0}});
+  }
+
+  Trace run() {
+    std::vector<int> worklist(devices_.size());
+    for (std::size_t d = 0; d < devices_.size(); ++d) worklist[d] = static_cast<int>(devices_.size() - 1 - d);
+    while (!worklist.empty()) {
+      const int d = worklist.back();
+      worklist.pop_back();
+      advance(d, worklist);
+    }
+    std::vector<std::size_t> position(devices_.size());
+    bool stuck = false;
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+      position[d] = devices_[d].next;
+      stuck |= devices_[d].next < schedule_.devices[d].size();
+    }
+    if (stuck) {
+      throw ScheduleError(fmt::format("schedule '{}' deadlocks\n{}", schedule_.name,
+                                      deadlock_report(problem_, schedule_, position)));
+    }
+    return finish();
+  }
+
+ private:
+  // Runs device d until it finishes or needs an input that is not ready yet.
+  void advance(int d, std::vector<int>& worklist) {
+    DeviceState& state = devices_[d];
+    state.queued = false;
+    const auto& actions = schedule_.devices[d];
+    while (state.next < actions.size()) {
+      const Action& action = actions[state.next];
+      if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 ||
+          action.microbatch >= m_) {
+        throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (m={}, "
+                                        "chunks={})",
+                                        schedule_.name, d, state.next, to_token(action), m_, problem_.chunks));
+      }
+      const int stage = problem_.stage_of(d, action.chunk);
+      const std::size_t key = static_cast<std::size_t>(stage) * m_ + action.microbatch;
+      double ready = 0;
+      double duration = 0;
+      switch (action.pass) {
+        case Pass::F:
+          duration = problem_.t_f[stage];
+          if (stage > 0) {
+            const double input = end_f_[key - m_];
+            if (input < 0) return;
+            ready = input + problem_.comm_after(stage - 1);
+          }
+          break;
+        case Pass::B:
+        case Pass::BW:
+          duration = action.pass == Pass::B ? problem_.t_b[stage] : problem_.t_bw[stage];
+          if (stage + 1 < stages_) {
+            const double grad = end_b_[key + m_];
+            if (grad < 0) return;
+            ready = grad + problem_.comm_after(stage);
+          } else {
+            const double own = end_f_[key];
+            if (own < 0) return;
+            ready = own;
+          }
+          break;
+        case Pass::W:
+          duration = problem_.t_w[stage];
+          if (end_b_[key] < 0) return;
+          ready = end_b_[key];
+          break;
+      }
+      const double start = std::max(state.clock, ready);
+      const double end = start + duration;
+      state.clock = end;
+      state.first_start = std::min(state.first_start, start);
+      state.last_end = end;
+      state.busy += duration;
+      ++state.next;
+      record(d, action, stage, start, end);
+      // Wake the device that consumes this output across a device boundary.
+      if (action.pass == Pass::F) {
+        end_f_[key] = end;
+        if (stage + 1 < stages_) wake(problem_.device_of_stage(stage + 1), d, worklist);
+        if (stage + 1 < stages_ && transfers_enabled()) transfer(Pass::F, action, stage, stage + 1, end);
+      } else if (action.pass != Pass::W) {
+        end_b_[key] = end;
+        if (stage > 0) wake(problem_.device_of_stage(stage - 1), d, worklist);
+        if (stage > 0 && transfers_enabled()) transfer(action.pass, action, stage, stage - 1, end);
+      }
+    }
+  }
+
+  void wake(int consumer, int producer, std::vector<int>& worklist) {
+    if (consumer == producer || devices_[consumer].queued) return;
+    devices_[consumer].queued = true;
+    worklist.push_back(consumer);
+  }
+
+  bool transfers_enabled() const { return !transfers_.empty(); }
+
+  void transfer(Pass pass, const Action& action, int from_stage, int to_stage, double ready) {
+    const int boundary = std::min(from_stage, to_stage);
+    const double delay = problem_.comm_after(boundary);
+    if (delay <= 0) return;
+    const int from = problem_.device_of_stage(from_stage);
+    const int to = problem_.device_of_stage(to_stage);
+    transfers_[from].push_back(
+        {from, Stream::send, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay});
+    transfers_[to].push_back(
+        {to, Stream::recv, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay});
+  }
+
+  void record(int d, const Action& action, int stage, double start, double end) {
+    if (!compute_.empty()) {
+      compute_[d].push_back({d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end});
+    }
+    DeviceState& state = devices_[d];
+    double delta_at_start = 0;
+    double delta_at_end = 0;
+    switch (action.pass) {
+      case Pass::F: delta_at_start = problem_.mem_f[stage]; break;
+      case Pass::B: delta_at_end = problem_.mem_b[stage]; break;
+      case Pass::W: delta_at_end = problem_.mem_w[stage]; break;
+      case Pass::BW: delta_at_end = problem_.mem_b[stage] + problem_.mem_w[stage]; break;
+    }
+    if (delta_at_start != 0) {
+      state.memory += delta_at_start;
+      if (!memory_.empty()) memory_[d].push_back({start, state.memory});
+    }
+    state.peak_memory = std::max(state.peak_memory, state.memory);
+    if (delta_at_end != 0) {
+      state.memory += delta_at_end;
+      if (!memory_.empty()) memory_[d].push_back({end, state.memory});
+    }
+  }
+
+  Trace finish() {
+    Trace trace;
+    trace.meta.schedule = schedule_.name;
+    trace.meta.engine = "eval";
+    trace.meta.time_unit = problem_.time_unit;
+    trace.devices = problem_.devices;
+    std::size_t total = 0;
+    for (const auto& list : compute_) total += list.size();
+    for (const auto& list : transfers_) total += list.size();
+    trace.spans.reserve(total);
+    for (const auto& list : compute_) trace.spans.insert(trace.spans.end(), list.begin(), list.end());
+    for (const auto& list : transfers_) trace.spans.insert(trace.spans.end(), list.begin(), list.end());
+    trace.memory = std::move(memory_);
+
+    Metrics& metrics = trace.metrics;
+    const std::size_t p = devices_.size();
+    metrics.device_span.resize(p);
+    metrics.busy.resize(p);
+    metrics.idle.resize(p);
+    metrics.peak_memory.resize(p);
+    for (std::size_t d = 0; d < p; ++d) {
+      const DeviceState& state = devices_[d];
+      const bool ran = state.next > 0;
+      metrics.device_span[d] = ran ? state.last_end - state.first_start : 0.0;
+      metrics.busy[d] = state.busy;
+      metrics.peak_memory[d] = state.peak_memory;
+      metrics.makespan = std::max(metrics.makespan, state.last_end);
+      metrics.span = std::max(metrics.span, metrics.device_span[d]);
+    }
+    for (std::size_t d = 0; d < p; ++d) metrics.idle[d] = metrics.makespan - metrics.busy[d];
+    metrics.work = problem_.work();
+    metrics.bubble_rate = metrics.span > 0 ? (metrics.span - metrics.work) / metrics.span : 0.0;
+    return trace;
+  }
+
+  const Problem& problem_;
+  const Schedule& schedule_;
+  const int m_;
+  const int stages_;
+  std::vector<double> end_f_;  // [stage * m + microbatch]
+  std::vector<double> end_b_;  // end of B or BW
+  std::vector<DeviceState> devices_;
+  std::vector<std::vector<Span>> compute_;    // per device, empty when not recorded
+  std::vector<std::vector<Span>> transfers_;  // per device (send and recv), empty when not recorded
+  std::vector<std::vector<MemoryPoint>> memory_;
+};
+
+}  // namespace
+
+Trace evaluate(const Problem& problem, const Schedule& schedule, const EvalOptions& options) {
+  return Evaluation(problem, schedule, options).run();
+}
+
+}  // namespace zb

@@ -1,0 +1,15 @@
+// GPipe: every forward, then every fused backward.
+#include "generators.h"
+
+namespace zb {
+
+Schedule make_gpipe(const Problem& problem) {
+  Schedule schedule{"gpipe", std::vector<std::vector<Action>>(problem.devices)};
+  for (auto& actions : schedule.devices) {
+    for (int mb = 0; mb < problem.microbatches; ++mb) actions.push_back({Pass::F, mb, 0});
+    for (int mb = 0; mb < problem.microbatches; ++mb) actions.push_back({Pass::BW, mb, 0});
+  }
+  return schedule;
+}
+
+}  // namespace zb

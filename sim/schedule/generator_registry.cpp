@@ -1,0 +1,68 @@
+// The registry of schedule generators and the checks every generator call goes through.
+#include "generator_registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "error.h"
+#include "generators.h"
+
+namespace zb {
+
+void GeneratorRegistry::add(GeneratorInfo info) {
+  for (auto& existing : generators_) {
+    if (existing.name == info.name) {
+      existing = std::move(info);
+      return;
+    }
+  }
+  generators_.push_back(std::move(info));
+}
+
+const GeneratorInfo* GeneratorRegistry::find(std::string_view name) const {
+  for (const auto& info : generators_) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+const GeneratorInfo& GeneratorRegistry::get(std::string_view name) const {
+  if (const auto* info = find(name)) return *info;
+  throw InputError(fmt::format("unknown schedule '{}' (known: {})", name, fmt::join(names(), ", ")));
+}
+
+std::vector<std::string> GeneratorRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& info : generators_) out.push_back(info.name);
+  return out;
+}
+
+GeneratorRegistry GeneratorRegistry::with_builtins() {
+  GeneratorRegistry registry;
+  registry.add({"gpipe", "all forwards, then all fused backwards (memory m*M_B)", ChunkSupport::single, false,
+                make_gpipe});
+  registry.add({"1f1b", "one forward one backward, fused backward (memory p*M_B)", ChunkSupport::single, false,
+                make_1f1b});
+  registry.add({"1f1b-i", "Megatron interleaved 1F1B, --chunks >= 2, m a multiple of p", ChunkSupport::multi,
+                false, make_1f1b_interleaved});
+  registry.add({"zb-h1", "zero bubble H1: B/W split, W deferred (memory p*M_B)", ChunkSupport::single, false,
+                make_zb_h1});
+  registry.add({"zb-h2", "zero bubble H2: deeper warm-up, W deferred (memory (2p-1)*M_B)", ChunkSupport::single,
+                false, make_zb_h2});
+  return registry;
+}
+
+Schedule generate(const GeneratorRegistry& registry, std::string_view name, const Problem& problem) {
+  const GeneratorInfo& info = registry.get(name);
+  if (info.chunks == ChunkSupport::single && problem.chunks != 1) {
+    throw InputError(fmt::format("{}: runs one chunk per device, got chunks={}", name, problem.chunks));
+  }
+  if (info.chunks == ChunkSupport::multi && problem.chunks < 2) {
+    throw InputError(fmt::format("{}: needs --chunks >= 2, got chunks={}", name, problem.chunks));
+  }
+  Schedule schedule = info.make(problem);
+  schedule.name = info.name;
+  return schedule;
+}
+
+}  // namespace zb

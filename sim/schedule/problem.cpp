@@ -1,0 +1,166 @@
+// The normalised problem: placement arithmetic, derived quantities and validation.
+#include "problem.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+
+#include "error.h"
+
+namespace zb {
+
+std::string_view placement_name(Placement placement) {
+  switch (placement) {
+    case Placement::linear: return "linear";
+    case Placement::interleaved: return "interleaved";
+    case Placement::vshape: return "vshape";
+  }
+  return "?";
+}
+
+Placement parse_placement(std::string_view text, std::string_view context) {
+  if (text == "linear") return Placement::linear;
+  if (text == "interleaved" || text == "looped") return Placement::interleaved;
+  if (text == "vshape" || text == "v") return Placement::vshape;
+  throw InputError(fmt::format("{}: unknown placement '{}' (expected linear, interleaved or vshape)",
+                               context, text));
+}
+
+MemoryLimit MemoryLimit::parse(std::string_view text, std::string_view context) {
+  MemoryLimit limit;
+  std::string_view number = text;
+  if (!number.empty() && number.back() == 'p') {
+    limit.times_p = true;
+    number.remove_suffix(1);
+  }
+  const auto* end = number.data() + number.size();
+  auto [ptr, ec] = std::from_chars(number.data(), end, limit.value);
+  if (number.empty() || ec != std::errc{} || ptr != end || !std::isfinite(limit.value) ||
+      limit.value <= 0) {
+    throw InputError(fmt::format(
+        "{}: bad memory limit '{}' (expected a positive number, or a multiple of p*M_B like 2p)",
+        context, text));
+  }
+  return limit;
+}
+
+std::string MemoryLimit::to_string() const {
+  return times_p ? fmt::format("{}p", value) : fmt::format("{}", value);
+}
+
+int Problem::device_of_stage(int stage) const {
+  switch (placement) {
+    case Placement::linear:
+    case Placement::interleaved: return stage % devices;
+    case Placement::vshape: return stage < devices ? stage : 2 * devices - 1 - stage;
+  }
+  return 0;
+}
+
+int Problem::chunk_of_stage(int stage) const { return stage / devices; }
+
+int Problem::stage_of(int device, int chunk) const {
+  if (placement == Placement::vshape && chunk % 2 == 1) return (chunk + 1) * devices - 1 - device;
+  return chunk * devices + device;
+}
+
+double Problem::comm_after(int stage) const {
+  if (stage + 1 >= stages()) return 0.0;
+  return device_of_stage(stage) == device_of_stage(stage + 1) ? 0.0 : t_comm[stage];
+}
+
+double Problem::activation_per_microbatch(int device) const {
+  double total = 0;
+  for (int c = 0; c < chunks; ++c) total += mem_f[stage_of(device, c)];
+  return total;
+}
+
+double Problem::activation_unit() const {
+  double unit = 0;
+  for (int d = 0; d < devices; ++d) unit = std::max(unit, activation_per_microbatch(d));
+  return unit;
+}
+
+std::optional<double> Problem::memory_limit() const {
+  if (!mem_limit) return std::nullopt;
+  return mem_limit->times_p ? mem_limit->value * devices * activation_unit() : mem_limit->value;
+}
+
+double Problem::device_work(int device) const {
+  double per_microbatch = 0;
+  for (int c = 0; c < chunks; ++c) {
+    const int s = stage_of(device, c);
+    per_microbatch += t_f[s] + t_b[s] + t_w[s];
+  }
+  return microbatches * per_microbatch;
+}
+
+double Problem::work() const {
+  double most = 0;
+  for (int d = 0; d < devices; ++d) most = std::max(most, device_work(d));
+  return most;
+}
+
+namespace {
+
+void check_array(const std::vector<double>& values, std::string_view field, int stages,
+                 bool allow_negative, bool allow_positive) {
+  if (static_cast<int>(values.size()) != stages) {
+    throw InputError(fmt::format("problem: field '{}' has {} values, expected {} (one per stage)",
+                                 field, values.size(), stages));
+  }
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (!std::isfinite(v) || (!allow_negative && v < 0) || (!allow_positive && v > 0)) {
+      throw InputError(fmt::format("problem: field '{}' has value {} at stage {}: expected {}",
+                                   field, v, i,
+                                   !allow_negative ? "a finite number >= 0"
+                                                   : "a finite number <= 0"));
+    }
+  }
+}
+
+}  // namespace
+
+void Problem::validate() const {
+  if (devices < 1) throw InputError(fmt::format("problem: field 'p' is {}: need at least 1 device", devices));
+  if (microbatches < 1) {
+    throw InputError(fmt::format("problem: field 'm' is {}: need at least 1 microbatch", microbatches));
+  }
+  if (chunks < 1) throw InputError(fmt::format("problem: field 'chunks' is {}: need at least 1", chunks));
+  if (placement == Placement::linear && chunks != 1) {
+    throw InputError(fmt::format("problem: placement 'linear' needs chunks = 1, got {}", chunks));
+  }
+  if (placement == Placement::vshape && chunks != 2) {
+    throw InputError(fmt::format("problem: placement 'vshape' needs chunks = 2, got {}", chunks));
+  }
+  const int s = stages();
+  check_array(t_f, "t_f", s, false, true);
+  check_array(t_b, "t_b", s, false, true);
+  check_array(t_w, "t_w", s, false, true);
+  check_array(t_bw, "t_bw", s, false, true);
+  check_array(t_comm, "t_comm", s, false, true);
+  check_array(mem_f, "mem_f", s, false, true);
+  check_array(mem_b, "mem_b", s, true, true);
+  check_array(mem_w, "mem_w", s, true, false);
+  for (int i = 0; i < s; ++i) {
+    const double sum = mem_f[i] + mem_b[i] + mem_w[i];
+    if (std::abs(sum) > 1e-9 * std::max(1.0, std::abs(mem_f[i]))) {
+      throw InputError(fmt::format(
+          "problem: mem_f + mem_b + mem_w must be 0 (a microbatch frees what it allocates), "
+          "stage {} has {} + {} + {} = {}",
+          i, mem_f[i], mem_b[i], mem_w[i], sum));
+    }
+  }
+  if (!std::isfinite(bytes_act) || bytes_act < 0) {
+    throw InputError(fmt::format("problem: field 'bytes_act' is {}: expected a number >= 0", bytes_act));
+  }
+  if (mem_limit && (!std::isfinite(mem_limit->value) || mem_limit->value <= 0)) {
+    throw InputError(fmt::format("problem: field 'mem_limit' is {}: expected > 0", mem_limit->to_string()));
+  }
+}
+
+}  // namespace zb

@@ -1,0 +1,66 @@
+// The problem a schedule is generated for and evaluated against: shape, per-stage costs, memory.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zb {
+
+// How a device's chunks map to stages. linear: v = 1. interleaved (looped): device d holds
+// stages d, d+p, d+2p, ... vshape: v = 2, device d holds stages d and 2p-1-d.
+enum class Placement { linear, interleaved, vshape };
+
+std::string_view placement_name(Placement placement);
+Placement parse_placement(std::string_view text, std::string_view context);
+
+// A memory limit: an absolute amount (in the units of mem_f), or a multiple of p * M_B ("2p"),
+// where M_B is the activation memory one microbatch's forward leaves on a device.
+struct MemoryLimit {
+  double value = 0;
+  bool times_p = false;
+
+  static MemoryLimit parse(std::string_view text, std::string_view context);
+  std::string to_string() const;
+};
+
+// The normalised problem: every cost is a per-stage array (size stages()).
+struct Problem {
+  int devices = 0;       // p
+  int microbatches = 0;  // m
+  int chunks = 1;        // v: stages per device
+  Placement placement = Placement::linear;
+
+  std::vector<double> t_f, t_b, t_w, t_bw;  // per stage, in time_unit
+  std::vector<double> t_comm;               // t_comm[s]: boundary s -> s+1 (both directions)
+  std::vector<double> mem_f, mem_b, mem_w;  // per stage activation deltas; sum to 0 per stage
+  std::optional<MemoryLimit> mem_limit;
+  double bytes_act = 0;  // activation bytes per microbatch across a stage boundary (engines)
+  std::string time_unit = "ms";
+
+  int stages() const { return devices * chunks; }
+  int device_of_stage(int stage) const;
+  int chunk_of_stage(int stage) const;
+  int stage_of(int device, int chunk) const;
+
+  // Transfer time between stage s and s+1: zero when both live on the same device.
+  double comm_after(int stage) const;
+
+  // Activation memory one microbatch's forwards leave on a device (sum of mem_f over its stages).
+  double activation_per_microbatch(int device) const;
+  // M_B of the memory-limit notation: the largest activation_per_microbatch over devices.
+  double activation_unit() const;
+  // The limit in absolute units, if any.
+  std::optional<double> memory_limit() const;
+
+  // m * sum over the device's stages of (t_f + t_b + t_w): the bubble-free time of one device.
+  double device_work(int device) const;
+  // The bubble-rate denominator's work: the largest device_work.
+  double work() const;
+
+  // Throws InputError naming the field and value when something is inconsistent.
+  void validate() const;
+};
+
+}  // namespace zb

@@ -1,0 +1,250 @@
+// From what a user writes (scalars, per-device or per-stage arrays, JSON) to a normalised Problem.
+#include "problem_spec.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+
+namespace zb {
+
+namespace {
+
+// Scalars and per-device arrays are split evenly over the device's chunks; per-stage arrays are
+// taken as they are.
+std::vector<double> per_stage(const std::vector<double>& values, std::string_view field,
+                              const ProblemSpec& spec, bool split_over_chunks, std::string_view source) {
+  const int p = spec.devices;
+  const int v = spec.chunks;
+  const int stages = p * v;
+  const double share = split_over_chunks ? 1.0 / v : 1.0;
+  if (values.size() == 1) return std::vector<double>(stages, values[0] * share);
+  if (static_cast<int>(values.size()) == stages) return values;
+  if (split_over_chunks && static_cast<int>(values.size()) == p) {
+    Problem shape;
+    shape.devices = p;
+    shape.chunks = v;
+    shape.placement = spec.placement.value_or(v == 1 ? Placement::linear : Placement::interleaved);
+    std::vector<double> out(stages);
+    for (int d = 0; d < p; ++d) {
+      for (int c = 0; c < v; ++c) out[shape.stage_of(d, c)] = values[d] * share;
+    }
+    return out;
+  }
+  throw InputError(fmt::format("{}: field '{}' has {} values: expected one, {} (per device) or {} "
+                               "(per stage)",
+                               source, field, values.size(), p, stages));
+}
+
+}  // namespace
+
+Problem ProblemSpec::build(std::string_view source) const {
+  if (devices < 1) throw InputError(fmt::format("{}: field 'p' is {}: need at least 1 device", source, devices));
+  if (microbatches < 1) {
+    throw InputError(fmt::format("{}: field 'm' is {}: need at least 1 microbatch", source, microbatches));
+  }
+  if (chunks < 1) throw InputError(fmt::format("{}: field 'chunks' is {}: need at least 1", source, chunks));
+  for (auto [field, values] : {std::pair{"t_f", &t_f}, {"t_b", &t_b}, {"t_w", &t_w}}) {
+    if (values->empty()) throw InputError(fmt::format("{}: field '{}' is missing", source, field));
+  }
+  Problem problem;
+  problem.devices = devices;
+  problem.microbatches = microbatches;
+  problem.chunks = chunks;
+  problem.placement = placement.value_or(chunks == 1 ? Placement::linear : Placement::interleaved);
+  problem.t_f = per_stage(t_f, "t_f", *this, true, source);
+  problem.t_b = per_stage(t_b, "t_b", *this, true, source);
+  problem.t_w = per_stage(t_w, "t_w", *this, true, source);
+  if (t_bw.empty()) {
+    problem.t_bw.resize(problem.t_b.size());
+    for (std::size_t i = 0; i < problem.t_b.size(); ++i) problem.t_bw[i] = problem.t_b[i] + problem.t_w[i];
+  } else {
+    problem.t_bw = per_stage(t_bw, "t_bw", *this, true, source);
+  }
+  if (t_comm.size() != 1 && static_cast<int>(t_comm.size()) != devices * chunks) {
+    throw InputError(fmt::format("{}: field 't_comm' has {} values: expected one or {} (per stage "
+                                 "boundary)",
+                                 source, t_comm.size(), devices * chunks));
+  }
+  problem.t_comm = per_stage(t_comm, "t_comm", *this, false, source);
+  problem.mem_f = per_stage(mem_f, "mem_f", *this, true, source);
+  problem.mem_b = per_stage(mem_b, "mem_b", *this, true, source);
+  problem.mem_w = per_stage(mem_w, "mem_w", *this, true, source);
+  problem.mem_limit = mem_limit;
+  problem.bytes_act = bytes_act;
+  problem.time_unit = time_unit;
+  try {
+    problem.validate();
+  } catch (const InputError& e) {
+    std::string message = e.what();
+    if (message.starts_with("problem: ")) message.erase(0, 9);
+    throw InputError(fmt::format("{}: {}", source, message));
+  }
+  return problem;
+}
+
+bool ProblemSpec::chunk_independent() const {
+  auto ok = [&](const std::vector<double>& values) {
+    return values.size() <= 1 || static_cast<int>(values.size()) == devices;
+  };
+  return ok(t_f) && ok(t_b) && ok(t_w) && ok(t_bw) && t_comm.size() == 1 && ok(mem_f) &&
+         ok(mem_b) && ok(mem_w);
+}
+
+ProblemSpec ProblemSpec::with_chunks(int v) const {
+  ProblemSpec copy = *this;
+  copy.chunks = v;
+  if (v == 1) {
+    copy.placement = Placement::linear;
+  } else if (!placement || *placement == Placement::linear) {
+    copy.placement = Placement::interleaved;
+  }
+  return copy;
+}
+
+std::vector<double> parse_number_list(std::string_view text, std::string_view field) {
+  std::vector<double> values;
+  std::size_t pos = 0;
+  while (true) {
+    const auto comma = text.find(',', pos);
+    std::string_view item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    double value = 0;
+    const auto* end = item.data() + item.size();
+    auto [ptr, ec] = std::from_chars(item.data(), end, value);
+    if (item.empty() || ec != std::errc{} || ptr != end || !std::isfinite(value)) {
+      throw InputError(fmt::format("{}: bad number '{}' in '{}' (expected a number or a comma-separated "
+                                   "list like 1,2.5,3)",
+                                   field, item, text));
+    }
+    values.push_back(value);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return values;
+}
+
+namespace {
+
+using nlohmann::json;
+
+int read_int(const json& value, std::string_view source, std::string_view field) {
+  if (value.is_number_integer()) return value.get<int>();
+  if (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>()) {
+    return static_cast<int>(value.get<double>());
+  }
+  throw InputError(fmt::format("{}: field '{}' is {}: expected an integer", source, field, value.dump()));
+}
+
+std::vector<double> read_numbers(const json& value, std::string_view source, std::string_view field) {
+  if (value.is_number()) return {value.get<double>()};
+  if (value.is_array() && !value.empty()) {
+    std::vector<double> out;
+    for (const auto& item : value) {
+      if (!item.is_number()) {
+        throw InputError(fmt::format("{}: field '{}' has {}: expected numbers", source, field, item.dump()));
+      }
+      out.push_back(item.get<double>());
+    }
+    return out;
+  }
+  throw InputError(fmt::format("{}: field '{}' is {}: expected a number or a non-empty array of numbers",
+                               source, field, value.dump()));
+}
+
+}  // namespace
+
+ProblemSpec problem_spec_from_json(const json& object, std::string_view source) {
+  if (!object.is_object()) {
+    throw InputError(fmt::format("{}: the problem must be a JSON object, got {}", source, object.type_name()));
+  }
+  ProblemSpec spec;
+  for (const auto& [key, value] : object.items()) {
+    const std::string context = fmt::format("{}: field '{}'", source, key);
+    if (key == "p") {
+      spec.devices = read_int(value, source, key);
+    } else if (key == "m") {
+      spec.microbatches = read_int(value, source, key);
+    } else if (key == "chunks") {
+      spec.chunks = read_int(value, source, key);
+    } else if (key == "placement") {
+      if (!value.is_string()) throw InputError(context + " must be a string");
+      spec.placement = parse_placement(value.get<std::string>(), context);
+    } else if (key == "t_f") {
+      spec.t_f = read_numbers(value, source, key);
+    } else if (key == "t_b") {
+      spec.t_b = read_numbers(value, source, key);
+    } else if (key == "t_w") {
+      spec.t_w = read_numbers(value, source, key);
+    } else if (key == "t_bw") {
+      spec.t_bw = read_numbers(value, source, key);
+    } else if (key == "t_comm") {
+      spec.t_comm = read_numbers(value, source, key);
+    } else if (key == "mem_f") {
+      spec.mem_f = read_numbers(value, source, key);
+    } else if (key == "mem_b") {
+      spec.mem_b = read_numbers(value, source, key);
+    } else if (key == "mem_w") {
+      spec.mem_w = read_numbers(value, source, key);
+    } else if (key == "mem_limit") {
+      if (value.is_null()) {
+        spec.mem_limit.reset();
+      } else if (value.is_number()) {
+        spec.mem_limit = MemoryLimit::parse(value.dump(), context);
+      } else if (value.is_string()) {
+        spec.mem_limit = MemoryLimit::parse(value.get<std::string>(), context);
+      } else {
+        throw InputError(context + " must be a number or a string like \"2p\"");
+      }
+    } else if (key == "bytes_act") {
+      if (!value.is_number()) throw InputError(context + " must be a number");
+      spec.bytes_act = value.get<double>();
+    } else if (key == "time_unit") {
+      if (!value.is_string()) throw InputError(context + " must be a string such as \"ms\"");
+      spec.time_unit = value.get<std::string>();
+    } else {
+      throw InputError(fmt::format("{}: unknown field '{}' (known: p, m, chunks, placement, t_f, t_b, t_w, "
+                                   "t_bw, t_comm, mem_f, mem_b, mem_w, mem_limit, bytes_act, time_unit)",
+                                   source, key));
+    }
+  }
+  return spec;
+}
+
+nlohmann::json to_json(const ProblemSpec& spec) {
+  auto numbers = [](const std::vector<double>& values) -> json {
+    if (values.size() == 1) return values[0];
+    return values;
+  };
+  json out;
+  out["p"] = spec.devices;
+  out["m"] = spec.microbatches;
+  out["chunks"] = spec.chunks;
+  out["placement"] =
+      placement_name(spec.placement.value_or(spec.chunks == 1 ? Placement::linear : Placement::interleaved));
+  out["t_f"] = numbers(spec.t_f);
+  out["t_b"] = numbers(spec.t_b);
+  out["t_w"] = numbers(spec.t_w);
+  if (!spec.t_bw.empty()) out["t_bw"] = numbers(spec.t_bw);
+  out["t_comm"] = numbers(spec.t_comm);
+  out["mem_f"] = numbers(spec.mem_f);
+  out["mem_b"] = numbers(spec.mem_b);
+  out["mem_w"] = numbers(spec.mem_w);
+  if (spec.mem_limit) {
+    if (spec.mem_limit->times_p) {
+      out["mem_limit"] = spec.mem_limit->to_string();
+    } else {
+      out["mem_limit"] = spec.mem_limit->value;
+    }
+  }
+  if (spec.bytes_act > 0) out["bytes_act"] = spec.bytes_act;
+  out["time_unit"] = spec.time_unit;
+  return out;
+}
+
+}  // namespace zb

@@ -1,0 +1,47 @@
+// The problem as a user writes it (scalars or arrays, per device or per stage) and its JSON form.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "problem.h"
+
+namespace zb {
+
+// Costs are scalars (per device: the device's whole slice of layers), arrays of length p (per
+// device) or arrays of length p*v (per stage). Per-device values are split evenly over the v
+// chunks, so changing v never changes the total work. t_comm is per boundary: a scalar or a
+// per-stage array. Memory deltas follow the same rules as the costs.
+struct ProblemSpec {
+  int devices = 0;
+  int microbatches = 0;
+  int chunks = 1;
+  std::optional<Placement> placement;  // default: linear for v = 1, interleaved otherwise
+  std::vector<double> t_f, t_b, t_w;
+  std::vector<double> t_bw;  // empty: t_b + t_w
+  std::vector<double> t_comm{0.0};
+  std::vector<double> mem_f{1.0}, mem_b{-0.5}, mem_w{-0.5};
+  std::optional<MemoryLimit> mem_limit;
+  double bytes_act = 0;
+  std::string time_unit = "ms";
+
+  // Normalises and validates; throws InputError naming the field (prefixed by `source`).
+  Problem build(std::string_view source = "problem") const;
+
+  // True when no array is per stage, so the problem can be rebuilt for another v.
+  bool chunk_independent() const;
+  ProblemSpec with_chunks(int v) const;
+};
+
+// Reads the fields of a problem object; unknown fields are errors naming `source` and the field.
+ProblemSpec problem_spec_from_json(const nlohmann::json& object, std::string_view source);
+nlohmann::json to_json(const ProblemSpec& spec);
+
+// "3" or "1,2,3" -> values; throws InputError naming `field`.
+std::vector<double> parse_number_list(std::string_view text, std::string_view field);
+
+}  // namespace zb

@@ -1,0 +1,125 @@
+// Schedule text form ("d0: F0 F1 B0 W0") and JSON form.
+#include "schedule.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+
+namespace zb {
+
+std::size_t Schedule::action_count() const {
+  std::size_t n = 0;
+  for (const auto& list : devices) n += list.size();
+  return n;
+}
+
+std::string to_text(const Schedule& schedule) {
+  std::string out;
+  for (int d = 0; d < schedule.device_count(); ++d) {
+    out += fmt::format("d{}:", d);
+    for (const Action& action : schedule.devices[d]) {
+      out += ' ';
+      out += to_token(action);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+Schedule parse_schedule_text(std::string_view text, std::string_view source) {
+  Schedule schedule;
+  schedule.name = std::string(source);
+  std::size_t line_start = 0;
+  int line_number = 0;
+  while (line_start <= text.size()) {
+    const auto line_end = text.find('\n', line_start);
+    std::string_view line =
+        text.substr(line_start, line_end == std::string_view::npos ? std::string_view::npos : line_end - line_start);
+    ++line_number;
+    line_start = line_end == std::string_view::npos ? text.size() + 1 : line_end + 1;
+    line = trim(line);
+    if (line.empty() || line.front() == '#') continue;
+    const std::string where = fmt::format("{}:{}", source, line_number);
+    const auto colon = line.find(':');
+    int device = -1;
+    if (line.front() == 'd' && colon != std::string_view::npos) {
+      const std::string_view digits = line.substr(1, colon - 1);
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), device);
+      if (ec != std::errc{} || ptr != digits.data() + digits.size()) device = -1;
+    }
+    if (device < 0) {
+      throw InputError(fmt::format("{}: expected a line like 'd0: F0 F1 B0 W0', got '{}'", where, line));
+    }
+    if (device != schedule.device_count()) {
+      throw InputError(fmt::format("{}: device d{} out of order: expected d{} (devices are listed "
+                                   "0, 1, 2, ... once each)",
+                                   where, device, schedule.device_count()));
+    }
+    auto& actions = schedule.devices.emplace_back();
+    std::string_view rest = line.substr(colon + 1);
+    while (true) {
+      rest = trim(rest);
+      if (rest.empty()) break;
+      const auto space = rest.find_first_of(" \t");
+      actions.push_back(parse_token(rest.substr(0, space), where));
+      if (space == std::string_view::npos) break;
+      rest.remove_prefix(space);
+    }
+  }
+  if (schedule.devices.empty()) {
+    throw InputError(fmt::format("{}: no device lines found (expected lines like 'd0: F0 F1 B0 W0')", source));
+  }
+  return schedule;
+}
+
+nlohmann::json to_json(const Schedule& schedule) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& list : schedule.devices) {
+    nlohmann::json tokens = nlohmann::json::array();
+    for (const Action& action : list) tokens.push_back(to_token(action));
+    devices.push_back(std::move(tokens));
+  }
+  return {{"schedule", schedule.name}, {"devices", std::move(devices)}};
+}
+
+Schedule schedule_from_json(const nlohmann::json& object, std::string_view source) {
+  if (!object.is_object() || !object.contains("devices") || !object["devices"].is_array()) {
+    throw InputError(fmt::format("{}: expected an object with a 'devices' array of token arrays", source));
+  }
+  Schedule schedule;
+  if (object.contains("schedule")) {
+    if (!object["schedule"].is_string()) throw InputError(fmt::format("{}: field 'schedule' must be a string", source));
+    schedule.name = object["schedule"].get<std::string>();
+  }
+  for (const auto& [key, value] : object.items()) {
+    if (key != "schedule" && key != "devices") {
+      throw InputError(fmt::format("{}: unknown field '{}' (known: schedule, devices)", source, key));
+    }
+  }
+  int d = 0;
+  for (const auto& list : object["devices"]) {
+    const std::string where = fmt::format("{}: devices[{}]", source, d++);
+    if (!list.is_array()) throw InputError(where + " must be an array of tokens like \"F0\"");
+    auto& actions = schedule.devices.emplace_back();
+    for (const auto& token : list) {
+      if (!token.is_string()) throw InputError(fmt::format("{}: {} is not a token string", where, token.dump()));
+      actions.push_back(parse_token(token.get<std::string>(), where));
+    }
+  }
+  return schedule;
+}
+
+}  // namespace zb

@@ -1,0 +1,152 @@
+// SVG timeline: one row per device, several traces stacked on one time axis, bubbles visible.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "pass_colors.h"
+#include "trace_writers.h"
+
+namespace zb {
+
+namespace {
+
+constexpr double kWidth = 1200;      // px, whole picture
+constexpr double kLeft = 64;         // px, room for device labels
+constexpr double kRight = 16;
+constexpr double kRowHeight = 20;
+constexpr double kRowGap = 3;
+constexpr double kTitleHeight = 34;  // label + metrics line above each trace
+constexpr double kTraceGap = 14;
+constexpr double kLegendHeight = 28;
+constexpr double kAxisHeight = 30;
+
+// A lighter shade for chunks >= 1, so interleaved stages are told apart.
+std::string shade(std::string_view hex, int chunk) {
+  if (chunk == 0) return std::string(hex);
+  const double mix = chunk % 2 == 1 ? 0.45 : 0.25;
+  auto channel = [&](int offset) {
+    const int value = std::stoi(std::string(hex.substr(offset, 2)), nullptr, 16);
+    return static_cast<int>(std::lround(value + (255 - value) * mix));
+  };
+  return fmt::format("#{:02X}{:02X}{:02X}", channel(1), channel(3), channel(5));
+}
+
+// A round tick step (1, 2 or 5 times a power of ten) giving about `ticks` ticks over `range`.
+double tick_step(double range, int ticks) {
+  const double raw = range / ticks;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double factor : {1.0, 2.0, 5.0}) {
+    if (raw <= factor * power) return factor * power;
+  }
+  return 10 * power;
+}
+
+std::string escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string to_svg(const std::vector<LabeledTrace>& traces) {
+  double horizon = 0;
+  int rows = 0;
+  for (const auto& labeled : traces) {
+    horizon = std::max(horizon, labeled.trace->metrics.makespan);
+    rows += labeled.trace->devices;
+  }
+  if (horizon <= 0) horizon = 1;
+  const double plot_width = kWidth - kLeft - kRight;
+  const double scale = plot_width / horizon;
+  const double height = kLegendHeight + static_cast<double>(traces.size()) * (kTitleHeight + kTraceGap) + rows * (kRowHeight + kRowGap) +
+                        kAxisHeight;
+  const std::string unit = traces.empty() ? "" : traces.front().trace->meta.time_unit;
+
+  std::string out = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"DejaVu Sans, Arial, sans-serif\">\n",
+      kWidth, height, kWidth, height);
+  out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+
+  // Legend.
+  double x = kLeft;
+  for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
+    out += fmt::format("<rect x=\"{}\" y=\"8\" width=\"14\" height=\"14\" fill=\"{}\"/>", x, pass_color(pass));
+    out += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"12\">{}</text>\n", x + 18, pass_name(pass));
+    x += 60;
+  }
+  out += fmt::format("<rect x=\"{}\" y=\"8\" width=\"14\" height=\"14\" fill=\"{}\"/>", x, idle_color());
+  out += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"12\">idle (bubble)</text>\n", x + 18);
+
+  double y = kLegendHeight;
+  for (const auto& [label, trace] : traces) {
+    const Metrics& metrics = trace->metrics;
+    y += kTraceGap;
+    out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", kLeft, y + 14,
+                       escape(label));
+    double peak = 0;
+    for (double value : metrics.peak_memory) peak = std::max(peak, value);
+    out += fmt::format(
+        "<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#333\">span {:.4g} {}   bubble rate {:.2f}%   makespan "
+        "{:.4g} {}   peak memory {:.4g}</text>\n",
+        kLeft, y + 29, metrics.span, escape(trace->meta.time_unit), 100 * metrics.bubble_rate, metrics.makespan,
+        escape(trace->meta.time_unit), peak);
+    y += kTitleHeight;
+    const double rows_top = y;
+    for (int d = 0; d < trace->devices; ++d) {
+      const double row_y = rows_top + d * (kRowHeight + kRowGap);
+      out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">d{}</text>\n", kLeft - 8,
+                         row_y + 14, d);
+      // The whole step is idle unless a pass covers it: bubbles are what stays pale red.
+      out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"/>\n", kLeft, row_y,
+                         metrics.makespan * scale, kRowHeight, idle_color());
+    }
+    for (const Span& span : trace->spans) {
+      if (span.stream != Stream::compute) continue;
+      const double row_y = rows_top + span.device * (kRowHeight + kRowGap);
+      const double box_x = kLeft + span.start * scale;
+      const double box_w = span.duration() * scale;
+      out += fmt::format(
+          "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\" stroke=\"white\" "
+          "stroke-width=\"0.5\"><title>{} stage {}: {:.6g}-{:.6g}</title></rect>",
+          box_x, row_y, box_w, kRowHeight, shade(pass_color(span.pass), span.chunk),
+          to_token({span.pass, span.microbatch, span.chunk}), span.stage, span.start, span.end);
+      if (box_w >= 14) {
+        out += fmt::format(
+            "<text x=\"{:.2f}\" y=\"{}\" font-size=\"{}\" fill=\"white\" text-anchor=\"middle\">{}</text>",
+            box_x + box_w / 2, row_y + 14, box_w >= 22 ? 11 : 8, span.microbatch);
+      }
+      out += '\n';
+    }
+    y = rows_top + trace->devices * (kRowHeight + kRowGap);
+  }
+
+  // Time axis.
+  const double step = tick_step(horizon, 10);
+  out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333\"/>\n", kLeft, y + 4,
+                     kLeft + plot_width, y + 4);
+  for (int tick = 0; tick * step <= horizon * (1 + 1e-9); ++tick) {
+    const double t = tick * step;
+    const double tick_x = kLeft + t * scale;
+    out += fmt::format("<line x1=\"{:.2f}\" y1=\"{}\" x2=\"{:.2f}\" y2=\"{}\" stroke=\"#333\"/>", tick_x, y + 4,
+                       tick_x, y + 9);
+    out += fmt::format("<text x=\"{:.2f}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{:g}</text>\n", tick_x,
+                       y + 21, t);
+  }
+  out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", kLeft - 8, y + 21,
+                     escape(unit));
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace zb

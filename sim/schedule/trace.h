@@ -1,0 +1,72 @@
+// What every engine (evaluator, SimGrid, executor) produces: timed spans, memory, metrics.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "action.h"
+
+namespace zb {
+
+enum class Stream : std::uint8_t { compute, send, recv };
+std::string_view stream_name(Stream stream);
+Stream parse_stream(std::string_view text, std::string_view context);
+
+// A timed interval on one stream of one device. For send/recv spans `pass` is the pass whose
+// output travels (F: activation forward, B or BW: gradient backward), `stage` the producing stage.
+struct Span {
+  std::int32_t device = 0;
+  Stream stream = Stream::compute;
+  Pass pass = Pass::F;
+  std::int32_t stage = 0;
+  std::int32_t microbatch = 0;
+  std::int32_t chunk = 0;
+  double start = 0;
+  double end = 0;
+
+  double duration() const { return end - start; }
+};
+
+// Live activation memory of a device from `time` on.
+struct MemoryPoint {
+  double time = 0;
+  double value = 0;
+};
+
+// The metrics of DESIGN.md section 3.
+struct Metrics {
+  double makespan = 0;     // last end, from t = 0
+  double span = 0;         // largest device span (end of last - start of first compute action)
+  double work = 0;         // bubble-free time of the busiest device
+  double bubble_rate = 0;  // (span - work) / span
+  std::vector<double> device_span;  // per device
+  std::vector<double> busy;         // per device: total compute time
+  std::vector<double> idle;         // per device: makespan - busy
+  std::vector<double> peak_memory;  // per device
+};
+
+struct TraceMeta {
+  std::string schedule;
+  std::string engine;           // "eval", "simgrid", "cpu", "cuda", ...
+  std::string time_unit = "ms";
+  std::string problem_json;     // the problem as JSON text (may be empty)
+};
+
+struct Trace {
+  TraceMeta meta;
+  int devices = 0;
+  std::vector<Span> spans;                        // compute spans in device order, then transfers
+  std::vector<std::vector<MemoryPoint>> memory;   // per device, time-ordered
+  Metrics metrics;
+};
+
+// Fills trace.metrics from the spans and memory timeline; `work` is the bubble-free time of the
+// busiest device (Problem::work() for simulated traces).
+Metrics compute_metrics(const Trace& trace, double work);
+
+// Peak of a memory timeline (0 when empty).
+double peak_of(const std::vector<MemoryPoint>& timeline);
+
+}  // namespace zb

@@ -1,0 +1,170 @@
+// Schedule validation: completeness, per-stage order, a deadlock dry run, memory against the limit.
+#include "validator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "error.h"
+#include "evaluator.h"
+
+namespace zb {
+
+namespace {
+
+constexpr std::size_t kMaxErrors = 20;
+constexpr int kAbsent = -1;
+
+// Where each pass of one (stage, microbatch) sits on its device, and how often it occurs.
+struct Occurrence {
+  int step[kPassCount] = {kAbsent, kAbsent, kAbsent, kAbsent};
+  int count[kPassCount] = {0, 0, 0, 0};
+};
+
+int index_of(Pass pass) { return static_cast<int>(pass); }
+
+}  // namespace
+
+std::string ValidationReport::message() const {
+  std::string out;
+  for (const auto& error : errors) {
+    out += error;
+    if (!out.ends_with('\n')) out += '\n';
+  }
+  return out;
+}
+
+std::vector<double> peak_memory_by_order(const Problem& problem, const Schedule& schedule) {
+  std::vector<double> peaks(schedule.devices.size(), 0.0);
+  for (std::size_t d = 0; d < schedule.devices.size(); ++d) {
+    double memory = 0;
+    for (const Action& action : schedule.devices[d]) {
+      if (action.chunk < 0 || action.chunk >= problem.chunks) continue;
+      const int stage = problem.stage_of(static_cast<int>(d), action.chunk);
+      switch (action.pass) {
+        case Pass::F: memory += problem.mem_f[stage]; break;
+        case Pass::B: memory += problem.mem_b[stage]; break;
+        case Pass::W: memory += problem.mem_w[stage]; break;
+        case Pass::BW: memory += problem.mem_b[stage] + problem.mem_w[stage]; break;
+      }
+      peaks[d] = std::max(peaks[d], memory);
+    }
+  }
+  return peaks;
+}
+
+ValidationReport check_schedule(const Problem& problem, const Schedule& schedule) {
+  ValidationReport report;
+  auto fail = [&](std::string message) {
+    if (report.errors.size() < kMaxErrors) report.errors.push_back(std::move(message));
+  };
+  if (schedule.device_count() != problem.devices) {
+    fail(fmt::format("schedule has {} devices but the problem has p={}", schedule.device_count(), problem.devices));
+    return report;
+  }
+  const int m = problem.microbatches;
+  std::vector<Occurrence> seen(static_cast<std::size_t>(problem.stages()) * m);
+  std::size_t total_errors = 0;
+  for (int d = 0; d < problem.devices; ++d) {
+    const auto& actions = schedule.devices[d];
+    for (std::size_t step = 0; step < actions.size(); ++step) {
+      const Action& action = actions[step];
+      if (action.chunk < 0 || action.chunk >= problem.chunks || action.microbatch < 0 || action.microbatch >= m) {
+        ++total_errors;
+        fail(fmt::format("d{} step {}: {} is outside the problem (m={}, chunks={})", d, step, to_token(action), m,
+                         problem.chunks));
+        continue;
+      }
+      const int stage = problem.stage_of(d, action.chunk);
+      Occurrence& occurrence = seen[static_cast<std::size_t>(stage) * m + action.microbatch];
+      const int k = index_of(action.pass);
+      if (occurrence.count[k]++ == 0) occurrence.step[k] = static_cast<int>(step);
+    }
+  }
+  for (int stage = 0; stage < problem.stages(); ++stage) {
+    const int d = problem.device_of_stage(stage);
+    const int chunk = problem.chunk_of_stage(stage);
+    for (int mb = 0; mb < m; ++mb) {
+      const Occurrence& o = seen[static_cast<std::size_t>(stage) * m + mb];
+      const auto where = [&](Pass pass) {
+        return fmt::format("d{}: {} (stage {})", d, to_token({pass, mb, chunk}), stage);
+      };
+      auto count = [&](Pass pass) { return o.count[index_of(pass)]; };
+      auto step = [&](Pass pass) { return o.step[index_of(pass)]; };
+      for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
+        if (count(pass) > 1) {
+          ++total_errors;
+          fail(fmt::format("{} appears {} times", where(pass), count(pass)));
+        }
+      }
+      if (count(Pass::F) == 0) {
+        ++total_errors;
+        fail(fmt::format("{} is missing", where(Pass::F)));
+      }
+      const bool split = count(Pass::B) > 0 || count(Pass::W) > 0;
+      const bool fused = count(Pass::BW) > 0;
+      if (split && fused) {
+        ++total_errors;
+        fail(fmt::format("{} has both a fused BW and a split B/W backward", where(Pass::BW)));
+      } else if (!split && !fused) {
+        ++total_errors;
+        fail(fmt::format("{} is missing (no backward for this microbatch: need B and W, or BW)", where(Pass::B)));
+      } else if (split && count(Pass::B) == 0) {
+        ++total_errors;
+        fail(fmt::format("{} is missing (its W is there)", where(Pass::B)));
+      } else if (split && count(Pass::W) == 0) {
+        ++total_errors;
+        fail(fmt::format("{} is missing (its B is there)", where(Pass::W)));
+      }
+      const Pass backward = fused ? Pass::BW : Pass::B;
+      if (step(Pass::F) != kAbsent && step(backward) != kAbsent && step(backward) < step(Pass::F)) {
+        ++total_errors;
+        fail(fmt::format("d{}: {} at step {} comes before its forward {} at step {}", d,
+                         to_token({backward, mb, chunk}), step(backward), to_token({Pass::F, mb, chunk}),
+                         step(Pass::F)));
+      }
+      if (step(Pass::B) != kAbsent && step(Pass::W) != kAbsent && step(Pass::W) < step(Pass::B)) {
+        ++total_errors;
+        fail(fmt::format("d{}: {} at step {} comes before its {} at step {}", d, to_token({Pass::W, mb, chunk}),
+                         step(Pass::W), to_token({Pass::B, mb, chunk}), step(Pass::B)));
+      }
+    }
+  }
+  if (total_errors > report.errors.size()) {
+    report.errors.push_back(fmt::format("... and {} more errors", total_errors - report.errors.size()));
+  }
+  report.peak_memory = peak_memory_by_order(problem, schedule);
+  if (!report.errors.empty()) return report;
+
+  // Dry run with unit times: whether the order deadlocks does not depend on the durations.
+  Problem unit = problem;
+  std::fill(unit.t_f.begin(), unit.t_f.end(), 1.0);
+  std::fill(unit.t_b.begin(), unit.t_b.end(), 1.0);
+  std::fill(unit.t_w.begin(), unit.t_w.end(), 1.0);
+  std::fill(unit.t_bw.begin(), unit.t_bw.end(), 2.0);
+  std::fill(unit.t_comm.begin(), unit.t_comm.end(), 0.0);
+  try {
+    evaluate(unit, schedule, {.record_spans = false, .record_transfers = false, .record_memory = false});
+  } catch (const ScheduleError& e) {
+    report.errors.emplace_back(e.what());
+  }
+
+  if (const auto limit = problem.memory_limit()) {
+    for (int d = 0; d < problem.devices; ++d) {
+      if (report.peak_memory[d] > *limit * (1 + 1e-9)) {
+        report.errors.push_back(fmt::format("d{}: peak activation memory {:g} exceeds the limit {:g} ({})", d,
+                                            report.peak_memory[d], *limit, problem.mem_limit->to_string()));
+      }
+    }
+  }
+  return report;
+}
+
+void validate(const Problem& problem, const Schedule& schedule) {
+  const ValidationReport report = check_schedule(problem, schedule);
+  if (!report.ok()) {
+    throw ScheduleError(fmt::format("schedule '{}' is not valid:\n{}", schedule.name, report.message()));
+  }
+}
+
+}  // namespace zb
