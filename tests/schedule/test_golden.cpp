@@ -1,0 +1,29 @@
+// Golden text files for every generator at p=4, m=8. Regenerate on purpose with
+// ZB_UPDATE_GOLDEN=1 and review the diff.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "atomic_file.h"
+#include "generator_registry.h"
+#include "test_support.h"
+
+namespace zb {
+namespace {
+
+TEST(Golden, EveryGeneratorAtP4M8) {
+  const auto registry = GeneratorRegistry::with_builtins();
+  const bool update = std::getenv("ZB_UPDATE_GOLDEN") != nullptr;
+  for (const auto& name : registry.names()) {
+    const int chunks = name == "1f1b-i" ? 2 : 1;
+    const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1, 0, chunks);
+    const std::string text = to_text(generate(registry, name, problem));
+    const std::string path = testing::source_path("tests/schedule/golden/" + name + ".txt");
+    if (update) write_file_atomically(path, text);
+    EXPECT_EQ(read_file(path), text) << "golden file " << path << " differs; if intended, rerun with "
+                                     << "ZB_UPDATE_GOLDEN=1 and review the diff";
+  }
+}
+
+}  // namespace
+}  // namespace zb

@@ -1,0 +1,93 @@
+// PyTorch pipeline CSV: the two real files from PyTorch's scheduler, and round trips of ours.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "atomic_file.h"
+#include "error.h"
+#include "evaluator.h"
+#include "generator_registry.h"
+#include "pytorch_csv.h"
+#include "test_support.h"
+#include "validator.h"
+
+namespace zb {
+namespace {
+
+// Copies of ../shared/fixtures/pytorch, written by PyTorch's own scheduler.
+std::string fixture(const std::string& name) { return read_file(testing::source_path("tests/data/pytorch/" + name)); }
+
+Problem problem_for(const ImportedSchedule& imported) {
+  ProblemSpec spec;
+  spec.devices = imported.devices;
+  spec.microbatches = imported.microbatches;
+  spec.chunks = imported.chunks;
+  spec.placement = imported.placement;
+  spec.t_f = {1.0};
+  spec.t_b = {1.0};
+  spec.t_w = {1.0};
+  return spec.build();
+}
+
+TEST(PytorchCsv, ReadsTheOlderZb1pFile) {
+  const ImportedSchedule imported = parse_pytorch_csv(fixture("zb1p_2rank_2stagep_compute.csv"), "zb1p.csv");
+  EXPECT_EQ(imported.devices, 2);
+  EXPECT_EQ(imported.chunks, 2);
+  EXPECT_EQ(imported.microbatches, 8);
+  EXPECT_EQ(imported.placement, Placement::interleaved);
+  // Rank 0 starts 0F0, 0F1, 2F0: stage 2 is rank 0's chunk 1. Its B is the input gradient (a W follows).
+  const auto& d0 = imported.schedule.devices[0];
+  EXPECT_EQ(d0[2], (Action{Pass::F, 0, 1}));
+  EXPECT_EQ(d0[4], (Action{Pass::B, 0, 1}));
+  EXPECT_EQ(d0[5], (Action{Pass::W, 0, 1}));
+  const Problem problem = problem_for(imported);
+  EXPECT_TRUE(check_schedule(problem, imported.schedule).ok()) << check_schedule(problem, imported.schedule).message();
+  EXPECT_GT(evaluate(problem, imported.schedule).metrics.span, 0);
+}
+
+TEST(PytorchCsv, ReadsTheNewerDualPipeVFileWithOverlaps) {
+  const ImportedSchedule imported = parse_pytorch_csv(fixture("dualpipev_4rank_10mb.csv"), "dualpipev.csv");
+  EXPECT_EQ(imported.devices, 4);
+  EXPECT_EQ(imported.chunks, 2);
+  EXPECT_EQ(imported.microbatches, 10);
+  EXPECT_EQ(imported.placement, Placement::vshape);
+  const auto& d0 = imported.schedule.devices[0];
+  // "7I0" is the input gradient of stage 7 = rank 0's chunk 1; "7B3" a full backward.
+  EXPECT_NE(std::find(d0.begin(), d0.end(), Action{Pass::B, 0, 1}), d0.end());
+  EXPECT_NE(std::find(d0.begin(), d0.end(), Action{Pass::BW, 3, 1}), d0.end());
+  // "(0F7;7B3)OVERLAP_F_B" became F7 then BW3.1, in that order.
+  const auto f7 = std::find(d0.begin(), d0.end(), Action{Pass::F, 7, 0});
+  ASSERT_NE(f7, d0.end());
+  EXPECT_EQ(*(f7 + 1), (Action{Pass::BW, 3, 1}));
+  const Problem problem = problem_for(imported);
+  const ValidationReport report = check_schedule(problem, imported.schedule);
+  EXPECT_TRUE(report.ok()) << report.message();
+  EXPECT_GT(evaluate(problem, imported.schedule).metrics.span, 0);
+}
+
+TEST(PytorchCsv, RoundTripsEveryGenerator) {
+  const auto registry = GeneratorRegistry::with_builtins();
+  for (const auto& name : registry.names()) {
+    const int chunks = name == "1f1b-i" ? 2 : 1;
+    const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1, 0, chunks);
+    const Schedule schedule = generate(registry, name, problem);
+    const ImportedSchedule back = parse_pytorch_csv(to_pytorch_csv(problem, schedule), name);
+    EXPECT_EQ(back.schedule.devices, schedule.devices) << name;
+    EXPECT_EQ(back.chunks, chunks);
+    EXPECT_EQ(back.microbatches, 8);
+  }
+}
+
+TEST(PytorchCsv, BadCellsNameTheLineAndColumn) {
+  try {
+    parse_pytorch_csv("0F0,0F1\n1F0,1X0\n", "bad.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv:2: column 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_pytorch_csv("0F0,F1\n", "bad.csv"), InputError);
+  EXPECT_THROW(parse_pytorch_csv("\n\n", "bad.csv"), InputError);
+}
+
+}  // namespace
+}  // namespace zb

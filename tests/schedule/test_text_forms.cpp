@@ -1,0 +1,56 @@
+// Tokens, the text form and the JSON form of schedules, and their round trips.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+#include "generator_registry.h"
+#include "schedule.h"
+#include "test_support.h"
+
+namespace zb {
+namespace {
+
+TEST(Tokens, FormatAndParse) {
+  EXPECT_EQ(to_token({Pass::F, 3, 0}), "F3");
+  EXPECT_EQ(to_token({Pass::BW, 12, 0}), "BW12");
+  EXPECT_EQ(to_token({Pass::B, 3, 1}), "B3.1");
+  EXPECT_EQ(parse_token("W7.2", "t"), (Action{Pass::W, 7, 2}));
+  EXPECT_EQ(parse_token("BW0", "t"), (Action{Pass::BW, 0, 0}));
+  for (const char* bad : {"X3", "F", "F-1", "F3.", "F3.x", "BW", "f3", "F3x"}) {
+    EXPECT_THROW(parse_token(bad, "t"), InputError) << bad;
+  }
+}
+
+TEST(TextForm, RoundTripsEveryGenerator) {
+  const auto registry = GeneratorRegistry::with_builtins();
+  for (const auto& name : registry.names()) {
+    const int chunks = name == "1f1b-i" ? 2 : 1;
+    const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1, 0, chunks);
+    const Schedule schedule = generate(registry, name, problem);
+    const Schedule text_back = parse_schedule_text(to_text(schedule), "text");
+    EXPECT_EQ(text_back.devices, schedule.devices) << name;
+    const Schedule json_back = schedule_from_json(nlohmann::json::parse(to_json(schedule).dump()), "json");
+    EXPECT_EQ(json_back.devices, schedule.devices) << name;
+    EXPECT_EQ(json_back.name, name);
+  }
+}
+
+TEST(TextForm, CommentsAndErrorsWithLineNumbers) {
+  const Schedule schedule = parse_schedule_text("# a comment\n\nd0: F0 BW0\nd1:  F0   BW0 \n", "s.txt");
+  EXPECT_EQ(schedule.device_count(), 2);
+  EXPECT_EQ(schedule.devices[1].size(), 2u);
+  try {
+    parse_schedule_text("d0: F0\nd1: F0 Q1\n", "s.txt");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.txt:2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'Q1'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_schedule_text("d1: F0\n", "s.txt"), InputError);
+  EXPECT_THROW(parse_schedule_text("F0 F1\n", "s.txt"), InputError);
+  EXPECT_THROW(parse_schedule_text("", "s.txt"), InputError);
+}
+
+}  // namespace
+}  // namespace zb

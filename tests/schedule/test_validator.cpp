@@ -1,0 +1,88 @@
+// The validator catches missing actions, wrong order, deadlocks and memory over the limit.
+#include <gtest/gtest.h>
+
+#include "error.h"
+#include "generators.h"
+#include "test_support.h"
+#include "validator.h"
+
+namespace zb {
+namespace {
+
+std::string errors_of(const Problem& problem, const Schedule& schedule) {
+  return check_schedule(problem, schedule).message();
+}
+
+TEST(Validator, AcceptsGeneratedSchedules) {
+  const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1);
+  EXPECT_TRUE(check_schedule(problem, make_zb_h1(problem)).ok());
+  EXPECT_NO_THROW(validate(problem, make_zb_h2(problem)));
+}
+
+TEST(Validator, MissingAction) {
+  const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1);
+  Schedule schedule = make_zb_h1(problem);
+  auto& d2 = schedule.devices[2];
+  d2.erase(std::find(d2.begin(), d2.end(), Action{Pass::W, 5, 0}));
+  const std::string errors = errors_of(problem, schedule);
+  EXPECT_NE(errors.find("d2: W5 (stage 2) is missing"), std::string::npos) << errors;
+  EXPECT_THROW(validate(problem, schedule), ScheduleError);
+}
+
+TEST(Validator, DuplicateAndForeignActions) {
+  const Problem problem = testing::uniform_problem(2, 2, 1, 1, 1);
+  Schedule schedule = make_1f1b(problem);
+  schedule.devices[0].push_back({Pass::F, 1, 0});
+  schedule.devices[1].push_back({Pass::F, 9, 0});
+  const std::string errors = errors_of(problem, schedule);
+  EXPECT_NE(errors.find("d0: F1 (stage 0) appears 2 times"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("d1 step 4: F9 is outside the problem"), std::string::npos) << errors;
+}
+
+TEST(Validator, WBeforeB) {
+  const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1);
+  Schedule schedule = make_zb_h1(problem);
+  auto& d0 = schedule.devices[0];
+  const auto b = std::find(d0.begin(), d0.end(), Action{Pass::B, 3, 0});
+  const auto w = std::find(d0.begin(), d0.end(), Action{Pass::W, 3, 0});
+  std::iter_swap(b, w);
+  const std::string errors = errors_of(problem, schedule);
+  EXPECT_NE(errors.find("d0: W3 at step"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("comes before its B3"), std::string::npos) << errors;
+}
+
+TEST(Validator, CrossDeviceDeadlockShowsTheGrid) {
+  const Problem problem = testing::uniform_problem(2, 2, 1, 1, 1);
+  // Each device's order is fine on its own, but d0 waits for microbatch 0's gradient before
+  // sending F1, while d1 waits for F1 before sending that gradient: a cycle across devices.
+  const Schedule schedule =
+      parse_schedule_text("d0: F0 B0 W0 F1 B1 W1\nd1: F0 F1 B1 W1 B0 W0\n", "deadlock.txt");
+  const ValidationReport report = check_schedule(problem, schedule);
+  ASSERT_FALSE(report.ok());
+  const std::string errors = report.message();
+  EXPECT_NE(errors.find("deadlock"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("[B0]"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("<-- here: B0 waits for the backward of microbatch 0 from stage 1 on d1"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("[F1]"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("<-- here: F1 waits for F1 of stage 0 on d0"), std::string::npos) << errors;
+}
+
+TEST(Validator, MemoryOverTheLimit) {
+  ProblemSpec spec;
+  spec.devices = 4;
+  spec.microbatches = 8;
+  spec.t_f = spec.t_b = spec.t_w = {1.0};
+  spec.mem_limit = MemoryLimit::parse("1p", "test");
+  const Problem problem = spec.build();
+  EXPECT_TRUE(check_schedule(problem, make_zb_h1(problem)).ok());
+  const ValidationReport report = check_schedule(problem, make_zb_h2(problem));
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.message().find("d0: peak activation memory 7 exceeds the limit 4 (1p)"), std::string::npos)
+      << report.message();
+  EXPECT_DOUBLE_EQ(report.peak_memory[0], 7);
+}
+
+}  // namespace
+}  // namespace zb
