@@ -1,0 +1,89 @@
+// zbsim export: a schedule in another form (text, JSON, PyTorch CSV, SVG, Chrome trace, trace JSON).
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "atomic_file.h"
+#include "commands.h"
+#include "error.h"
+#include "evaluator.h"
+#include "problem_options.h"
+#include "pytorch_csv.h"
+#include "registry.h"
+#include "schedule_source.h"
+#include "trace_json.h"
+#include "trace_writers.h"
+#include "validator.h"
+
+namespace zb::cli {
+
+namespace po = boost::program_options;
+
+int run_export(int argc, char** argv) {
+  po::options_description options = problem_options();
+  po::options_description own("Export");
+  own.add_options()
+      ("schedule", po::value<std::string>(), "schedule name")
+      ("schedule-file", po::value<std::string>(), "or a schedule file: text (d0: F0 ...), .json, or PyTorch .csv")
+      ("to", po::value<std::string>()->required(), "text | json | pytorch-csv | svg | chrome | trace")
+      ("out", po::value<std::string>(), "output file (default: standard output)");
+  options.add(own);
+  po::variables_map values;
+  if (!parse_command_line(argc, argv, options, values,
+                          "zbsim export (--schedule NAME | --schedule-file F) (problem flags) --to FORMAT [--out F]\n"
+                          "       costs default to 1 when not given (they only matter for svg, chrome and trace)",
+                          "  zbsim export --schedule zb-h1 --p 4 --m 8 --to pytorch-csv --out zb-h1.csv")) {
+    return 0;
+  }
+  Scenario scenario = scenario_from_options(values);
+  for (auto* costs : {&scenario.spec.t_f, &scenario.spec.t_b, &scenario.spec.t_w}) {
+    if (costs->empty()) *costs = {1.0};
+  }
+  const std::string to = values["to"].as<std::string>();
+  const std::string formats[] = {"text", "json", "pytorch-csv", "svg", "chrome", "trace"};
+  if (std::find(std::begin(formats), std::end(formats), to) == std::end(formats)) {
+    throw InputError(fmt::format("--to: unknown format '{}' (expected text, json, pytorch-csv, svg, chrome or trace)", to));
+  }
+  if (values.count("schedule") == values.count("schedule-file")) {
+    throw InputError("give exactly one of --schedule NAME or --schedule-file FILE");
+  }
+  Schedule schedule;
+  Problem problem;
+  if (values.count("schedule-file")) {
+    schedule = load_schedule_file(values["schedule-file"].as<std::string>(), scenario.spec);
+    problem = scenario.spec.build(scenario.source);
+  } else {
+    const std::string name = values["schedule"].as<std::string>();
+    std::string reason;
+    const auto spec = spec_for_generator(scenario.spec, cli_registry().get(name), reason);
+    if (!spec) throw InputError(fmt::format("{}: {}", name, reason));
+    problem = spec->build(scenario.source);
+    schedule = generate(cli_registry(), name, problem);
+  }
+  Problem unlimited = problem;
+  unlimited.mem_limit.reset();
+  validate(unlimited, schedule);
+
+  std::string content;
+  if (to == "text") {
+    content = to_text(schedule);
+  } else if (to == "json") {
+    content = to_json(schedule).dump(2) + "\n";
+  } else if (to == "pytorch-csv") {
+    content = to_pytorch_csv(problem, schedule);
+  } else {
+    const Trace trace = evaluate(problem, schedule);
+    content = to == "svg" ? to_svg({{schedule.name, &trace}})
+              : to == "chrome" ? to_chrome_trace({{schedule.name, &trace}})
+                               : to_json(trace).dump() + "\n";
+  }
+  if (values.count("out")) {
+    write_file_atomically(values["out"].as<std::string>(), content);
+  } else {
+    std::cout << content;
+  }
+  return 0;
+}
+
+}  // namespace zb::cli

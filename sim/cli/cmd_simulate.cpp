@@ -1,0 +1,77 @@
+// zbsim simulate: one schedule through an engine, with its trace written in every format.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "atomic_file.h"
+#include "commands.h"
+#include "error.h"
+#include "problem_options.h"
+#include "results.h"
+#include "run_row.h"
+#include "schedule_source.h"
+#include "trace_json.h"
+#include "trace_writers.h"
+
+namespace zb::cli {
+
+namespace po = boost::program_options;
+
+int run_simulate(int argc, char** argv) {
+  po::options_description options = problem_options();
+  po::options_description own("Simulate");
+  own.add_options()
+      ("schedule", po::value<std::string>(), "schedule name (default: the scenario's first, or zb-h1)")
+      ("schedule-file", po::value<std::string>(), "a schedule file instead: text (d0: F0 ...), .json, or PyTorch .csv")
+      ("engine", po::value<std::string>()->default_value("eval"), "eval | simgrid")
+      ("cluster", po::value<std::string>(), "simgrid: cluster JSON file, or 'ideal' (latency = t_comm, no bandwidth limit)")
+      ("verbose", po::bool_switch(), "engine logs on stderr")
+      ("format", po::value<std::string>()->default_value("table"), "table | json | csv")
+      ("trace", po::value<std::string>(), "write the trace as our JSON")
+      ("chrome", po::value<std::string>(), "write the trace as Chrome trace event JSON (Perfetto)")
+      ("svg", po::value<std::string>(), "write the timeline as SVG");
+  options.add(own);
+  po::variables_map values;
+  if (!parse_command_line(argc, argv, options, values,
+                          "zbsim simulate (--scenario FILE | problem flags) [--schedule NAME | --schedule-file F]\n"
+                          "       [--engine eval|simgrid] [--cluster FILE|ideal] [--format table|json|csv]\n"
+                          "       [--trace F.json] [--chrome F.json] [--svg F.svg]",
+                          "  zbsim simulate --p 4 --m 8 --tf 1 --tb 1 --tw 1 --schedule zb-h1 --svg zb-h1.svg")) {
+    return 0;
+  }
+  Scenario scenario = scenario_from_options(values);
+  const Format format = parse_format(values["format"].as<std::string>());
+  EngineOptions engine;
+  engine.engine = values["engine"].as<std::string>();
+  if (values.count("cluster")) engine.cluster = values["cluster"].as<std::string>();
+  engine.verbose = values["verbose"].as<bool>();
+  check_engine_options(engine);
+  if (values.count("schedule") && values.count("schedule-file")) {
+    throw InputError("give either --schedule or --schedule-file, not both");
+  }
+
+  ResultRow row;
+  Trace trace;
+  if (values.count("schedule-file")) {
+    const Schedule schedule = load_schedule_file(values["schedule-file"].as<std::string>(), scenario.spec);
+    row = run_schedule_row(schedule, scenario.spec.build(scenario.source), engine, &trace);
+  } else {
+    scenario.spec.build(scenario.source);
+    const std::string name = values.count("schedule")         ? values["schedule"].as<std::string>()
+                             : !scenario.schedules.empty() ? scenario.schedules.front()
+                                                           : "zb-h1";
+    row = run_generator_row(name, scenario.spec, engine, &trace);
+    if (!row.has_metrics) throw InputError(fmt::format("{}: {}", name, row.reason));
+  }
+  trace.meta.problem_json = to_json(scenario.spec.with_chunks(row.chunks)).dump();
+  if (values.count("trace")) write_file_atomically(values["trace"].as<std::string>(), to_json(trace).dump() + "\n");
+  if (values.count("chrome")) {
+    write_file_atomically(values["chrome"].as<std::string>(), to_chrome_trace({{row.schedule, &trace}}));
+  }
+  if (values.count("svg")) write_file_atomically(values["svg"].as<std::string>(), to_svg({{row.schedule, &trace}}));
+  std::cout << results_text(scenario.spec.with_chunks(row.chunks), {row}, format);
+  return 0;
+}
+
+}  // namespace zb::cli

@@ -1,0 +1,10 @@
+// The subcommands of zbsim: each parses its own arguments (argv[0] is the subcommand name).
+#pragma once
+
+namespace zb::cli {
+
+int run_compare(int argc, char** argv);
+int run_simulate(int argc, char** argv);
+int run_export(int argc, char** argv);
+
+}  // namespace zb::cli

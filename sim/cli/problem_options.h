@@ -1,0 +1,39 @@
+// The problem flags every subcommand shares, and scenario files (--scenario) they override.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <string>
+#include <vector>
+
+#include "problem_spec.h"
+
+namespace zb::cli {
+
+// A scenario file: {"name", "description", "problem": {...}, "schedules": [...]}.
+struct Scenario {
+  std::string source;  // file path, or "command line"
+  std::string name;
+  std::string description;
+  ProblemSpec spec;
+  std::vector<std::string> schedules;
+};
+
+Scenario load_scenario(const std::string& path);
+
+// --scenario, --p, --m, --chunks, --placement, --tf, --tb, --tw, --tbw, --tcomm, --mem-f, --mem-b,
+// --mem-w, --mem-limit, --bytes-act, --time-unit.
+boost::program_options::options_description problem_options();
+
+// The scenario named by --scenario (if any) with every problem flag given applied on top.
+Scenario scenario_from_options(const boost::program_options::variables_map& options);
+
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_list(const std::string& text);
+
+// Parses argv with the given options; no positional arguments. Returns false after printing
+// help when --help was given.
+bool parse_command_line(int argc, char** argv, const boost::program_options::options_description& options,
+                        boost::program_options::variables_map& values, const char* usage, const char* example);
+
+}  // namespace zb::cli

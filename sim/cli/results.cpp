@@ -1,0 +1,116 @@
+// Formatting of result rows: an aligned table for people, JSON and CSV for scripts.
+#include "results.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "error.h"
+
+namespace zb::cli {
+
+Format parse_format(const std::string& text) {
+  if (text == "table") return Format::table;
+  if (text == "json") return Format::json;
+  if (text == "csv") return Format::csv;
+  throw InputError(fmt::format("--format: unknown format '{}' (expected table, json or csv)", text));
+}
+
+namespace {
+
+double max_of(const std::vector<double>& values) {
+  return values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
+}
+
+std::string join(const std::vector<double>& values) { return fmt::format("{}", fmt::join(values, ";")); }
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string describe(const ProblemSpec& spec) {
+  auto list = [](const std::vector<double>& values) {
+    return values.size() == 1 ? fmt::format("{}", values[0]) : fmt::format("[{}]", fmt::join(values, ","));
+  };
+  std::string text = fmt::format("p={} m={} chunks={}  t_f={} t_b={} t_w={}", spec.devices, spec.microbatches,
+                                 spec.chunks, list(spec.t_f), list(spec.t_b), list(spec.t_w));
+  if (!spec.t_bw.empty()) text += fmt::format(" t_bw={}", list(spec.t_bw));
+  text += fmt::format(" t_comm={} ({})  mem limit {}", list(spec.t_comm), spec.time_unit,
+                      spec.mem_limit ? spec.mem_limit->to_string() : "none");
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const ResultRow& row : rows) {
+    nlohmann::json item = {{"schedule", row.schedule}, {"status", row.status}, {"chunks", row.chunks}};
+    if (row.has_metrics) {
+      item["makespan"] = row.metrics.makespan;
+      item["span"] = row.metrics.span;
+      item["work"] = row.metrics.work;
+      item["bubble_rate"] = row.metrics.bubble_rate;
+      item["peak_memory"] = row.metrics.peak_memory;
+      item["idle"] = row.metrics.idle;
+    }
+    for (const auto& [key, value] : row.extras) item[key] = value;
+    if (!row.reason.empty()) item["reason"] = row.reason;
+    results.push_back(std::move(item));
+  }
+  return {{"problem", to_json(spec)}, {"results", std::move(results)}};
+}
+
+std::string results_text(const ProblemSpec& spec, const std::vector<ResultRow>& rows, Format format) {
+  if (format == Format::json) return results_json(spec, rows).dump(2) + "\n";
+  if (format == Format::csv) {
+    std::string out = "schedule,status,chunks,makespan,span,work,bubble_rate,peak_memory_max,idle_max,peak_memory,idle";
+    std::vector<std::string> extra_keys;
+    for (const ResultRow& row : rows) {
+      for (const auto& [key, value] : row.extras) {
+        if (std::find(extra_keys.begin(), extra_keys.end(), key) == extra_keys.end()) extra_keys.push_back(key);
+      }
+    }
+    for (const auto& key : extra_keys) out += "," + key;
+    out += ",reason\n";
+    for (const ResultRow& row : rows) {
+      out += fmt::format("{},{},{}", csv_field(row.schedule), row.status, row.chunks);
+      if (row.has_metrics) {
+        const Metrics& m = row.metrics;
+        out += fmt::format(",{},{},{},{},{},{},{},{}", m.makespan, m.span, m.work, m.bubble_rate, max_of(m.peak_memory),
+                           max_of(m.idle), join(m.peak_memory), join(m.idle));
+      } else {
+        out += ",,,,,,,,";
+      }
+      for (const auto& key : extra_keys) {
+        const auto it = std::find_if(row.extras.begin(), row.extras.end(), [&](const auto& e) { return e.first == key; });
+        out += it == row.extras.end() ? std::string(",") : fmt::format(",{}", it->second);
+      }
+      out += "," + csv_field(row.reason) + "\n";
+    }
+    return out;
+  }
+  std::string out = describe(spec) + "\n\n";
+  out += fmt::format("{:<10} {:>6} {:>11} {:>11} {:>11} {:>8} {:>9} {:>11}\n", "schedule", "chunks", "status",
+                     "makespan", "span", "bubble", "peak mem", "idle max");
+  for (const ResultRow& row : rows) {
+    out += fmt::format("{:<10} {:>6} {:>11}", row.schedule, row.chunks, row.status);
+    if (row.has_metrics) {
+      const Metrics& m = row.metrics;
+      out += fmt::format(" {:>11.4f} {:>11.4f} {:>7.2f}% {:>9.4g} {:>11.4f}", m.makespan, m.span, 100 * m.bubble_rate,
+                         max_of(m.peak_memory), max_of(m.idle));
+    }
+    if (!row.reason.empty()) out += "  " + row.reason;
+    out += '\n';
+  }
+  for (const ResultRow& row : rows) {
+    for (const auto& [key, value] : row.extras) out += fmt::format("{}: {} = {:.6g}\n", row.schedule, key, value);
+  }
+  return out;
+}
+
+}  // namespace zb::cli
