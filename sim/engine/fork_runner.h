@@ -1,0 +1,17 @@
+// Runs a function in a forked child and brings its bytes (or its exception) back through a pipe.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace zb::engine {
+
+// SimGrid allows one Engine per process, and its clock never resets: every simulation runs in
+// its own child. The child runs `body` and sends back the bytes it returns; a zb::ScheduleError,
+// InputError or Error thrown there is rethrown here with the same type and message. A child that
+// dies (a SimGrid assertion, a signal) becomes a zb::Error naming the signal. With quiet, the
+// child's stdout and stderr go to /dev/null. Safe to call from many places in one process, but
+// not concurrently from several threads that also fork elsewhere.
+std::string run_in_child(const std::function<std::string()>& body, bool quiet);
+
+}  // namespace zb::engine

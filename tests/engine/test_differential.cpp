@@ -1,0 +1,113 @@
+// Differential property test: under the idealised network SimGrid reproduces the evaluator exactly.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "atomic_file.h"
+#include "engine_test_support.h"
+#include "error.h"
+#include "evaluator.h"
+#include "generator_registry.h"
+#include "pytorch_csv.h"
+#include "simgrid_engine.h"
+#include "validator.h"
+
+namespace zb {
+namespace {
+
+struct Case {
+  Problem problem;
+  std::string generator;
+};
+
+// Costs drawn from a fixed seed: equal and unequal per device, with and without t_comm, W
+// cheaper and dearer than F and B, fractional values that do not add up exactly in binary.
+std::vector<Case> cases() {
+  std::mt19937 random(20240229);
+  std::uniform_real_distribution<double> cost(0.1, 4.0);
+  std::uniform_int_distribution<int> coin(0, 3);
+  const GeneratorRegistry registry = GeneratorRegistry::with_builtins();
+  std::vector<Case> out;
+  for (const std::string& name : registry.names()) {
+    const bool multi = registry.get(name).chunks == ChunkSupport::multi;
+    for (const int p : {1, 2, 3, 4, 6}) {
+      for (const int m_factor : {1, 2, 3}) {
+        const int m = multi ? p * m_factor : (m_factor == 1 ? std::max(1, p - 1) : m_factor == 2 ? 2 * p : 3 * p + 1);
+        ProblemSpec spec;
+        spec.devices = p;
+        spec.microbatches = m;
+        spec.chunks = multi ? 2 + (m_factor % 2) : 1;
+        const int kind = coin(random);
+        if (kind == 0) {  // the paper's unit-ish costs
+          spec.t_f = {1.0};
+          spec.t_b = {1.0};
+          spec.t_w = {1.0};
+          spec.t_comm = {0.0};
+        } else {
+          const std::size_t values = kind == 1 ? 1 : static_cast<std::size_t>(p);  // scalar or per device
+          spec.t_f.clear();
+          spec.t_b.clear();
+          spec.t_w.clear();
+          for (std::size_t i = 0; i < values; ++i) {
+            spec.t_f.push_back(cost(random));
+            spec.t_b.push_back(cost(random));
+            spec.t_w.push_back(cost(random) / 2);
+          }
+          // Per-boundary t_comm only with one chunk (the ideal network has one latency per device pair).
+          spec.t_comm.assign(kind == 3 && !multi ? static_cast<std::size_t>(p) : 1, 0.0);
+          for (double& t : spec.t_comm) t = cost(random) / 3;
+        }
+        out.push_back({spec.build(), name});
+      }
+    }
+  }
+  return out;
+}
+
+TEST(SimgridDifferential, IdealNetworkReproducesTheEvaluatorForEveryGenerator) {
+  const GeneratorRegistry registry = GeneratorRegistry::with_builtins();
+  int simulated = 0;
+  for (const Case& c : cases()) {
+    Schedule schedule;
+    try {
+      schedule = generate(registry, c.generator, c.problem);
+    } catch (const InputError&) {
+      continue;  // this generator does not support the shape
+    }
+    const Trace expected = evaluate(c.problem, schedule);
+    const Trace actual = simulate_simgrid(c.problem, schedule, {});
+    EXPECT_EQ(actual.meta.engine, "simgrid");
+    EXPECT_TRUE(testing::same_trace(expected, actual))
+        << c.generator << " p=" << c.problem.devices << " m=" << c.problem.microbatches
+        << " chunks=" << c.problem.chunks << " t_f[0]=" << c.problem.t_f[0] << " t_comm[0]=" << c.problem.t_comm[0];
+    ++simulated;
+  }
+  EXPECT_GE(simulated, 60);  // the sweep really ran (every generator, many shapes)
+}
+
+// The two schedules PyTorch's own scheduler wrote: interleaved and V placements, a boundary
+// inside one device (V), composite overlap cells.
+TEST(SimgridDifferential, IdealNetworkReproducesTheEvaluatorOnPytorchFiles) {
+  for (const char* file : {"zb1p_2rank_2stagep_compute.csv", "dualpipev_4rank_10mb.csv"}) {
+    const ImportedSchedule imported =
+        parse_pytorch_csv(read_file(testing::source_path(std::string("tests/data/pytorch/") + file)), file);
+    ProblemSpec spec;
+    spec.devices = imported.devices;
+    spec.microbatches = imported.microbatches;
+    spec.chunks = imported.chunks;
+    spec.placement = imported.placement;
+    spec.t_f = {1.3};
+    spec.t_b = {1.1};
+    spec.t_w = {0.7};
+    spec.t_comm = {0.45};
+    const Problem problem = spec.build();
+    ASSERT_TRUE(check_schedule(problem, imported.schedule).ok()) << file;
+    const Trace expected = evaluate(problem, imported.schedule);
+    const Trace actual = simulate_simgrid(problem, imported.schedule, {});
+    EXPECT_TRUE(testing::same_trace(expected, actual)) << file;
+    EXPECT_GT(testing::spans_of(actual, false).size(), 0U) << file;
+  }
+}
+
+}  // namespace
+}  // namespace zb
