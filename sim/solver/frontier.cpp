@@ -1,0 +1,48 @@
+// Sweeps the memory limit for zb-auto (and zb-ilp): where extra memory stops buying bubble.
+#include "frontier.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "../schedule/error.h"
+#include "greedy_schedule.h"
+#include "list_timing.h"
+
+namespace zb {
+
+std::vector<FrontierPoint> memory_frontier(const Problem& problem, const FrontierOptions& options) {
+  if (!(options.step_times_p > 0) || options.to_times_p < options.from_times_p) {
+    throw InputError("frontier: need step > 0 and to >= from");
+  }
+  const double unit = problem.devices * problem.activation_unit();
+  const double work = problem.work();
+  std::vector<FrontierPoint> points;
+  const int steps = static_cast<int>(std::floor((options.to_times_p - options.from_times_p) / options.step_times_p + 1e-9));
+  for (int k = 0; k <= steps; ++k) {
+    FrontierPoint point;
+    point.limit_times_p = options.from_times_p + k * options.step_times_p;
+    point.limit = point.limit_times_p * unit;
+    try {
+      const GreedyResult greedy = greedy_schedule(problem, point.limit);
+      point.auto_span = greedy.span;
+      point.auto_bubble_rate = greedy.span > 0 ? (greedy.span - work) / greedy.span : 0.0;
+      const auto peaks = order_peak_memory(problem, greedy.schedule);
+      point.auto_peak_memory = *std::max_element(peaks.begin(), peaks.end());
+    } catch (const InputError&) {
+      point.auto_feasible = false;
+    }
+    if (options.with_ilp) {
+      IlpOptions ilp_options;
+      ilp_options.memory_limit = point.limit;
+      ilp_options.time_limit_s = options.ilp_time_limit_s;
+      point.ilp = solve_ilp(problem, ilp_options);
+      if (point.ilp->status != IlpStatus::infeasible && point.ilp->span > 0) {
+        point.ilp_bubble_rate = (point.ilp->span - work) / point.ilp->span;
+      }
+    }
+    points.push_back(std::move(point));
+  }
+  return points;
+}
+
+}  // namespace zb

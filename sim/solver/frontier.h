@@ -1,0 +1,35 @@
+// The memory frontier: bubble rate of zb-auto (and optionally zb-ilp) against the memory limit.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "../schedule/problem.h"
+#include "ilp_solver.h"
+
+namespace zb {
+
+struct FrontierOptions {
+  double from_times_p = 1.0;   // first limit, in multiples of p * M_B
+  double to_times_p = 3.0;     // last limit (inclusive)
+  double step_times_p = 0.125; // p/8 of M_B per step
+  bool with_ilp = false;
+  double ilp_time_limit_s = 10;  // per point
+};
+
+struct FrontierPoint {
+  double limit_times_p = 0;  // the limit as a multiple of p * M_B
+  double limit = 0;          // absolute
+  bool auto_feasible = true;
+  double auto_span = 0;
+  double auto_bubble_rate = 0;
+  double auto_peak_memory = 0;   // largest device peak of the zb-auto order
+  std::optional<IlpResult> ilp;  // when with_ilp
+  double ilp_bubble_rate = 0;
+};
+
+// One point per limit, from_times_p to to_times_p in step_times_p. Infeasible points are rows
+// with auto_feasible = false (and an infeasible ILP status), never exceptions.
+std::vector<FrontierPoint> memory_frontier(const Problem& problem, const FrontierOptions& options);
+
+}  // namespace zb

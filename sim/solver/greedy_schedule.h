@@ -1,0 +1,46 @@
+// The memory-aware greedy heuristic behind zb-auto, zb-1p and zb-2p (DESIGN.md section 5).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+
+#include "../schedule/problem.h"
+#include "../schedule/schedule.h"
+
+namespace zb {
+
+// The three binary switches of the heuristic; 8 combinations are tried.
+struct GreedySwitches {
+  bool allow_bubble_before_first_b = true;  // warm-up may take an F that delays the first B
+  bool prioritize_b = true;                 // a stage far ahead may skip its F of the round
+  bool greedy_gap_fill = true;              // fill gaps smaller than one W when it costs no worse idle
+
+  std::string to_string() const;  // e.g. "bubble+ prio-b+ greedy-"
+};
+
+// The 8 variants in the order they are tried (each switch true before false; the first switch
+// varies slowest). The first variant with the strictly smallest span wins.
+std::array<GreedySwitches, 8> greedy_variants();
+
+struct GreedyResult {
+  Schedule schedule;
+  double span = 0;       // largest device span of this order under list scheduling
+  double memory_limit = 0;  // the absolute limit the schedule respects
+  GreedySwitches switches;  // of the winning variant
+  int variant = 0;          // index into greedy_variants()
+};
+
+// The absolute limit zb-auto uses: `limit` when given, else the problem's, else unlimited
+// (every forward fits). Throws InputError when the limit is below one forward per stage in flight.
+double greedy_memory_limit(const Problem& problem, std::optional<double> limit = std::nullopt);
+
+// One variant; std::nullopt when this variant runs out of memory (no W left to free any).
+std::optional<GreedyResult> greedy_variant(const Problem& problem, double memory_limit,
+                                           const GreedySwitches& switches);
+
+// All 8 variants, the best kept. Requires v = 1 (linear placement). Throws InputError naming the
+// limit when no variant fits it.
+GreedyResult greedy_schedule(const Problem& problem, std::optional<double> memory_limit = std::nullopt);
+
+}  // namespace zb

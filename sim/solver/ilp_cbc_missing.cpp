@@ -1,0 +1,14 @@
+// Without COIN-OR CBC: zb-ilp is unavailable (the heuristic still builds).
+#include "../schedule/error.h"
+#include "ilp_model.h"
+#include "ilp_solver.h"
+
+namespace zb {
+
+bool ilp_available() { return false; }
+
+MipOutcome solve_mip(const IlpModel&, double, int, const std::string&) {
+  throw Error("zb-ilp: this build has no COIN-OR CBC (Debian: coinor-libcbc-dev)");
+}
+
+}  // namespace zb

@@ -1,0 +1,186 @@
+// solve_ilp: zb-auto first, then the lower bound, then CBC on the full or decomposed model.
+#include "ilp_solver.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "../schedule/error.h"
+#include "greedy_schedule.h"
+#include "ilp_model.h"
+#include "list_timing.h"
+#include "lower_bound.h"
+
+namespace zb {
+
+std::string_view ilp_status_name(IlpStatus status) {
+  switch (status) {
+    case IlpStatus::optimal: return "optimal";
+    case IlpStatus::feasible: return "feasible";
+    case IlpStatus::infeasible: return "infeasible";
+  }
+  return "unknown";
+}
+
+Schedule require_schedule(const IlpResult& result) {
+  if (result.status == IlpStatus::infeasible) throw InputError("zb-ilp: " + result.message);
+  return result.schedule;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool close_enough(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); }
+
+// One microbatch at a time through the whole pipeline: needs only one forward in flight, so it
+// fits every limit that any schedule fits. The fallback when zb-auto cannot free memory in time.
+Schedule sequential_schedule(const Problem& problem) {
+  Schedule schedule;
+  schedule.name = "sequential";
+  schedule.devices.assign(static_cast<std::size_t>(problem.devices), {});
+  for (auto& list : schedule.devices) {
+    for (int i = 0; i < problem.microbatches; ++i) {
+      list.push_back({Pass::F, i, 0});
+      list.push_back({Pass::B, i, 0});
+      list.push_back({Pass::W, i, 0});
+    }
+  }
+  return schedule;
+}
+
+// The least memory any schedule needs: one microbatch in flight on each stage.
+double minimum_memory(const Problem& problem) {
+  double needed = 0;
+  for (int s = 0; s < problem.stages(); ++s) {
+    const auto si = static_cast<std::size_t>(s);
+    needed = std::max({needed, problem.mem_f[si], problem.mem_f[si] + problem.mem_b[si]});
+  }
+  return needed;
+}
+
+// Free actions per stage for the decomposed model within an order-variable budget: a block of
+// K actions has about K^2 / 6 variable pairs (three pass types, K/3 each).
+int decomposition_block(const Problem& problem, std::size_t budget) {
+  const double per_block = static_cast<double>(budget) / (2.0 * problem.devices);
+  const int k = static_cast<int>(std::sqrt(6.0 * per_block));
+  return std::clamp(k, 3, 3 * problem.microbatches / 2);
+}
+
+}  // namespace
+
+IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
+  const auto start = Clock::now();
+  if (problem.chunks != 1) {
+    throw InputError(fmt::format("zb-ilp: needs one stage per device (chunks = 1), got chunks = {}", problem.chunks));
+  }
+  IlpResult result;
+  const std::optional<double> requested = options.memory_limit ? options.memory_limit : problem.memory_limit();
+  const double needed = minimum_memory(problem);
+  if (requested && *requested + 1e-9 < needed) {
+    result.memory_limit = *requested;
+    result.message = fmt::format(
+        "memory limit {} is infeasible: one microbatch in flight per stage already needs {} (raise --mem-limit "
+        "to at least {})",
+        *requested, needed, needed);
+    result.solve_seconds = seconds_since(start);
+    return result;
+  }
+  double limit = 0;
+  Schedule reference;
+  try {
+    limit = greedy_memory_limit(problem, requested);
+    GreedyResult greedy = greedy_schedule(problem, limit);
+    reference = std::move(greedy.schedule);
+    result.heuristic_span = greedy.span;
+  } catch (const InputError&) {
+    // zb-auto could not free memory in time; one microbatch at a time always fits.
+    limit = requested.value_or(needed);
+    reference = sequential_schedule(problem);
+    result.heuristic_span = list_timing(problem, reference).span;
+  }
+  result.memory_limit = limit;
+  result.schedule = reference;
+  result.schedule.name = "zb-ilp";
+  result.span = result.heuristic_span;
+  result.status = IlpStatus::feasible;
+
+  const SpanLowerBound bound = span_lower_bound(problem, limit);
+  result.best_bound = std::min(bound.span, result.span);
+  auto finish = [&]() {
+    result.gap = result.span > 0 ? (result.span - result.best_bound) / result.span : 0.0;
+    if (close_enough(result.span, result.best_bound)) {
+      result.status = IlpStatus::optimal;
+      result.best_bound = result.span;
+      result.gap = 0;
+    }
+    result.solve_seconds = seconds_since(start);
+    return result;
+  };
+  if (close_enough(result.span, bound.span)) {
+    result.message = "zb-auto meets the lower bound";
+    return finish();
+  }
+  if (!ilp_available()) {
+    throw Error("zb-ilp: this build has no COIN-OR CBC (Debian: coinor-libcbc-dev); use zb-auto");
+  }
+
+  IlpModelOptions model_options;
+  model_options.memory_limit = limit;
+  model_options.incumbent_span = result.span;
+  model_options.lower_bound = bound.span;
+  const double m = problem.microbatches;
+  const double full_pairs = problem.devices * 3.0 * m * (m - 1) / 2.0;
+  if (full_pairs > static_cast<double>(options.max_full_pairs)) {
+    const int block = decomposition_block(problem, options.decomposed_pairs);
+    model_options.free_head = block;
+    model_options.free_tail = block;
+  }
+  const IlpModel model = build_ilp_model(problem, reference, model_options);
+  result.decomposed = model.decomposed;
+  result.order_variables = model.order_pairs;
+  result.rows = model.lp.rows.size();
+  result.solver_called = true;
+
+  const double remaining = options.time_limit_s - seconds_since(start);
+  if (remaining <= 0) {
+    result.message = "time limit reached before the solver started";
+    return finish();
+  }
+  const MipOutcome outcome = solve_mip(model, remaining, options.threads, options.lp_file);
+  if (!outcome.values.empty()) {
+    Schedule order = ilp_solution_order(model, outcome.values);
+    try {
+      const ListTiming timing = list_timing(problem, order);
+      const auto peaks = order_peak_memory(problem, order);
+      const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](double v) { return v <= limit + 1e-9; });
+      if (fits && timing.span < result.span && !close_enough(timing.span, result.span)) {
+        result.schedule = std::move(order);
+        result.span = timing.span;
+      }
+    } catch (const ScheduleError&) {
+      // A degenerate tie order that deadlocks: keep the warm start.
+    }
+  }
+  if (!model.decomposed && outcome.proven_optimal) {
+    result.best_bound = result.span;
+  } else if (!model.decomposed) {
+    result.best_bound = std::clamp(outcome.best_bound, bound.span, result.span);
+  }
+  if (model.decomposed) {
+    result.message = fmt::format("decomposed: the first and last {} actions of each stage reordered, the middle "
+                                 "keeps the zb-auto order; bound from the head lower bound",
+                                 model_options.free_head);
+  } else if (outcome.stopped_on_time && !outcome.proven_optimal) {
+    result.message = fmt::format("time limit {} s reached", options.time_limit_s);
+  }
+  return finish();
+}
+
+}  // namespace zb

@@ -1,0 +1,69 @@
+// zb-ilp: the optimal schedule under a memory limit, on COIN-OR CBC, warm-started from zb-auto.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../schedule/problem.h"
+#include "../schedule/schedule.h"
+
+namespace zb {
+
+enum class IlpStatus {
+  optimal,     // span proven optimal (span == best bound)
+  feasible,    // a schedule, optimality not proven within the time limit (or decomposed)
+  infeasible,  // no schedule fits the memory limit
+};
+
+std::string_view ilp_status_name(IlpStatus status);
+
+struct IlpOptions {
+  std::optional<double> memory_limit;  // absolute; default: the problem's limit, else unlimited
+  double time_limit_s = 10;            // wall clock for the whole solve
+  // Above this many order variables in the full model, decompose: only the first and last
+  // actions of each stage are reordered, the middle keeps the zb-auto order.
+  std::size_t max_full_pairs = 20000;
+  std::size_t decomposed_pairs = 2500;  // order-variable budget of the decomposed model
+  int threads = 1;                      // CBC threads (1: deterministic for a given limit)
+  std::string lp_file;                  // when set, also write the model there (CPLEX LP form)
+};
+
+struct IlpResult {
+  IlpStatus status = IlpStatus::infeasible;
+  Schedule schedule;           // empty when infeasible
+  double span = 0;             // list-scheduled span of `schedule`
+  double best_bound = 0;       // valid lower bound on the optimal span
+  double gap = 0;              // (span - best_bound) / span
+  double heuristic_span = 0;   // zb-auto's span (the warm start)
+  double memory_limit = 0;     // absolute limit used
+  double solve_seconds = 0;    // wall clock
+  bool decomposed = false;
+  bool solver_called = false;  // false when zb-auto already met the lower bound
+  std::size_t order_variables = 0;
+  std::size_t rows = 0;
+  std::string message;         // why infeasible, or what limited the solve
+};
+
+// Never throws on an infeasible limit (status infeasible, message says why); throws InputError
+// for problems it does not handle (chunks != 1) and Error when CBC is not built in.
+IlpResult solve_ilp(const Problem& problem, const IlpOptions& options);
+
+// The schedule of a result, or InputError with its message when it is infeasible.
+Schedule require_schedule(const IlpResult& result);
+
+// Backend: solves `model` with CBC within `time_limit_s`; fills values (best found, or empty),
+// the bound, and whether optimality was proven. Defined in ilp_cbc.cpp (or a stub without CBC).
+struct IlpModel;
+struct MipOutcome {
+  std::vector<double> values;
+  double best_bound = 0;
+  bool proven_optimal = false;
+  bool proven_infeasible = false;
+  bool stopped_on_time = false;
+};
+bool ilp_available();
+MipOutcome solve_mip(const IlpModel& model, double time_limit_s, int threads, const std::string& lp_file);
+
+}  // namespace zb

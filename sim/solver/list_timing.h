@@ -1,0 +1,25 @@
+// List-scheduled end times of an order (v = 1), the solver's own fast copy of the evaluator's rule.
+#pragma once
+
+#include <vector>
+
+#include "../schedule/problem.h"
+#include "../schedule/schedule.h"
+
+namespace zb {
+
+// End times indexed [stage][pass 0..2 = F, B, W][microbatch], and each stage's span.
+struct ListTiming {
+  std::vector<std::vector<std::vector<double>>> end;
+  std::vector<double> stage_span;  // end of last - start of first action
+  double span = 0;                 // the largest stage span
+};
+
+// Each device runs its list in order; an action starts at max(device free, input ready + t_comm).
+// Requires chunks = 1 and split passes (F, B, W). Throws ScheduleError on a deadlock.
+ListTiming list_timing(const Problem& problem, const Schedule& schedule);
+
+// Peak of the order-based memory (prefix sums of the deltas) per device.
+std::vector<double> order_peak_memory(const Problem& problem, const Schedule& schedule);
+
+}  // namespace zb

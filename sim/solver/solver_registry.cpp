@@ -1,0 +1,41 @@
+// The generator entries of the solver: thin wrappers that pick the memory limit and name.
+#include "solver_registry.h"
+
+#include "greedy_schedule.h"
+#include "ilp_solver.h"
+
+namespace zb {
+
+namespace {
+
+// zb-Np: the limit N * p * M_B, whatever the problem's own limit says.
+GeneratorFn greedy_at_multiple(int times_p, const char* name) {
+  return [times_p, name](const Problem& problem) {
+    const double limit = times_p * problem.devices * problem.activation_unit();
+    Schedule schedule = greedy_schedule(problem, limit).schedule;
+    schedule.name = name;
+    return schedule;
+  };
+}
+
+}  // namespace
+
+void register_solver_generators(GeneratorRegistry& registry) {
+  registry.add(GeneratorInfo{
+      "zb-auto", "memory-aware greedy zero-bubble schedule under --mem-limit (8 variants, best kept)",
+      ChunkSupport::single, true, [](const Problem& problem) { return greedy_schedule(problem).schedule; }});
+  registry.add(GeneratorInfo{"zb-1p", "zb-auto at memory limit 1p (ZB-H1 memory)", ChunkSupport::single,
+                             true, greedy_at_multiple(1, "zb-1p")});
+  registry.add(GeneratorInfo{"zb-2p", "zb-auto at memory limit 2p (ZB-H2 memory)", ChunkSupport::single,
+                             true, greedy_at_multiple(2, "zb-2p")});
+  if (ilp_available()) {
+    registry.add(GeneratorInfo{
+        "zb-ilp", "ILP optimum on COIN-OR CBC under --mem-limit, warm-started from zb-auto (10 s limit)",
+        ChunkSupport::single, true, [](const Problem& problem) {
+          IlpResult result = solve_ilp(problem, IlpOptions{});
+          return require_schedule(result);
+        }});
+  }
+}
+
+}  // namespace zb

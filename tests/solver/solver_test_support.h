@@ -1,0 +1,47 @@
+// Shared helpers of the solver tests: problems in the memory units, seeded random problems.
+#pragma once
+
+#include <random>
+
+#include "problem_spec.h"
+
+namespace zb::test {
+
+// The reference implementation's units: mem_f = 2, mem_b = -1, mem_w = -1 per device.
+inline Problem make_problem(int p, int m, double tf, double tb, double tw, double tcomm = 0,
+                            std::optional<double> limit = std::nullopt) {
+  ProblemSpec spec;
+  spec.devices = p;
+  spec.microbatches = m;
+  spec.t_f = {tf};
+  spec.t_b = {tb};
+  spec.t_w = {tw};
+  spec.t_comm = {tcomm};
+  spec.mem_f = {2};
+  spec.mem_b = {-1};
+  spec.mem_w = {-1};
+  if (limit) spec.mem_limit = MemoryLimit{*limit, false};
+  return spec.build("test");
+}
+
+// Random per-stage integer costs in [1, 6], t_comm in {0, 1}, given limit in multiples of p*mem_f.
+inline Problem random_problem(std::mt19937& rng, int p, int m, double limit_times_p) {
+  std::uniform_int_distribution<int> cost(1, 6);
+  std::uniform_int_distribution<int> comm(0, 1);
+  ProblemSpec spec;
+  spec.devices = p;
+  spec.microbatches = m;
+  for (int s = 0; s < p; ++s) {
+    spec.t_f.push_back(cost(rng));
+    spec.t_b.push_back(cost(rng));
+    spec.t_w.push_back(cost(rng));
+  }
+  spec.t_comm = {static_cast<double>(comm(rng))};
+  spec.mem_f = {2};
+  spec.mem_b = {-1};
+  spec.mem_w = {-1};
+  spec.mem_limit = MemoryLimit{limit_times_p, true};
+  return spec.build("random");
+}
+
+}  // namespace zb::test
