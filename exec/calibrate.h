@@ -1,0 +1,39 @@
+// Calibration: measures t_f, t_b, t_w per stage, t_comm and memory deltas, as a scenario for zbsim.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <vector>
+
+#include "exec/backend.h"
+#include "exec/model_config.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/problem_spec.h"
+
+namespace zb::exec {
+
+struct CalibrationOptions {
+  ModelConfig model;
+  int devices = 2;
+  int chunks = 1;
+  zb::Placement placement = zb::Placement::linear;
+  int microbatches = 8;  // written into the scenario (the costs do not depend on it)
+  int repeats = 5;       // timed repetitions per pass (after one warm-up), the median is kept
+};
+
+struct Calibration {
+  zb::ProblemSpec spec;  // per-stage costs in ms, memory deltas in bytes, t_comm in ms
+  std::vector<double> t_f_ms, t_b_ms, t_w_ms;
+  double t_comm_ms = 0;
+  std::vector<double> mem_f_bytes, mem_b_bytes, mem_w_bytes;
+};
+
+// Devices measure one after another (a token passes along them), so each pass is timed alone.
+Calibration calibrate(Backend& backend, const CalibrationOptions& options);
+
+// The scenario file zbsim reads: {"problem": {...}}.
+nlohmann::json scenario_json(const zb::ProblemSpec& spec);
+// Reads a scenario file's problem (InputError naming the file and field when malformed).
+zb::ProblemSpec read_scenario_spec(const std::string& path);
+
+}  // namespace zb::exec

@@ -1,0 +1,67 @@
+// zbexec calibrate: measure per-stage costs and memory on a backend and write a zbsim scenario.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <string>
+
+#include "exec/backend.h"
+#include "exec/calibrate.h"
+#include "exec/cli_common.h"
+#include "exec/commands.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
+
+namespace po = boost::program_options;
+
+namespace zb::exec::cli {
+
+int run_calibrate(int argc, char** argv) {
+  ShapeFlags shape;
+  std::string out_path;
+  int repeats = 5;
+  po::options_description options("zbexec calibrate options");
+  options.add_options()("help,h", "show this help");
+  add_shape_options(options, shape);
+  options.add_options()
+      ("repeats", po::value(&repeats)->default_value(5), "timed repetitions per pass (median kept, after one warm-up)")
+      ("out", po::value(&out_path), "scenario file to write ({\"problem\": {...}}, read by zbsim --scenario)");
+  if (!parse_or_help(argc, argv, options, "usage: zbexec calibrate --out FILE [options]",
+                     "zbexec calibrate --p 2 --layers 8 --hidden 256 --out calibrated.json && "
+                     "zbsim compare --scenario calibrated.json")) {
+    return 0;
+  }
+  if (out_path.empty()) throw InputError("--out: required (the scenario file to write)");
+  CalibrationOptions calibration_options;
+  calibration_options.placement = resolve_shape(shape);
+  calibration_options.model = shape.model;
+  calibration_options.devices = shape.devices;
+  calibration_options.chunks = shape.chunks;
+  calibration_options.microbatches = shape.microbatches;
+  calibration_options.repeats = repeats;
+  calibration_options.model.validate(shape.devices * shape.chunks);
+  auto backend = make_backend(shape.backend, shape.devices);
+  const Calibration calibration = calibrate(*backend, calibration_options);
+
+  fmt::print("zbexec calibrate: backend {}, p={} v={}, {} layers x hidden {}, microbatch {}, "
+             "median of {} runs\n",
+             backend->name(), shape.devices, shape.chunks, shape.model.layers, shape.model.hidden,
+             shape.model.microbatch_size, repeats);
+  fmt::print("{:<6} {:>7} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}\n", "stage", "device", "t_f ms",
+             "t_b ms", "t_w ms", "mem_f B", "mem_b B", "mem_w B");
+  const zb::Problem problem = calibration.spec.build("calibration");
+  for (std::size_t s = 0; s < calibration.t_f_ms.size(); ++s) {
+    fmt::print("{:<6} {:>7} {:>10.4f} {:>10.4f} {:>10.4f} {:>12.0f} {:>12.0f} {:>12.0f}\n", s,
+               problem.device_of_stage(static_cast<int>(s)), calibration.t_f_ms[s],
+               calibration.t_b_ms[s], calibration.t_w_ms[s], calibration.mem_f_bytes[s],
+               calibration.mem_b_bytes[s], calibration.mem_w_bytes[s]);
+  }
+  fmt::print("t_comm {:.4f} ms (half a round trip of a {}-byte activation between devices 0 and 1)\n",
+             calibration.t_comm_ms, calibration.spec.bytes_act);
+  zb::write_file_atomically(out_path, scenario_json(calibration.spec).dump(2) + "\n");
+  fmt::print("scenario written: {}\n", out_path);
+  return 0;
+}
+
+}  // namespace zb::exec::cli

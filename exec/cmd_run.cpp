@@ -1,0 +1,225 @@
+// zbexec run: train for a few steps with a schedule; --verify, --predict, trace files.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "exec/backend.h"
+#include "exec/calibrate.h"
+#include "exec/cli_common.h"
+#include "exec/commands.h"
+#include "exec/engine.h"
+#include "exec/generators.h"
+#include "exec/predict.h"
+#include "exec/reference.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/trace_json.h"
+#include "sim/schedule/trace_writers.h"
+
+namespace po = boost::program_options;
+
+namespace zb::exec::cli {
+
+namespace {
+
+struct RunFlags {
+  ShapeFlags shape;
+  std::string schedule = "1f1b";
+  std::string schedule_file;
+  std::string mem_limit;
+  int steps = 3;
+  std::string optimizer = "adamw";
+  float lr = 1e-3f;
+  float momentum = 0.9f;
+  float weight_decay = 0.01f;
+  double clip = 1.0;
+  std::string mode = "sync";
+  std::string inject;
+  std::string trace_path, chrome_path, svg_path;
+  std::string calibration_path;
+  bool verify = false;
+  bool predict = false;
+  int repeats = 5;
+};
+
+zb::Schedule load_schedule_file(const std::string& path) {
+  const std::string text = zb::read_file(path);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    nlohmann::json object;
+    try {
+      object = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& error) {
+      throw InputError(fmt::format("{}: not valid JSON: {}", path, error.what()));
+    }
+    return zb::schedule_from_json(object, path);
+  }
+  return zb::parse_schedule_text(text, path);
+}
+
+std::string describe_step(int step, const StepReport& report, SyncMode mode) {
+  std::string line = fmt::format("step {}: loss {:.6f}  grad-norm {:.4f}", step, report.loss,
+                                 report.decision.grad_norm);
+  if (!report.decision.apply) line += "  [skipped: non-finite gradient]";
+  if (report.decision.clipped) line += fmt::format("  [clipped x{:.4f}]", report.decision.grad_scale);
+  if (mode == SyncMode::post_validation) {
+    line += fmt::format("  (early steps {}, rolled back {})", report.early_steps, report.rollbacks);
+  }
+  return line;
+}
+
+}  // namespace
+
+int run_run(int argc, char** argv) {
+  RunFlags flags;
+  po::options_description options("zbexec run options");
+  options.add_options()("help,h", "show this help");
+  add_shape_options(options, flags.shape);
+  options.add_options()
+      ("schedule", po::value(&flags.schedule)->default_value("1f1b"), "generator name: gpipe, 1f1b, 1f1b-i, zb-h1, zb-h2, zb-auto, zb-1p, zb-2p, zb-ilp")
+      ("schedule-file", po::value(&flags.schedule_file), "run this schedule (text or JSON form) instead of a generator")
+      ("mem-limit", po::value(&flags.mem_limit), "memory limit for the memory-aware generators (X or Np)")
+      ("steps", po::value(&flags.steps)->default_value(3), "training steps")
+      ("optimizer", po::value(&flags.optimizer)->default_value("adamw"), "adamw | sgd (with momentum)")
+      ("lr", po::value(&flags.lr)->default_value(1e-3f), "learning rate")
+      ("momentum", po::value(&flags.momentum)->default_value(0.9f), "SGD momentum")
+      ("weight-decay", po::value(&flags.weight_decay)->default_value(0.01f), "weight decay (decoupled for AdamW)")
+      ("clip", po::value(&flags.clip)->default_value(1.0), "clip gradients to this global norm (0: off)")
+      ("mode", po::value(&flags.mode)->default_value("sync"), "sync | post-validation")
+      ("inject-nonfinite", po::value(&flags.inject), "STEP:STAGE: poison a gradient of STAGE in STEP")
+      ("trace", po::value(&flags.trace_path), "write the last step's measured trace (our JSON)")
+      ("chrome", po::value(&flags.chrome_path), "write it as a Chrome trace (Perfetto)")
+      ("svg", po::value(&flags.svg_path), "write it as an SVG timeline")
+      ("verify", po::bool_switch(&flags.verify), "also train the single-device reference; fail unless max |dw| = 0")
+      ("predict", po::bool_switch(&flags.predict), "compare measured spans with the evaluator's prediction from a calibration")
+      ("calibration", po::value(&flags.calibration_path), "scenario from 'zbexec calibrate' (default with --predict: calibrate now)")
+      ("repeats", po::value(&flags.repeats)->default_value(5), "timed repetitions per pass when calibrating for --predict");
+  if (!parse_or_help(argc, argv, options, "usage: zbexec run [options]",
+                     "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify")) {
+    return 0;
+  }
+  const zb::Placement placement = resolve_shape(flags.shape);
+  const ShapeFlags& shape = flags.shape;
+
+  ExecOptions exec_options;
+  exec_options.model = shape.model;
+  exec_options.steps = flags.steps;
+  exec_options.mode = parse_sync_mode(flags.mode);
+  exec_options.optimizer.kind = parse_optimizer_kind(flags.optimizer);
+  exec_options.optimizer.lr = flags.lr;
+  exec_options.optimizer.momentum = flags.momentum;
+  exec_options.optimizer.weight_decay = flags.weight_decay;
+  exec_options.optimizer.clip_norm = flags.clip;
+  exec_options.optimizer.validate();
+  if (!flags.inject.empty()) exec_options.inject_nonfinite = parse_injection(flags.inject);
+  if (flags.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", flags.steps));
+  shape.model.validate(shape.devices * shape.chunks);
+
+  auto backend = make_backend(shape.backend, shape.devices);
+
+  // The problem: its shape from the flags; its costs from a calibration when predicting (the
+  // memory-aware generators then also see real memory), unit costs otherwise.
+  zb::ProblemSpec spec;
+  if (!flags.calibration_path.empty()) {
+    spec = read_scenario_spec(flags.calibration_path);
+    if (spec.devices != shape.devices || spec.chunks != shape.chunks) {
+      throw InputError(fmt::format("--calibration {}: calibrated for p = {}, chunks = {}, but the run "
+                                   "has p = {}, chunks = {}", flags.calibration_path, spec.devices,
+                                   spec.chunks, shape.devices, shape.chunks));
+    }
+  } else if (flags.predict) {
+    CalibrationOptions calibration_options;
+    calibration_options.model = shape.model;
+    calibration_options.devices = shape.devices;
+    calibration_options.chunks = shape.chunks;
+    calibration_options.placement = placement;
+    calibration_options.microbatches = shape.microbatches;
+    calibration_options.repeats = flags.repeats;
+    spec = calibrate(*backend, calibration_options).spec;
+  } else {
+    spec.devices = shape.devices;
+    spec.chunks = shape.chunks;
+    spec.t_f = {1.0};
+    spec.t_b = {1.0};
+    spec.t_w = {1.0};
+  }
+  spec.microbatches = shape.microbatches;
+  spec.placement = placement;
+  if (!flags.mem_limit.empty()) spec.mem_limit = zb::MemoryLimit::parse(flags.mem_limit, "--mem-limit");
+  const zb::Problem problem = spec.build("zbexec run");
+
+  const zb::Schedule schedule = flags.schedule_file.empty()
+                                    ? zb::generate(exec_generators(), flags.schedule, problem)
+                                    : load_schedule_file(flags.schedule_file);
+
+  fmt::print("zbexec run: schedule {}, p={} m={} v={} ({}), backend {}, {} layers x hidden {}, "
+             "microbatch {}, {} {}, {} steps\n",
+             schedule.name, problem.devices, problem.microbatches, problem.chunks,
+             zb::placement_name(problem.placement), backend->name(), shape.model.layers,
+             shape.model.hidden, shape.model.microbatch_size, flags.optimizer, flags.mode, flags.steps);
+  std::fflush(stdout);
+  const ExecResult result = run_schedule(*backend, problem, schedule, exec_options);
+  for (std::size_t k = 0; k < result.steps.size(); ++k) {
+    fmt::print("{}\n", describe_step(static_cast<int>(k), result.steps[k], exec_options.mode));
+  }
+  zb::Trace last = result.traces.back();
+  last.meta.problem_json = zb::to_json(spec).dump();
+  fmt::print("last step: span {:.3f} ms, bubble rate {:.1f}%, peak activation memory per device:",
+             last.metrics.span, 100.0 * last.metrics.bubble_rate);
+  for (double bytes : result.peak_activation_bytes) fmt::print(" {:.2f} MiB", bytes / (1024.0 * 1024.0));
+  fmt::print("\n");
+
+  std::optional<zb::Trace> predicted;
+  if (flags.predict || !flags.calibration_path.empty()) {
+    const PredictionReport report = compare_prediction(problem, schedule, result.traces);
+    fmt::print("\npredicted (evaluator on the calibration) vs measured:\n{}", format_prediction(report));
+    predicted = zb::evaluate(problem, schedule);
+    predicted->meta.problem_json = last.meta.problem_json;
+  }
+
+  std::vector<zb::LabeledTrace> labeled{{fmt::format("{} measured ({})", schedule.name, backend->name()), &last}};
+  if (predicted) labeled.push_back({fmt::format("{} predicted (eval)", schedule.name), &*predicted});
+  if (!flags.trace_path.empty()) {
+    zb::write_file_atomically(flags.trace_path, zb::to_json(last).dump(1) + "\n");
+    fmt::print("trace written: {}\n", flags.trace_path);
+  }
+  if (!flags.chrome_path.empty()) {
+    zb::write_file_atomically(flags.chrome_path, zb::to_chrome_trace(labeled));
+    fmt::print("chrome trace written: {}\n", flags.chrome_path);
+  }
+  if (!flags.svg_path.empty()) {
+    zb::write_file_atomically(flags.svg_path, zb::to_svg(labeled));
+    fmt::print("svg timeline written: {}\n", flags.svg_path);
+  }
+
+  if (flags.verify) {
+    // The reference runs on device 0 of the same backend: the same kernels, all layers on one device.
+    const ReferenceResult reference =
+        run_reference(backend->device(0), shape.model, exec_options.optimizer, problem.microbatches,
+                      flags.steps, exec_options.inject_nonfinite, problem.stages());
+    const double diff = max_abs_difference(result.weights, reference.weights);
+    bool losses_equal = true;
+    for (std::size_t k = 0; k < reference.steps.size(); ++k) {
+      losses_equal = losses_equal && reference.steps[k].loss == result.steps[k].loss;
+    }
+    fmt::print("verify: single-device reference ({} layers, microbatches in order, same optimizer): "
+               "max |dw| = {:g}, losses {}\n",
+               shape.model.layers, diff, losses_equal ? "equal" : "DIFFERENT");
+    if (diff != 0 || !losses_equal) {
+      fmt::print(stderr, "zbexec run: verification failed: the pipeline's weights differ from the reference\n");
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace zb::exec::cli

@@ -1,0 +1,437 @@
+// The engine: runs a validated zb::Schedule on a backend for several training steps.
+#include "exec/engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <limits>
+#include <memory>
+#include <mutex>
+
+#include "exec/channel_order.h"
+#include "exec/exec_error.h"
+#include "exec/stage_model.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/trace.h"
+#include "sim/schedule/validator.h"
+
+namespace zb::exec {
+
+SyncMode parse_sync_mode(std::string_view text) {
+  if (text == "sync") return SyncMode::sync;
+  if (text == "post-validation") return SyncMode::post_validation;
+  throw InputError(fmt::format("--mode '{}': expected sync or post-validation", text));
+}
+
+std::string_view sync_mode_name(SyncMode mode) {
+  return mode == SyncMode::sync ? "sync" : "post-validation";
+}
+
+NonfiniteInjection parse_injection(std::string_view text) {
+  const auto colon = text.find(':');
+  NonfiniteInjection injection;
+  auto parse_int = [&](std::string_view part, int& out) {
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+    return ec == std::errc() && ptr == part.data() + part.size() && out >= 0;
+  };
+  if (colon == std::string_view::npos || !parse_int(text.substr(0, colon), injection.step) ||
+      !parse_int(text.substr(colon + 1), injection.stage)) {
+    throw InputError(fmt::format("--inject-nonfinite '{}': expected STEP:STAGE (e.g. 1:0)", text));
+  }
+  return injection;
+}
+
+namespace {
+
+// One action as measured: events resolve to times once the device has synchronised.
+struct ActionRecord {
+  zb::Action action;
+  int stage = 0;
+  std::size_t start_event = 0;
+  std::size_t end_event = 0;
+};
+
+struct MemoryRecord {
+  std::size_t event = 0;
+  double bytes = 0;
+};
+
+// Everything one device produces, written only by that device's worker.
+struct DeviceOutput {
+  std::vector<std::vector<zb::Span>> spans;              // per step
+  std::vector<std::vector<zb::MemoryPoint>> memory_us;   // per step, time in us
+  double peak_bytes = 0;
+};
+
+// The optimizer protocol state of one stage within one step.
+struct ChainState {
+  bool grads_done = false;
+  std::vector<double> square_sums;
+  std::optional<double> incoming;
+  bool forwarded = false;
+  bool stepped_early = false;
+};
+
+class DeviceWorker {
+ public:
+  DeviceWorker(Backend& backend, const zb::Problem& problem, const zb::Schedule& schedule,
+               const ExecOptions& options, int device, std::vector<StepReport>& reports,
+               std::mutex& reports_mutex, std::vector<ModelWeights>& stage_weights,
+               DeviceOutput& output)
+      : backend_(backend),
+        problem_(problem),
+        schedule_(schedule),
+        options_(options),
+        d_(device),
+        device_(backend.device(device)),
+        fabric_(backend.fabric()),
+        reports_(reports),
+        reports_mutex_(reports_mutex),
+        stage_weights_(stage_weights),
+        output_(output) {}
+
+  void run() {
+    for (int c = 0; c < problem_.chunks; ++c) {
+      const int stage = problem_.stage_of(d_, c);
+      models_.push_back(std::make_unique<StageModel>(device_, options_.model, stage,
+                                                     problem_.stages(), problem_.microbatches));
+      optimizers_.push_back(std::make_unique<StageOptimizer>(*models_.back(), options_.optimizer));
+    }
+    const auto& actions = schedule_.devices[static_cast<std::size_t>(d_)];
+    for (int step = 0; step < options_.steps; ++step) {
+      step_ = step;
+      run_step(actions);
+    }
+    for (int c = 0; c < problem_.chunks; ++c) {
+      stage_weights_[static_cast<std::size_t>(models_[static_cast<std::size_t>(c)]->stage())] =
+          models_[static_cast<std::size_t>(c)]->download_weights();
+    }
+  }
+
+ private:
+  StageModel& model(int chunk) { return *models_[static_cast<std::size_t>(chunk)]; }
+
+  double live_bytes() const {
+    std::size_t total = 0;
+    for (const auto& m : models_) total += m->saved_bytes();
+    return static_cast<double>(total);
+  }
+
+  void run_step(const std::vector<zb::Action>& actions) {
+    device_.clear_events();
+    for (auto& m : models_) m->begin_step();
+    chain_.assign(models_.size(), ChainState{});
+    std::vector<ActionRecord> records;
+    std::vector<MemoryRecord> memory;
+    std::vector<int> weight_passes(models_.size(), 0);
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+      const zb::Action& action = actions[i];
+      if (action.chunk < 0 || action.chunk >= problem_.chunks) {
+        throw ExecError(fmt::format("device {}, step {}, action #{} ({}): no chunk {}", d_, step_,
+                                    i, zb::to_token(action), action.chunk));
+      }
+      const int stage = problem_.stage_of(d_, action.chunk);
+      try {
+        records.push_back(run_action(action, stage, memory));
+        if (action.pass == zb::Pass::W || action.pass == zb::Pass::BW) {
+          if (model(action.chunk).gradients_complete()) on_gradients_complete(action.chunk);
+        }
+        if (options_.mode == SyncMode::post_validation) progress_chain(false);
+      } catch (const std::exception& error) {
+        throw ExecError(fmt::format("device {}, step {}, action #{} ({} on stage {}): {}", d_,
+                                    step_, i, zb::to_token(action), stage, error.what()));
+      }
+    }
+    try {
+      for (std::size_t c = 0; c < models_.size(); ++c) {
+        if (!chain_[c].grads_done) {
+          throw ExecError(fmt::format("stage {} did not complete its gradients",
+                                      models_[c]->stage()));
+        }
+      }
+      progress_chain(true);
+      finish_step();
+    } catch (const std::exception& error) {
+      throw ExecError(fmt::format("device {}, step {}, optimizer step: {}", d_, step_, error.what()));
+    }
+    device_.synchronize();
+    std::vector<zb::Span> spans;
+    for (const auto& r : records) {
+      zb::Span span;
+      span.device = d_;
+      span.stream = zb::Stream::compute;
+      span.pass = r.action.pass;
+      span.stage = r.stage;
+      span.microbatch = r.action.microbatch;
+      span.chunk = r.action.chunk;
+      span.start = device_.event_time_us(r.start_event);
+      span.end = device_.event_time_us(r.end_event);
+      spans.push_back(span);
+    }
+    std::vector<zb::MemoryPoint> points;
+    for (const auto& m : memory) {
+      points.push_back({device_.event_time_us(m.event), m.bytes});
+      output_.peak_bytes = std::max(output_.peak_bytes, m.bytes);
+    }
+    output_.spans.push_back(std::move(spans));
+    output_.memory_us.push_back(std::move(points));
+  }
+
+  ActionRecord run_action(const zb::Action& action, int stage, std::vector<MemoryRecord>& memory) {
+    StageModel& m = model(action.chunk);
+    const int mb = action.microbatch;
+    const int stages = problem_.stages();
+    ActionRecord record{action, stage, 0, 0};
+    switch (action.pass) {
+      case zb::Pass::F: {
+        // Data loading is not part of F: upload before the clock starts.
+        Tensor input;
+        Tensor target;
+        const auto rows = options_.model.microbatch_size;
+        if (stage == 0) {
+          input = device_.alloc(rows, options_.model.hidden);
+          device_.upload(input, synthetic_input(options_.model, step_, mb));
+        }
+        if (stage == stages - 1) {
+          target = device_.alloc(rows, options_.model.hidden);
+          device_.upload(target, synthetic_target(options_.model, step_, mb));
+        }
+        // Waiting for the input is idle time, not F: the clock starts once it is here.
+        if (stage > 0) {
+          input = fabric_.recv(problem_.device_of_stage(stage - 1), d_,
+                               MessageTag{step_, stage - 1, stage, mb}, device_);
+        }
+        record.start_event = device_.record_event();
+        Tensor output = m.forward(mb, std::move(input), target);
+        // F's activations count from its start (the memory model of DESIGN.md section 3).
+        memory.push_back({record.start_event, live_bytes()});
+        if (stage < stages - 1) {
+          fabric_.send(d_, problem_.device_of_stage(stage + 1), MessageTag{step_, stage, stage + 1, mb},
+                       std::move(output));
+        }
+        record.end_event = device_.record_event();
+        return record;
+      }
+      case zb::Pass::B:
+      case zb::Pass::BW: {
+        Tensor grad_output;
+        if (stage < stages - 1) {
+          grad_output = fabric_.recv(problem_.device_of_stage(stage + 1), d_,
+                                     MessageTag{step_, stage + 1, stage, mb}, device_);
+        }
+        record.start_event = device_.record_event();
+        Tensor grad_input = m.backward_input(mb, std::move(grad_output));
+        if (stage > 0) {
+          // The input gradient goes upstream at once, before any weight-gradient work.
+          fabric_.send(d_, problem_.device_of_stage(stage - 1), MessageTag{step_, stage, stage - 1, mb},
+                       std::move(grad_input));
+        }
+        if (action.pass == zb::Pass::BW) m.backward_weight(mb);
+        record.end_event = device_.record_event();
+        memory.push_back({record.end_event, live_bytes()});
+        return record;
+      }
+      case zb::Pass::W: {
+        record.start_event = device_.record_event();
+        m.backward_weight(mb);
+        record.end_event = device_.record_event();
+        memory.push_back({record.end_event, live_bytes()});
+        return record;
+      }
+    }
+    throw ExecError("unknown pass");
+  }
+
+  void on_gradients_complete(int chunk) {
+    StageModel& m = model(chunk);
+    ChainState& state = chain_[static_cast<std::size_t>(chunk)];
+    if (state.grads_done) return;
+    if (options_.inject_nonfinite && options_.inject_nonfinite->step == step_ &&
+        options_.inject_nonfinite->stage == m.stage()) {
+      device_.poison(m.grads()[0][kW1], 0);
+    }
+    state.square_sums = m.gradient_square_sums();
+    state.grads_done = true;
+    if (options_.mode == SyncMode::post_validation &&
+        may_step_early(state.square_sums, options_.optimizer)) {
+      // Optimistic: the step a verdict of "finite, no clipping" would apply, taken now.
+      auto& optimizer = *optimizers_[static_cast<std::size_t>(chunk)];
+      optimizer.save_snapshot();
+      optimizer.apply(StepDecision{});
+      state.stepped_early = true;
+    }
+  }
+
+  // Moves the norm partial down the stages: stage s adds its squared sums to what stage s+1 sent
+  // and passes the result to stage s-1; stage 0 holds the total and sends it to every device.
+  void progress_chain(bool blocking) {
+    const int stages = problem_.stages();
+    std::vector<std::size_t> order(models_.size());
+    for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return models_[a]->stage() > models_[b]->stage(); });
+    for (std::size_t c : order) {
+      ChainState& state = chain_[c];
+      const int s = models_[c]->stage();
+      if (state.forwarded || !state.grads_done) continue;
+      if (!state.incoming) {
+        if (s == stages - 1) {
+          state.incoming = 0.0;
+        } else {
+          const int from = problem_.device_of_stage(s + 1);
+          const auto key = control_key(step_, s, ControlKind::norm_partial);
+          if (blocking) {
+            state.incoming = fabric_.recv_control(from, d_, key).at(0);
+          } else if (auto got = fabric_.try_recv_control(from, d_, key)) {
+            state.incoming = got->at(0);
+          } else {
+            continue;
+          }
+        }
+      }
+      const double total = chain_square_sum(*state.incoming, state.square_sums);
+      if (s > 0) {
+        fabric_.send_control(d_, problem_.device_of_stage(s - 1),
+                             control_key(step_, s - 1, ControlKind::norm_partial), {total});
+      } else {
+        for (int e = 0; e < problem_.devices; ++e) {
+          fabric_.send_control(d_, e, control_key(step_, 0, ControlKind::verdict), {total});
+        }
+      }
+      state.forwarded = true;
+    }
+  }
+
+  void finish_step() {
+    const double total =
+        fabric_.recv_control(problem_.device_of_stage(0), d_, control_key(step_, 0, ControlKind::verdict)).at(0);
+    const StepDecision decision = decide_step(total, options_.optimizer);
+    int early = 0;
+    int rollbacks = 0;
+    for (std::size_t c = 0; c < models_.size(); ++c) {
+      auto& optimizer = *optimizers_[c];
+      if (chain_[c].stepped_early) {
+        ++early;
+        if (decision == StepDecision{true, 1.0f, decision.grad_norm, false}) {
+          optimizer.drop_snapshot();  // the early step was the right one
+          continue;
+        }
+        optimizer.restore_snapshot();  // roll back bitwise, then redo the step correctly
+        ++rollbacks;
+      }
+      optimizer.apply(decision);
+    }
+    std::lock_guard lock(reports_mutex_);
+    StepReport& report = reports_[static_cast<std::size_t>(step_)];
+    report.decision = decision;
+    report.early_steps += early;
+    report.rollbacks += rollbacks;
+    for (const auto& m : models_) {
+      if (m->is_last()) {
+        report.loss = m->loss_sum() / static_cast<double>(problem_.microbatches) /
+                      static_cast<double>(options_.model.microbatch_size) /
+                      static_cast<double>(options_.model.hidden);
+      }
+    }
+  }
+
+  Backend& backend_;
+  const zb::Problem& problem_;
+  const zb::Schedule& schedule_;
+  const ExecOptions& options_;
+  int d_;
+  Device& device_;
+  Fabric& fabric_;
+  std::vector<StepReport>& reports_;
+  std::mutex& reports_mutex_;
+  std::vector<ModelWeights>& stage_weights_;
+  DeviceOutput& output_;
+  std::vector<std::unique_ptr<StageModel>> models_;
+  std::vector<std::unique_ptr<StageOptimizer>> optimizers_;
+  std::vector<ChainState> chain_;
+  int step_ = 0;
+};
+
+zb::Trace build_trace(const std::vector<DeviceOutput>& outputs, int step, const zb::Schedule& schedule,
+                      const std::string& engine) {
+  zb::Trace trace;
+  trace.meta.schedule = schedule.name;
+  trace.meta.engine = engine;
+  trace.meta.time_unit = "ms";
+  trace.devices = static_cast<int>(outputs.size());
+  double origin_us = std::numeric_limits<double>::infinity();
+  for (const auto& out : outputs) {
+    for (const auto& span : out.spans[static_cast<std::size_t>(step)]) origin_us = std::min(origin_us, span.start);
+  }
+  if (!std::isfinite(origin_us)) origin_us = 0;
+  std::vector<double> busy(outputs.size(), 0.0);
+  for (std::size_t d = 0; d < outputs.size(); ++d) {
+    for (zb::Span span : outputs[d].spans[static_cast<std::size_t>(step)]) {
+      span.start = (span.start - origin_us) / 1000.0;
+      span.end = (span.end - origin_us) / 1000.0;
+      busy[d] += span.end - span.start;
+      trace.spans.push_back(span);
+    }
+    std::vector<zb::MemoryPoint> points;
+    for (auto point : outputs[d].memory_us[static_cast<std::size_t>(step)]) {
+      point.time = (point.time - origin_us) / 1000.0;
+      points.push_back(point);
+    }
+    trace.memory.push_back(std::move(points));
+  }
+  // A measured run has no cost model: the busiest device's compute time is the bubble-free work.
+  const double work = busy.empty() ? 0.0 : *std::max_element(busy.begin(), busy.end());
+  trace.metrics = zb::compute_metrics(trace, work);
+  return trace;
+}
+
+}  // namespace
+
+ExecResult run_schedule(Backend& backend, const zb::Problem& problem, const zb::Schedule& schedule,
+                        const ExecOptions& options) {
+  problem.validate();
+  if (schedule.device_count() != problem.devices) {
+    throw InputError(fmt::format("schedule '{}' has {} devices but the problem has p = {}",
+                                 schedule.name, schedule.device_count(), problem.devices));
+  }
+  if (backend.device_count() != problem.devices) {
+    throw InputError(fmt::format("backend '{}' has {} devices but the problem has p = {}",
+                                 backend.name(), backend.device_count(), problem.devices));
+  }
+  if (options.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", options.steps));
+  options.model.validate(problem.stages());
+  options.optimizer.validate();
+  if (options.inject_nonfinite && (options.inject_nonfinite->step >= options.steps ||
+                                   options.inject_nonfinite->stage >= problem.stages())) {
+    throw InputError(fmt::format("--inject-nonfinite {}:{}: step must be < {} and stage < {}",
+                                 options.inject_nonfinite->step, options.inject_nonfinite->stage,
+                                 options.steps, problem.stages()));
+  }
+  zb::validate(problem, schedule);  // refuses deadlocks (with the grid report) before anything runs
+  if (options.check_channel_order) check_channel_order(problem, schedule);
+
+  std::vector<StepReport> reports(static_cast<std::size_t>(options.steps));
+  std::mutex reports_mutex;
+  std::vector<ModelWeights> stage_weights(static_cast<std::size_t>(problem.stages()));
+  std::vector<DeviceOutput> outputs(static_cast<std::size_t>(problem.devices));
+  backend.run_on_devices([&](int d) {
+    DeviceWorker worker(backend, problem, schedule, options, d, reports, reports_mutex,
+                        stage_weights, outputs[static_cast<std::size_t>(d)]);
+    worker.run();
+  });
+
+  ExecResult result;
+  result.steps = std::move(reports);
+  for (int step = 0; step < options.steps; ++step) {
+    result.traces.push_back(build_trace(outputs, step, schedule, backend.name()));
+  }
+  for (const auto& out : outputs) result.peak_activation_bytes.push_back(out.peak_bytes);
+  for (auto& weights : stage_weights) {
+    for (auto& layer : weights) result.weights.push_back(std::move(layer));
+  }
+  return result;
+}
+
+}  // namespace zb::exec

@@ -1,0 +1,96 @@
+// One stage of the model on one device: its blocks' F, B and W, saved tensors and gradients.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <vector>
+
+#include "exec/device.h"
+#include "exec/model_config.h"
+
+namespace zb::exec {
+
+// What one block keeps between passes for one microbatch. F saves x, u and z; B frees u and adds
+// gy and gu; W reads x, z, gy, gu and frees everything (DESIGN.md's F/B/W memory model).
+struct BlockSaved {
+  Tensor x;   // block input [B x h]
+  Tensor u;   // pre-activation [B x 4h], needed by B only
+  Tensor z;   // gelu(u) [B x 4h], needed by W (dW2)
+  Tensor gy;  // dL/dy [B x h], from B, needed by W (dW2, db2)
+  Tensor gu;  // dL/du [B x 4h], from B, needed by W (dW1, db1)
+};
+
+class StageModel {
+ public:
+  StageModel(Device& device, const ModelConfig& config, int stage, int stages, int microbatches);
+
+  int stage() const { return stage_; }
+  LayerRange layers() const { return layers_; }
+  bool is_first() const { return stage_ == 0; }
+  bool is_last() const { return stage_ == stages_ - 1; }
+  Device& device() { return device_; }
+
+  // Clears per-step state (losses, gradient order); saved tensors must already be gone.
+  void begin_step();
+
+  // F. `input` is the stage input [B x h] (kept as the first block's x). On the last stage
+  // `target` gives the loss, whose gradient is kept for B; returns the output otherwise.
+  Tensor forward(int microbatch, Tensor input, const Tensor& target);
+  // B. `grad_output` is dL/d(output) (ignored on the last stage, which uses the loss gradient).
+  // Returns dL/d(input), or nothing on stage 0 (no one needs it).
+  Tensor backward_input(int microbatch, Tensor grad_output);
+  // W. Weight gradients, accumulated into the gradient buffers in microbatch order whatever order
+  // the schedule runs W in, so the sums are bitwise those of the in-order reference.
+  void backward_weight(int microbatch);
+
+  // Live activation bytes of this stage (saved tensors of all microbatches in flight).
+  std::size_t saved_bytes() const { return saved_bytes_; }
+  // Gradient contributions parked because their microbatch ran W early (not activation memory).
+  std::size_t parked_bytes() const;
+  bool gradients_complete() const { return next_in_order_ == microbatches_; }
+  // Sum over microbatches, in order, of sum 0.5 (y - target)^2 (last stage; 0 elsewhere).
+  double loss_sum() const;
+
+  // Parameters, gradients: [layer - layers().begin][param].
+  std::vector<std::array<Tensor, kParamsPerLayer>>& params() { return params_; }
+  std::vector<std::array<Tensor, kParamsPerLayer>>& grads() { return grads_; }
+  // Host copies of this stage's weights, in layer order.
+  ModelWeights download_weights();
+
+  // The stage's per-tensor squared gradient sums in the canonical norm order: layers from last
+  // to first, parameters from b2 back to W1. Chaining these across stages from the last stage to
+  // the first gives the same double-precision sum whatever the partition.
+  std::vector<double> gradient_square_sums();
+
+ private:
+  using Grads = std::array<Tensor, kParamsPerLayer>;
+  struct MicrobatchState {
+    std::vector<BlockSaved> blocks;
+    Tensor loss_grad;  // last stage: dL/dy of the last block, from F
+    bool backward_done = false;
+  };
+
+  std::size_t bytes_of(const MicrobatchState& state) const;
+  MicrobatchState& state_of(int microbatch, const char* pass);
+  void accumulate(int slot, const Grads& contribution);
+  Grads compute_contribution(const BlockSaved& saved, bool into_grads, int slot);
+
+  Device& device_;
+  ModelConfig config_;
+  int stage_;
+  int stages_;
+  int microbatches_;
+  LayerRange layers_;
+  float loss_grad_scale_;
+  std::vector<Grads> params_;
+  std::vector<Grads> grads_;
+  Grads scratch_;  // an in-order contribution before it is added (shapes equal for every layer)
+  std::map<int, MicrobatchState> live_;
+  std::map<int, std::vector<Grads>> parked_;  // microbatch -> per-layer contributions
+  std::vector<double> losses_;
+  int next_in_order_ = 0;
+  std::size_t saved_bytes_ = 0;
+};
+
+}  // namespace zb::exec
