@@ -1,0 +1,261 @@
+// The explorer's side panel (see explorer_panel.h).
+#include "app/explorer_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "app/qt_colour.h"
+#include "schedule/error.h"
+#include "timeline/time_axis.h"
+
+namespace zb::view {
+
+namespace {
+
+constexpr int kSliderSteps = 400;
+
+// A spin box and a slider that drive each other.
+QWidget* pair_widget(QWidget* spin, QSlider* slider) {
+  auto* row = new QWidget;
+  auto* layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(spin);
+  layout->addWidget(slider, 1);
+  return row;
+}
+
+void link_int(QSpinBox* spin, QSlider* slider) {
+  QObject::connect(slider, &QSlider::valueChanged, spin, [spin](int v) { spin->setValue(v); });
+  QObject::connect(spin, qOverload<int>(&QSpinBox::valueChanged), slider, [slider](int v) {
+    const QSignalBlocker block(slider);
+    slider->setValue(v);
+  });
+}
+
+}  // namespace
+
+ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, QWidget* parent) : QWidget(parent) {
+  auto* outer = new QVBoxLayout(this);
+
+  auto* shape = new QGroupBox("Problem");
+  auto* form = new QFormLayout(shape);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+  p_ = new QSpinBox;
+  p_->setObjectName("p");
+  p_->setRange(1, 128);
+  p_slider_ = new QSlider(Qt::Horizontal);
+  p_slider_->setObjectName("p_slider");
+  p_slider_->setRange(1, 32);
+  link_int(p_, p_slider_);
+  form->addRow("devices p", pair_widget(p_, p_slider_));
+
+  m_ = new QSpinBox;
+  m_->setObjectName("m");
+  m_->setRange(1, 4096);
+  m_slider_ = new QSlider(Qt::Horizontal);
+  m_slider_->setObjectName("m_slider");
+  m_slider_->setRange(1, 128);
+  link_int(m_, m_slider_);
+  form->addRow("microbatches m", pair_widget(m_, m_slider_));
+
+  chunks_ = new QSpinBox;
+  chunks_->setObjectName("chunks");
+  chunks_->setRange(1, 8);
+  chunks_->setToolTip("stages per device (v); 1f1b-i needs v >= 2");
+  placement_ = new QComboBox;
+  placement_->setObjectName("placement");
+  placement_->addItems({"auto", "linear", "interleaved", "vshape"});
+  placement_->setToolTip("how a device's chunks map to stages (auto: linear for v = 1, interleaved otherwise)");
+  auto* chunk_row = new QWidget;
+  auto* chunk_layout = new QHBoxLayout(chunk_row);
+  chunk_layout->setContentsMargins(0, 0, 0, 0);
+  chunk_layout->addWidget(chunks_);
+  chunk_layout->addWidget(placement_, 1);
+  form->addRow("chunks v", chunk_row);
+
+  for (QSpinBox* spin : {p_, m_, chunks_}) {
+    connect(spin, qOverload<int>(&QSpinBox::valueChanged), this, [this] { shape_edited(); });
+  }
+  connect(placement_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { shape_edited(); });
+
+  costs_.reserve(4);
+  add_cost(form, "t_f", "forward time per device (split over its chunks)", &ProblemSpec::t_f);
+  add_cost(form, "t_b", "input-gradient backward time per device", &ProblemSpec::t_b);
+  add_cost(form, "t_w", "weight-gradient backward time per device", &ProblemSpec::t_w);
+  add_cost(form, "t_comm", "transfer time between neighbouring devices", &ProblemSpec::t_comm);
+
+  limit_ = new QLineEdit;
+  limit_->setObjectName("mem_limit");
+  limit_->setPlaceholderText("none (e.g. 2p or 12)");
+  limit_->setToolTip("activation memory limit: a number, or a multiple of p x M_B written like 1p, 2p");
+  connect(limit_, &QLineEdit::editingFinished, this, [this] { limit_edited(); });
+  form->addRow("memory limit", limit_);
+  outer->addWidget(shape);
+
+  auto* chosen = new QGroupBox("Schedules");
+  auto* list_layout = new QVBoxLayout(chosen);
+  schedules_ = new QListWidget;
+  schedules_->setObjectName("schedules");
+  for (const std::string& name : schedule_names) {
+    auto* item = new QListWidgetItem(qstr(name), schedules_);
+    item->setFlags(Qt::ItemIsUserCheckable | Qt::ItemIsEnabled);
+    item->setCheckState(Qt::Unchecked);
+  }
+  schedules_->setMaximumHeight(static_cast<int>(schedule_names.size()) * 22 + 8);
+  connect(schedules_, &QListWidget::itemChanged, this, [this] { emit changed(); });
+  list_layout->addWidget(schedules_);
+  outer->addWidget(chosen);
+  outer->addStretch(1);
+
+  ProblemSpec initial;
+  initial.devices = 4;
+  initial.microbatches = 8;
+  initial.t_f = initial.t_b = initial.t_w = {1.0};
+  set_spec(initial);
+}
+
+void ExplorerPanel::add_cost(QFormLayout* form, const char* name, const char* tip,
+                             std::vector<double> ProblemSpec::*field) {
+  CostControl control;
+  control.field = field;
+  control.label = new QLabel(name);
+  control.label->setToolTip(tip);
+  control.spin = new QDoubleSpinBox;
+  control.spin->setObjectName(name);
+  control.spin->setRange(0, 1e9);
+  control.spin->setDecimals(3);
+  control.spin->setSingleStep(0.1);
+  control.spin->setToolTip(tip);
+  control.slider = new QSlider(Qt::Horizontal);
+  control.slider->setObjectName(QString(name) + "_slider");
+  control.slider->setRange(0, kSliderSteps);
+  form->addRow(control.label, pair_widget(control.spin, control.slider));
+  costs_.push_back(control);
+  const std::size_t index = costs_.size() - 1;
+  connect(control.spin, qOverload<double>(&QDoubleSpinBox::valueChanged), this,
+          [this, index](double value) { cost_edited(costs_[index], value); });
+  connect(control.slider, &QSlider::valueChanged, this, [this, index](int step) {
+    CostControl& c = costs_[index];
+    c.spin->setValue(step * c.slider_step);  // cost_edited follows through the spin box
+  });
+}
+
+void ExplorerPanel::show_cost(CostControl& control) {
+  const std::vector<double>& values = spec_.*(control.field);
+  const double value = values.empty() ? 0.0 : values.front();
+  // The slider covers 0 .. about 4x the value (at least 0 .. 20) in round steps.
+  control.slider_step = nice_step(std::max(value * 4, 20.0) / kSliderSteps);
+  const QSignalBlocker block_spin(control.spin);
+  const QSignalBlocker block_slider(control.slider);
+  control.spin->setValue(value);
+  control.slider->setValue(static_cast<int>(std::lround(std::min(value / control.slider_step, double(kSliderSteps)))));
+  const QString name = control.spin->objectName();
+  if (values.size() > 1) {
+    control.label->setText(name + " *");
+    control.label->setToolTip(QString("per-device or per-stage values from the file (first shown); editing sets one "
+                                      "value for all: %1 values")
+                                  .arg(values.size()));
+  } else {
+    control.label->setText(name);
+  }
+}
+
+void ExplorerPanel::cost_edited(CostControl& control, double value) {
+  spec_.*(control.field) = {value};
+  {
+    const QSignalBlocker block(control.slider);
+    control.slider->setValue(static_cast<int>(std::lround(std::min(value / control.slider_step, double(kSliderSteps)))));
+  }
+  control.label->setText(control.spin->objectName());
+  emit changed();
+}
+
+void ExplorerPanel::shape_edited() {
+  spec_.devices = p_->value();
+  spec_.microbatches = m_->value();
+  spec_.chunks = chunks_->value();
+  const int placement = placement_->currentIndex();
+  if (placement <= 0) {
+    spec_.placement.reset();
+  } else {
+    spec_.placement = static_cast<Placement>(placement - 1);
+  }
+  // Per-device arrays no longer fit a new p: keep their first value for every device.
+  for (CostControl& control : costs_) {
+    auto& values = spec_.*(control.field);
+    if (values.size() > 1 && values.size() != static_cast<std::size_t>(spec_.devices) &&
+        values.size() != static_cast<std::size_t>(spec_.devices * spec_.chunks)) {
+      values.resize(1);
+      show_cost(control);
+    }
+  }
+  emit changed();
+}
+
+void ExplorerPanel::limit_edited() {
+  const std::string text = limit_->text().trimmed().toStdString();
+  try {
+    std::optional<MemoryLimit> limit;
+    if (!text.empty()) limit = MemoryLimit::parse(text, "memory limit");
+    limit_->setStyleSheet("");
+    limit_->setToolTip("activation memory limit: a number, or a multiple of p x M_B written like 1p, 2p");
+    const bool same = (limit.has_value() == spec_.mem_limit.has_value()) &&
+                      (!limit || (limit->value == spec_.mem_limit->value && limit->times_p == spec_.mem_limit->times_p));
+    if (same) return;
+    spec_.mem_limit = limit;
+    emit changed();
+  } catch (const Error& e) {
+    limit_->setStyleSheet("QLineEdit { background: #f8d0d0; }");
+    limit_->setToolTip(e.what());
+    emit message(qstr(e.what()));
+  }
+}
+
+void ExplorerPanel::set_spec(const ProblemSpec& spec) {
+  spec_ = spec;
+  {
+    const QSignalBlocker b1(p_), b2(p_slider_), b3(m_), b4(m_slider_), b5(chunks_), b6(placement_);
+    p_->setValue(spec.devices);
+    p_slider_->setValue(spec.devices);
+    m_->setValue(spec.microbatches);
+    m_slider_->setValue(spec.microbatches);
+    chunks_->setValue(spec.chunks);
+    placement_->setCurrentIndex(spec.placement ? static_cast<int>(*spec.placement) + 1 : 0);
+  }
+  for (CostControl& control : costs_) show_cost(control);
+  const QSignalBlocker block(limit_);
+  limit_->setText(spec.mem_limit ? qstr(spec.mem_limit->to_string()) : QString());
+  limit_->setStyleSheet("");
+}
+
+std::vector<std::string> ExplorerPanel::selected_schedules() const {
+  std::vector<std::string> names;
+  for (int i = 0; i < schedules_->count(); ++i) {
+    if (schedules_->item(i)->checkState() == Qt::Checked) names.push_back(schedules_->item(i)->text().toStdString());
+  }
+  return names;
+}
+
+void ExplorerPanel::set_selected_schedules(const std::vector<std::string>& names) {
+  const QSignalBlocker block(schedules_);
+  for (int i = 0; i < schedules_->count(); ++i) {
+    QListWidgetItem* item = schedules_->item(i);
+    const bool wanted = std::find(names.begin(), names.end(), item->text().toStdString()) != names.end();
+    item->setCheckState(wanted ? Qt::Checked : Qt::Unchecked);
+  }
+}
+
+}  // namespace zb::view

@@ -1,0 +1,69 @@
+// The explorer's side panel: the problem (p, m, chunks, placement, costs, memory limit) with spin
+// boxes and sliders, and the schedules to compare. Emits changed() on every edit.
+#pragma once
+
+#include <QWidget>
+
+#include <string>
+#include <vector>
+
+#include "schedule/problem_spec.h"
+
+class QComboBox;
+class QFormLayout;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QSlider;
+class QSpinBox;
+
+namespace zb::view {
+
+class ExplorerPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  ExplorerPanel(const std::vector<std::string>& schedule_names, QWidget* parent = nullptr);
+
+  const ProblemSpec& spec() const { return spec_; }
+  // Shows a problem (from a scenario or a schedule file) without emitting changed().
+  void set_spec(const ProblemSpec& spec);
+
+  std::vector<std::string> selected_schedules() const;
+  // Checks exactly these (unknown names are ignored) without emitting changed().
+  void set_selected_schedules(const std::vector<std::string>& names);
+
+ signals:
+  void changed();
+  // A message for the status bar (e.g. a memory limit that does not parse).
+  void message(const QString& text);
+
+ private:
+  struct CostControl {
+    QLabel* label = nullptr;
+    QDoubleSpinBox* spin = nullptr;
+    QSlider* slider = nullptr;
+    double slider_step = 0.05;  // value of one slider step; rescaled to the value shown
+    std::vector<double> ProblemSpec::*field = nullptr;
+  };
+
+  void add_cost(QFormLayout* form, const char* name, const char* tip, std::vector<double> ProblemSpec::*field);
+  void show_cost(CostControl& control);
+  void cost_edited(CostControl& control, double value);
+  void limit_edited();
+  void shape_edited();
+
+  ProblemSpec spec_;
+  QSpinBox* p_ = nullptr;
+  QSlider* p_slider_ = nullptr;
+  QSpinBox* m_ = nullptr;
+  QSlider* m_slider_ = nullptr;
+  QSpinBox* chunks_ = nullptr;
+  QComboBox* placement_ = nullptr;
+  std::vector<CostControl> costs_;
+  QLineEdit* limit_ = nullptr;
+  QListWidget* schedules_ = nullptr;
+};
+
+}  // namespace zb::view

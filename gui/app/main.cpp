@@ -1,0 +1,128 @@
+// zbview: the Qt6 timeline viewer and bubble explorer; `--screenshot OUT.png` renders it headless.
+#include <QApplication>
+#include <QBuffer>
+#include <QImage>
+#include <QString>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "app/explorer_panel.h"
+#include "app/main_window.h"
+#include "app/timeline_view.h"
+#include "schedule/atomic_file.h"
+#include "schedule/error.h"
+#include "timeline/explorer_run.h"
+#include "timeline/input_files.h"
+#include "timeline/viewer_options.h"
+
+namespace {
+
+using namespace zb::view;
+
+bool wants(int argc, char** argv, const char* flag) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], flag) == 0 || std::strncmp(argv[i], flag, std::strlen(flag)) == 0) return true;
+  }
+  return false;
+}
+
+// The schedules shown when none are named: the ones of the paper's comparison that exist here.
+std::vector<std::string> default_schedules(const zb::GeneratorRegistry& registry) {
+  std::vector<std::string> names;
+  for (const char* name : {"1f1b", "zb-h1", "zb-h2", "zb-auto"}) {
+    if (registry.find(name)) names.emplace_back(name);
+  }
+  return names;
+}
+
+int run(int argc, char** argv) {
+  // --help and headless runs must work without a display: decide before Qt picks a platform.
+  if (wants(argc, argv, "--help") || wants(argc, argv, "-h")) {
+    std::fputs(viewer_usage().c_str(), stdout);
+    return 0;
+  }
+  const bool headless = wants(argc, argv, "--screenshot") || wants(argc, argv, "--svg");
+  if (headless && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("zbsim");
+  QApplication::setApplicationName("zbview");
+
+  std::vector<std::string> args;
+  for (const QString& arg : QApplication::arguments().mid(1)) args.push_back(arg.toStdString());
+  const ViewerOptions options = parse_viewer_args(args);
+
+  zb::ProblemSpec spec = default_problem_spec();
+  zb::GeneratorRegistry registry = viewer_registry();
+  std::vector<std::string> schedules = default_schedules(registry);
+  if (options.scenario) {
+    LoadedInput input = load_input_file(*options.scenario);
+    if (input.kind != InputKind::scenario) throw zb::InputError(*options.scenario + ": not a scenario file (no \"problem\")");
+    spec = input.scenario->spec;
+    if (!input.scenario->schedules.empty()) schedules = input.scenario->schedules;
+  }
+  spec = apply_problem_flags(spec, options);
+  if (options.schedules) schedules = split_names(*options.schedules);
+  for (const std::string& name : schedules) (void)registry.get(name);  // unknown names: InputError listing known ones
+  (void)spec.build("command line");
+
+  MainWindow window(std::move(registry));
+  window.set_dialogs_enabled(!headless);
+  window.set_show_memory(options.show_memory);
+  window.set_show_arrows(options.show_arrows);
+  window.resize(options.width_px, options.height_px);
+  window.set_problem(spec, schedules);
+
+  std::vector<std::string> files = options.traces;
+  files.insert(files.end(), options.files.begin(), options.files.end());
+  for (const std::string& file : files) {
+    if (!window.open_file(QString::fromStdString(file)) && headless) {
+      throw zb::InputError(window.last_error().toStdString());
+    }
+  }
+
+  if (!headless) {
+    window.show();
+    return QApplication::exec();
+  }
+
+  window.show();
+  QApplication::processEvents();
+  // Slow generators (the ILP) finish before the picture is taken.
+  while (window.background_busy()) QApplication::processEvents(QEventLoop::WaitForMoreEvents, 100);
+  QApplication::processEvents();
+  QString error;
+  if (options.screenshot) {
+    const QImage image = window.grab().toImage();
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    if (!image.save(&buffer, "PNG")) throw zb::Error("zbview: could not encode the screenshot");
+    zb::write_file_atomically(*options.screenshot, std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    std::printf("zbview: wrote %s (%dx%d)\n", options.screenshot->c_str(), image.width(), image.height());
+  }
+  if (options.svg) {
+    if (!window.export_svg(QString::fromStdString(*options.svg), &error)) throw zb::InputError(error.toStdString());
+    std::printf("zbview: wrote %s\n", options.svg->c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const zb::InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zbview: internal error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,449 @@
+// zbview's main window (see main_window.h).
+#include "app/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QBuffer>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTableWidget>
+#include <QThreadPool>
+#include <QUrl>
+
+#include <fmt/format.h>
+
+#include "app/explorer_panel.h"
+#include "app/qt_colour.h"
+#include "app/timeline_view.h"
+#include "schedule/atomic_file.h"
+#include "schedule/error.h"
+#include "timeline/input_files.h"
+
+namespace zb::view {
+
+namespace {
+
+constexpr int kRecentFiles = 8;
+constexpr int kBackgroundDelayMs = 300;
+
+QTableWidgetItem* cell(const QString& text, bool number = false) {
+  auto* item = new QTableWidgetItem(text);
+  item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+  if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+QString number(const std::optional<double>& value, const char* format = "{:.4g}") {
+  return value ? qstr(fmt::format(fmt::runtime(format), *value)) : QString();
+}
+
+}  // namespace
+
+MainWindow::MainWindow(GeneratorRegistry registry, QWidget* parent)
+    : QMainWindow(parent), registry_(std::make_shared<const GeneratorRegistry>(std::move(registry))) {
+  setWindowTitle("zbview");
+  setAcceptDrops(true);
+
+  panel_ = new ExplorerPanel(registry_->names());
+  auto* panel_scroll = new QScrollArea;
+  panel_scroll->setWidget(panel_);
+  panel_scroll->setWidgetResizable(true);
+  panel_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  panel_scroll->setMinimumWidth(panel_->sizeHint().width() + 20);
+
+  view_ = new TimelineView;
+  view_->setObjectName("timeline");
+  view_->set_scene(&scene_);
+  auto* view_scroll = new QScrollArea;
+  view_scroll->setWidget(view_);
+  view_scroll->setWidgetResizable(true);
+  view_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  view_scroll->setFrameShape(QFrame::NoFrame);
+
+  table_ = new QTableWidget(0, 8);
+  table_->setObjectName("metrics");
+  table_->setHorizontalHeaderLabels(
+      {"schedule", "engine", "status", "span", "bubble rate", "peak memory", "step time", "span difference per device"});
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->verticalHeader()->setVisible(false);
+  table_->setAlternatingRowColors(true);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+  auto* right = new QSplitter(Qt::Vertical);
+  right->addWidget(view_scroll);
+  right->addWidget(table_);
+  right->setStretchFactor(0, 4);
+  right->setStretchFactor(1, 1);
+
+  auto* main = new QSplitter(Qt::Horizontal);
+  main->addWidget(panel_scroll);
+  main->addWidget(right);
+  main->setStretchFactor(0, 0);
+  main->setStretchFactor(1, 1);
+  setCentralWidget(main);
+
+  status_ = new QLabel;
+  progress_ = new QProgressBar;
+  progress_->setRange(0, 0);  // busy indicator: the solver reports no fraction done
+  progress_->setMaximumWidth(160);
+  progress_->setVisible(false);
+  cancel_ = new QPushButton("Cancel");
+  cancel_->setObjectName("cancel");
+  cancel_->setVisible(false);
+  connect(cancel_, &QPushButton::clicked, this, [this] { cancel_background(); });
+  statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(progress_);
+  statusBar()->addPermanentWidget(cancel_);
+
+  background_timer_.setSingleShot(true);
+  background_timer_.setInterval(kBackgroundDelayMs);
+  connect(&background_timer_, &QTimer::timeout, this, [this] { start_background_jobs(); });
+
+  connect(panel_, &ExplorerPanel::changed, this, [this] { recompute(); });
+  connect(panel_, &ExplorerPanel::message, this, [this](const QString& text) { status_->setText(text); });
+
+  build_menus();
+  resize(1400, 900);
+}
+
+MainWindow::~MainWindow() {
+  // Results of jobs still running are dropped (they hold no pointer to this window).
+  ++generation_;
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  QAction* open = file->addAction("&Open...", this, [this] { open_dialog(); });
+  open->setShortcut(QKeySequence::Open);
+  recent_menu_ = file->addMenu("Open &Recent");
+  rebuild_recent_menu();
+  file->addAction("&Close Opened Files", this, [this] { clear_files(); });
+  file->addSeparator();
+  file->addAction("Export &PNG...", this, [this] { export_dialog(false); });
+  QAction* svg = file->addAction("Export &SVG...", this, [this] { export_dialog(true); });
+  svg->setEnabled(TimelineView::svg_supported());
+  file->addSeparator();
+  QAction* quit = file->addAction("&Quit", qApp, &QApplication::closeAllWindows);
+  quit->setShortcut(QKeySequence::Quit);
+
+  QMenu* view = menuBar()->addMenu("&View");
+  QAction* fit = view->addAction("&Fit to Window", this, [this] { view_->fit_to_window(); });
+  fit->setShortcut(QKeySequence("F"));
+  QAction* memory = view->addAction("Show &Memory");
+  memory->setCheckable(true);
+  memory->setChecked(true);
+  connect(memory, &QAction::toggled, this, [this](bool on) { set_show_memory(on); });
+  QAction* arrows = view->addAction("Show &Communication");
+  arrows->setCheckable(true);
+  connect(arrows, &QAction::toggled, this, [this](bool on) { set_show_arrows(on); });
+
+  QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&Controls", this, [this] {
+    QMessageBox::information(this, "zbview",
+                             "Wheel: zoom about the cursor (Shift+wheel scrolls)\n"
+                             "Drag: pan\nDouble-click or F: fit to window\n"
+                             "Hover a box: action, start, end, duration\n"
+                             "Drop trace, scenario or schedule files onto the window to open them.");
+  });
+}
+
+void MainWindow::set_show_memory(bool show) { view_->set_show_memory(show); }
+void MainWindow::set_show_arrows(bool show) { view_->set_show_arrows(show); }
+
+void MainWindow::set_problem(const ProblemSpec& spec, const std::vector<std::string>& schedules) {
+  panel_->set_spec(spec);
+  panel_->set_selected_schedules(schedules);
+  recompute();
+}
+
+void MainWindow::recompute() {
+  const ProblemSpec& spec = panel_->spec();
+  Problem problem;
+  try {
+    problem = spec.build("explorer");
+  } catch (const Error& e) {
+    // A problem that does not build (e.g. per-stage arrays of the wrong length) keeps the last view.
+    status_->setText(qstr(e.what()));
+    return;
+  }
+  problem_ = problem;
+  ++generation_;
+  running_jobs_ = 0;
+  background_timer_.stop();
+  pending_background_.clear();
+
+  results_.clear();
+  for (const std::string& name : panel_->selected_schedules()) {
+    if (runs_in_background(name)) {
+      RunResult pending;
+      pending.name = name;
+      pending.error = "running...";
+      results_.push_back(std::move(pending));
+      pending_background_.push_back(name);
+    } else {
+      results_.push_back(run_generator(*registry_, name, problem_));
+    }
+  }
+  custom_results_.clear();
+  for (const Schedule& schedule : custom_schedules_) {
+    RunResult result = run_schedule(problem_, schedule);
+    result.name = schedule.name + " (file)";
+    custom_results_.push_back(std::move(result));
+  }
+  const bool busy = !pending_background_.empty();
+  progress_->setVisible(busy);
+  cancel_->setVisible(busy);
+  if (busy) background_timer_.start();
+  status_->setText(qstr(fmt::format("p={} m={} v={}", problem_.devices, problem_.microbatches, problem_.chunks)));
+  rebuild_scene();
+}
+
+void MainWindow::start_background_jobs() {
+  const std::uint64_t generation = generation_;
+  for (const std::string& name : pending_background_) {
+    ++running_jobs_;
+    QPointer<MainWindow> self(this);
+    auto registry = registry_;
+    Problem problem = problem_;
+    QThreadPool::globalInstance()->start([self, registry, problem, name, generation] {
+      RunResult result = run_generator(*registry, name, problem);
+      // Delivered on the UI thread; the QPointer is checked there, where the window lives.
+      QMetaObject::invokeMethod(
+          qApp,
+          [self, generation, result]() mutable {
+            if (self) self->background_done(generation, std::move(result));
+          },
+          Qt::QueuedConnection);
+    });
+  }
+  pending_background_.clear();
+  status_->setText(status_->text() + QString("   running %1 slow schedule(s)...").arg(running_jobs_));
+}
+
+void MainWindow::background_done(std::uint64_t generation, RunResult result) {
+  if (generation != generation_) return;  // the problem changed or the user cancelled
+  for (RunResult& slot : results_) {
+    if (slot.name == result.name && !slot.trace) slot = result;
+  }
+  if (--running_jobs_ <= 0) {
+    running_jobs_ = 0;
+    progress_->setVisible(false);
+    cancel_->setVisible(false);
+  }
+  rebuild_scene();
+}
+
+void MainWindow::cancel_background() {
+  ++generation_;
+  running_jobs_ = 0;
+  background_timer_.stop();
+  pending_background_.clear();
+  for (RunResult& slot : results_) {
+    if (!slot.trace && slot.error == "running...") slot.error = "cancelled";
+  }
+  progress_->setVisible(false);
+  cancel_->setVisible(false);
+  rebuild_scene();
+}
+
+void MainWindow::rebuild_scene() {
+  scene_.clear();
+  std::vector<MetricsRow> failed;
+  for (const auto* list : {&results_, &custom_results_}) {
+    for (const RunResult& result : *list) {
+      if (result.trace) {
+        scene_.add(make_group(result.name, *result.trace, result.memory_limit));
+      } else {
+        failed.push_back(failed_row(result.name, result.error));
+      }
+    }
+  }
+  for (const LoadedTrace& loaded : loaded_traces_) scene_.add(make_group(loaded.label, loaded.trace, loaded.memory_limit));
+  rows_ = metrics_rows(scene_);
+  rows_.insert(rows_.end(), failed.begin(), failed.end());
+  view_->scene_changed();
+  fill_table();
+}
+
+void MainWindow::fill_table() {
+  table_->setRowCount(static_cast<int>(rows_.size()));
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    const MetricsRow& row = rows_[i];
+    const int r = static_cast<int>(i);
+    const QString unit = row.time_unit.empty() ? QString() : " " + qstr(row.time_unit);
+    table_->setItem(r, 0, cell(qstr(row.label)));
+    table_->setItem(r, 1, cell(qstr(row.engine)));
+    QTableWidgetItem* status = cell(qstr(row.status));
+    status->setToolTip(qstr(row.status));
+    if (row.status != "ok") status->setForeground(QColor(0xB0, 0x20, 0x20));
+    table_->setItem(r, 2, status);
+    table_->setItem(r, 3, cell(row.span ? number(row.span) + unit : QString(), true));
+    table_->setItem(r, 4, cell(row.bubble_rate ? number(*row.bubble_rate * 100, "{:.2f}") + " %" : QString(), true));
+    table_->setItem(r, 5, cell(number(row.peak_memory), true));
+    table_->setItem(r, 6, cell(row.step_time ? number(row.step_time) + unit : QString(), true));
+    table_->setItem(r, 7, cell(row.reference.empty() ? QString()
+                                                     : qstr(fmt::format("vs {}: {}", row.reference, row.span_delta_text))));
+  }
+  table_->resizeColumnsToContents();
+  table_->horizontalHeader()->setStretchLastSection(true);
+}
+
+bool MainWindow::open_file(const QString& path) {
+  LoadedInput input;
+  try {
+    input = load_input_file(path.toStdString());
+  } catch (const Error& e) {
+    show_error(qstr(e.what()));
+    return false;
+  }
+  switch (input.kind) {
+    case InputKind::trace: {
+      const std::string label = trace_label(*input.trace, input.source);
+      loaded_traces_.push_back({label, std::move(*input.trace), input.trace_memory_limit});
+      rebuild_scene();
+      break;
+    }
+    case InputKind::scenario: {
+      std::vector<std::string> schedules = input.scenario->schedules;
+      if (schedules.empty()) schedules = panel_->selected_schedules();
+      set_problem(input.scenario->spec, schedules);
+      break;
+    }
+    case InputKind::schedule: {
+      const ProblemSpec spec = spec_fitting_schedule(panel_->spec(), *input.schedule);
+      custom_schedules_.push_back(std::move(*input.schedule));
+      panel_->set_spec(spec);
+      recompute();
+      break;
+    }
+  }
+  remember_recent(path);
+  status_->setText("opened " + path);
+  return true;
+}
+
+void MainWindow::clear_files() {
+  custom_schedules_.clear();
+  custom_results_.clear();
+  loaded_traces_.clear();
+  rebuild_scene();
+}
+
+void MainWindow::show_error(const QString& message) {
+  last_error_ = message;
+  status_->setText(message.section('\n', 0, 0));
+  if (!dialogs_enabled_) return;
+  auto* box = new QMessageBox(QMessageBox::Warning, "zbview: cannot open file", message, QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();  // window-modal without a nested event loop: the view stays as it was behind it
+}
+
+void MainWindow::remember_recent(const QString& path) {
+  QSettings settings("zbsim", "zbview");
+  QStringList recent = settings.value("recent_files").toStringList();
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(absolute);
+  recent.prepend(absolute);
+  while (recent.size() > kRecentFiles) recent.removeLast();
+  settings.setValue("recent_files", recent);
+  rebuild_recent_menu();
+}
+
+void MainWindow::rebuild_recent_menu() {
+  recent_menu_->clear();
+  const QStringList recent = QSettings("zbsim", "zbview").value("recent_files").toStringList();
+  for (const QString& path : recent) {
+    recent_menu_->addAction(path, this, [this, path] { open_file(path); });
+  }
+  recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::open_dialog() {
+  const QStringList paths = QFileDialog::getOpenFileNames(
+      this, "Open trace, scenario or schedule", QString(),
+      "zbsim files (*.json *.txt *.sched);;Trace or scenario JSON (*.json);;Schedule text (*.txt *.sched);;All files (*)");
+  for (const QString& path : paths) open_file(path);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  open_urls(event->mimeData()->urls());
+  event->acceptProposedAction();
+}
+
+int MainWindow::open_urls(const QList<QUrl>& urls) {
+  int opened = 0;
+  for (const QUrl& url : urls) {
+    if (!url.isLocalFile()) {
+      show_error(QString("%1: only local files can be opened").arg(url.toString()));
+      continue;
+    }
+    opened += open_file(url.toLocalFile()) ? 1 : 0;
+  }
+  return opened;
+}
+
+bool MainWindow::export_png(const QString& path, QString* error) {
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  buffer.open(QIODevice::WriteOnly);
+  if (!view_->render_image().save(&buffer, "PNG")) {
+    if (error) *error = "could not encode the PNG";
+    return false;
+  }
+  try {
+    write_file_atomically(path.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+  } catch (const Error& e) {
+    if (error) *error = qstr(e.what());
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::export_svg(const QString& path, QString* error) {
+  const QByteArray bytes = view_->render_svg();
+  if (bytes.isEmpty()) {
+    if (error) *error = "zbview was built without Qt6 Svg";
+    return false;
+  }
+  try {
+    write_file_atomically(path.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+  } catch (const Error& e) {
+    if (error) *error = qstr(e.what());
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::export_dialog(bool svg) {
+  const QString path = QFileDialog::getSaveFileName(this, svg ? "Export SVG" : "Export PNG", QString(),
+                                                    svg ? "SVG (*.svg)" : "PNG (*.png)");
+  if (path.isEmpty()) return;
+  QString error;
+  if (!(svg ? export_svg(path, &error) : export_png(path, &error))) {
+    QMessageBox::warning(this, "zbview: export failed", error);
+  } else {
+    status_->setText("exported " + path);
+  }
+}
+
+}  // namespace zb::view

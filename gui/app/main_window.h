@@ -1,0 +1,119 @@
+// zbview's main window: explorer panel | timeline over the metrics table; file opening (menu,
+// recent files, drag and drop), exports, and slow generators on a worker thread.
+#pragma once
+
+#include <QMainWindow>
+#include <QList>
+#include <QString>
+#include <QUrl>
+#include <QTimer>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedule/generator_registry.h"
+#include "schedule/problem.h"
+#include "schedule/schedule.h"
+#include "timeline/explorer_run.h"
+#include "timeline/metrics_table.h"
+#include "timeline/timeline_scene.h"
+
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QTableWidget;
+
+namespace zb::view {
+
+class ExplorerPanel;
+class TimelineView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(GeneratorRegistry registry, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  ExplorerPanel* panel() const { return panel_; }
+  TimelineView* timeline() const { return view_; }
+  QTableWidget* metrics_table() const { return table_; }
+  const TimelineScene& scene() const { return scene_; }
+  const std::vector<MetricsRow>& metrics() const { return rows_; }
+  const GeneratorRegistry& registry() const { return *registry_; }
+
+  // Shows this problem and these schedules, then recomputes.
+  void set_problem(const ProblemSpec& spec, const std::vector<std::string>& schedules);
+  // Generates and evaluates the panel's schedules (fast ones now, slow ones on a worker thread).
+  void recompute();
+
+  // Opens a trace, scenario or schedule file. On a bad file: false, an error dialog (or only
+  // last_error() when dialogs are off), and the previous view stays as it was.
+  bool open_file(const QString& path);
+  // Opens dropped files (what a drop on the window does); returns how many opened.
+  int open_urls(const QList<QUrl>& urls);
+  QString last_error() const { return last_error_; }
+  void set_dialogs_enabled(bool enabled) { dialogs_enabled_ = enabled; }
+  // Removes every trace and schedule file that was opened.
+  void clear_files();
+
+  bool background_busy() const { return running_jobs_ > 0 || background_timer_.isActive(); }
+  void cancel_background();
+
+  bool export_png(const QString& path, QString* error);
+  bool export_svg(const QString& path, QString* error);
+
+  void set_show_memory(bool show);
+  void set_show_arrows(bool show);
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  struct LoadedTrace {
+    std::string label;
+    Trace trace;
+    std::optional<double> memory_limit;
+  };
+
+  void build_menus();
+  void rebuild_scene();
+  void fill_table();
+  void start_background_jobs();
+  void background_done(std::uint64_t generation, RunResult result);
+  void show_error(const QString& message);
+  void remember_recent(const QString& path);
+  void rebuild_recent_menu();
+  void open_dialog();
+  void export_dialog(bool svg);
+
+  std::shared_ptr<const GeneratorRegistry> registry_;
+  ExplorerPanel* panel_ = nullptr;
+  TimelineView* view_ = nullptr;
+  QTableWidget* table_ = nullptr;
+  QLabel* status_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QPushButton* cancel_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+
+  TimelineScene scene_;
+  std::vector<MetricsRow> rows_;
+  Problem problem_;
+  std::vector<RunResult> results_;         // the panel's schedules, in order (pending ones have no trace)
+  std::vector<RunResult> custom_results_;  // schedule files evaluated against the panel's problem
+  std::vector<Schedule> custom_schedules_;
+  std::vector<LoadedTrace> loaded_traces_;
+  std::vector<std::string> pending_background_;
+  std::uint64_t generation_ = 0;  // bumped by every recompute and cancel; stale results are dropped
+  int running_jobs_ = 0;
+  QTimer background_timer_;       // slow generators start once the sliders rest
+  QString last_error_;
+  bool dialogs_enabled_ = true;
+};
+
+}  // namespace zb::view

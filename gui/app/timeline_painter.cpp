@@ -1,0 +1,157 @@
+// Paints a laid-out timeline with QPainter (see timeline_painter.h).
+#include "app/timeline_painter.h"
+
+#include <QFontMetricsF>
+#include <QPainterPath>
+#include <QPolygonF>
+
+#include <cmath>
+
+#include "app/qt_colour.h"
+
+namespace zb::view {
+
+namespace {
+
+void paint_axis(QPainter& painter, const TimelineLayout& layout) {
+  painter.setPen(QPen(QColor(0xDD, 0xDD, 0xDD), 0));
+  for (const Tick& tick : layout.ticks) {
+    painter.drawLine(QPointF(tick.x_px, layout.plot.y - 4), QPointF(tick.x_px, layout.height_px));
+  }
+  painter.setPen(QColor(0x44, 0x44, 0x44));
+  for (const Tick& tick : layout.ticks) {
+    painter.drawText(QPointF(tick.x_px + 3, layout.plot.y - 6), qstr(tick.label));
+  }
+}
+
+void paint_arrow(QPainter& painter, const ArrowItem& arrow) {
+  const QPointF from = to_qpoint(arrow.from);
+  const QPointF to = to_qpoint(arrow.to);
+  painter.drawLine(from, to);
+  const double angle = std::atan2(to.y() - from.y(), to.x() - from.x());
+  constexpr double kHead = 5;
+  QPolygonF head;
+  head << to << to - QPointF(kHead * std::cos(angle - 0.4), kHead * std::sin(angle - 0.4))
+       << to - QPointF(kHead * std::cos(angle + 0.4), kHead * std::sin(angle + 0.4));
+  painter.drawPolygon(head);
+}
+
+void paint_legend(QPainter& painter, const TimelineLayout& layout) {
+  struct Entry {
+    const char* text;
+    QColor colour;
+  };
+  const Entry entries[] = {{"F", to_qcolor(pass_colour(Pass::F))},   {"B", to_qcolor(pass_colour(Pass::B))},
+                           {"W", to_qcolor(pass_colour(Pass::W))},   {"BW", to_qcolor(pass_colour(Pass::BW))},
+                           {"chunk 1", to_qcolor(pass_colour(Pass::F, 1))}, {"idle", to_qcolor(bubble_colour())}};
+  const QFontMetricsF metrics(painter.font());
+  constexpr double kSwatch = 11, kGap = 14;
+  double width = 0;
+  for (const Entry& entry : entries) width += kSwatch + 4 + metrics.horizontalAdvance(entry.text) + kGap;
+  double x = layout.width_px - width - 4;
+  const double y = 4;
+  for (const Entry& entry : entries) {
+    painter.fillRect(QRectF(x, y, kSwatch, kSwatch), entry.colour);
+    painter.setPen(QPen(entry.colour.darker(140), 0));
+    painter.drawRect(QRectF(x, y, kSwatch - 1, kSwatch - 1));
+    x += kSwatch + 4;
+    painter.setPen(QColor(0x33, 0x33, 0x33));
+    painter.drawText(QPointF(x, y + kSwatch - 1), entry.text);
+    x += metrics.horizontalAdvance(entry.text) + kGap;
+  }
+}
+
+}  // namespace
+
+void paint_timeline(QPainter& painter, const TimelineLayout& layout) {
+  painter.fillRect(QRectF(0, 0, layout.width_px, layout.height_px), to_qcolor(background_colour()));
+  paint_axis(painter, layout);
+  paint_legend(painter, layout);
+
+  QFont bold = painter.font();
+  bold.setBold(true);
+  const QFont normal = painter.font();
+  painter.setPen(QColor(0x22, 0x22, 0x22));
+  painter.setFont(bold);
+  for (const GroupHeaderItem& header : layout.headers) {
+    painter.drawText(to_qrect(header.rect).adjusted(6, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, qstr(header.text));
+  }
+  painter.setFont(normal);
+
+  for (const RowItem& row : layout.rows) {
+    painter.fillRect(to_qrect(row.lane), to_qcolor(lane_colour()));
+    painter.setPen(QColor(0x44, 0x44, 0x44));
+    painter.drawText(QRectF(0, row.lane.y, row.lane.x - 8, row.lane.h), Qt::AlignRight | Qt::AlignVCenter, qstr(row.label));
+  }
+
+  // Bubbles: pale red fill with darker top and bottom edges so that thin ones still read as gaps.
+  const QColor bubble = to_qcolor(bubble_colour());
+  const QPen bubble_edge(to_qcolor(bubble_outline_colour()), 0);
+  for (const BubbleItem& item : layout.bubbles) {
+    const QRectF rect = to_qrect(item.rect);
+    painter.fillRect(rect, bubble);
+    if (rect.width() >= 3) {
+      painter.setPen(bubble_edge);
+      painter.drawLine(rect.topLeft(), rect.topRight());
+      painter.drawLine(rect.bottomLeft() - QPointF(0, 1), rect.bottomRight() - QPointF(0, 1));
+    }
+  }
+
+  QFont small = normal;
+  small.setPointSizeF(std::max(6.0, normal.pointSizeF() * 0.85));
+  painter.setFont(small);
+  for (const BoxItem& box : layout.boxes) {
+    const QRectF rect = to_qrect(box.rect);
+    const QColor fill = to_qcolor(box.colour);
+    painter.fillRect(rect, fill);
+    if (rect.width() >= 4) {
+      // A thin darker frame separates neighbouring boxes of the same pass.
+      painter.setPen(QPen(fill.darker(140), 0));
+      painter.drawRect(rect.adjusted(0, 0, -1, -1));
+    }
+    if (box.show_label) {
+      painter.setPen(fill.lightness() > 150 ? QColor(0x22, 0x22, 0x22) : QColor(Qt::white));
+      painter.drawText(rect, Qt::AlignCenter, qstr(box.label));
+    }
+  }
+  painter.setFont(normal);
+
+  if (!layout.arrows.empty()) {
+    painter.setRenderHint(QPainter::Antialiasing, true);
+    painter.setPen(QPen(QColor(0x33, 0x33, 0x33, 170), 1));
+    painter.setBrush(QColor(0x33, 0x33, 0x33, 170));
+    for (const ArrowItem& arrow : layout.arrows) paint_arrow(painter, arrow);
+    painter.setBrush(Qt::NoBrush);
+    painter.setRenderHint(QPainter::Antialiasing, false);
+  }
+
+  for (const MemoryChartItem& chart : layout.memory) {
+    const QRectF rect = to_qrect(chart.rect);
+    painter.fillRect(rect, QColor(0xFA, 0xFA, 0xFA));
+    painter.setPen(QPen(QColor(0xCC, 0xCC, 0xCC), 0));
+    painter.drawRect(rect);
+    painter.setPen(QColor(0x44, 0x44, 0x44));
+    painter.drawText(QRectF(0, rect.y(), rect.x() - 8, rect.height()), Qt::AlignRight | Qt::AlignVCenter, "mem");
+    painter.save();
+    painter.setClipRect(rect.adjusted(0, -1, 0, 1));
+    painter.setRenderHint(QPainter::Antialiasing, true);
+    for (std::size_t d = 0; d < chart.device_lines.size(); ++d) {
+      QPolygonF line;
+      for (const PointPx& point : chart.device_lines[d]) line << to_qpoint(point);
+      painter.setPen(QPen(to_qcolor(device_line_colour(static_cast<int>(d))), 1.3));
+      painter.drawPolyline(line);
+    }
+    if (chart.limit_y) {
+      QPen limit(to_qcolor(limit_colour()), 1.5, Qt::DashLine);
+      painter.setPen(limit);
+      painter.drawLine(QPointF(rect.left(), *chart.limit_y), QPointF(rect.right(), *chart.limit_y));
+    }
+    painter.restore();
+    painter.setFont(small);
+    painter.setPen(QColor(0x55, 0x55, 0x55));
+    painter.drawText(rect.adjusted(4, 1, -4, 0), Qt::AlignLeft | Qt::AlignTop, qstr(chart.caption));
+    painter.setFont(normal);
+  }
+}
+
+}  // namespace zb::view

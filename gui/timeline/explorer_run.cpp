@@ -1,0 +1,112 @@
+// Turning the explorer's problem and choice of schedules into traces (see explorer_run.h).
+#include "timeline/explorer_run.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "schedule/error.h"
+#include "schedule/evaluator.h"
+#include "schedule/validator.h"
+
+#ifdef ZB_VIEW_WITH_SOLVER
+#include ZB_VIEW_SOLVER_HEADER
+#endif
+
+namespace zb::view {
+
+namespace {
+
+// Keeps the first few lines of a long report (a deadlock grid can be large) for a table cell.
+std::string first_lines(const std::string& text, int lines) {
+  std::size_t pos = 0;
+  for (int i = 0; i < lines; ++i) {
+    pos = text.find('\n', pos);
+    if (pos == std::string::npos) return text;
+    ++pos;
+  }
+  return text.substr(0, pos - 1) + " ...";
+}
+
+void fit_array(std::vector<double>& values, std::size_t devices, std::size_t stages) {
+  if (values.size() <= 1 || values.size() == devices || values.size() == stages) return;
+  values.resize(1);
+}
+
+}  // namespace
+
+GeneratorRegistry viewer_registry() {
+  GeneratorRegistry registry = GeneratorRegistry::with_builtins();
+#ifdef ZB_VIEW_WITH_SOLVER
+  register_solver_generators(registry);
+#endif
+  return registry;
+}
+
+bool runs_in_background(std::string_view name) { return name.find("ilp") != std::string_view::npos; }
+
+RunResult run_schedule(const Problem& problem, const Schedule& schedule) {
+  RunResult result;
+  result.name = schedule.name;
+  result.memory_limit = problem.memory_limit();
+  try {
+    Problem unlimited = problem;
+    unlimited.mem_limit.reset();
+    const ValidationReport report = check_schedule(unlimited, schedule);
+    if (!report.ok()) {
+      result.error = first_lines(report.message(), 3);
+      return result;
+    }
+    Trace trace = evaluate(problem, schedule);
+    if (trace.meta.schedule.empty()) trace.meta.schedule = schedule.name;
+    if (trace.meta.engine.empty()) trace.meta.engine = "eval";
+    result.trace = std::move(trace);
+  } catch (const Error& e) {
+    result.error = first_lines(e.what(), 3);
+  }
+  return result;
+}
+
+RunResult run_generator(const GeneratorRegistry& registry, const std::string& name, const Problem& problem) {
+  Schedule schedule;
+  try {
+    schedule = generate(registry, name, problem);
+  } catch (const Error& e) {
+    RunResult result;
+    result.name = name;
+    result.error = first_lines(e.what(), 3);
+    result.memory_limit = problem.memory_limit();
+    return result;
+  }
+  if (schedule.name.empty()) schedule.name = name;
+  RunResult result = run_schedule(problem, schedule);
+  result.name = name;
+  return result;
+}
+
+ProblemSpec spec_fitting_schedule(ProblemSpec spec, const Schedule& schedule) {
+  int microbatches = 0;
+  int chunks = 1;
+  for (const auto& actions : schedule.devices) {
+    for (const Action& action : actions) {
+      microbatches = std::max(microbatches, action.microbatch + 1);
+      chunks = std::max(chunks, action.chunk + 1);
+    }
+  }
+  const int devices = schedule.device_count();
+  const bool same_shape = devices == spec.devices && chunks == spec.chunks;
+  spec.devices = devices;
+  spec.microbatches = std::max(microbatches, 1);
+  spec.chunks = chunks;
+  if (!same_shape) {
+    const auto p = static_cast<std::size_t>(devices);
+    const auto stages = static_cast<std::size_t>(devices * chunks);
+    for (auto* values : {&spec.t_f, &spec.t_b, &spec.t_w, &spec.t_bw, &spec.t_comm, &spec.mem_f, &spec.mem_b, &spec.mem_w}) {
+      fit_array(*values, p, stages);
+    }
+    if (chunks == 1) spec.placement.reset();
+  }
+  return spec;
+}
+
+}  // namespace zb::view

@@ -1,0 +1,43 @@
+// Turning the explorer's problem and choice of schedules into traces: generate, check, evaluate;
+// a schedule that cannot be made becomes a result with an error, never an exception.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "schedule/generator_registry.h"
+#include "schedule/problem.h"
+#include "schedule/problem_spec.h"
+#include "schedule/schedule.h"
+#include "schedule/trace.h"
+
+namespace zb::view {
+
+struct RunResult {
+  std::string name;
+  std::optional<Trace> trace;           // absent when `error` says why
+  std::string error;
+  std::optional<double> memory_limit;   // the problem's limit, for the memory chart and the status
+};
+
+// The generators zbview offers: the built-ins, plus the solver's (zb-auto, zb-1p, zb-2p, zb-ilp)
+// when zbview was built with zb_solver.
+GeneratorRegistry viewer_registry();
+
+// True for generators slow enough that the UI runs them on a worker thread (the ILP).
+bool runs_in_background(std::string_view name);
+
+// Generates with the registry, then as run_schedule.
+RunResult run_generator(const GeneratorRegistry& registry, const std::string& name, const Problem& problem);
+
+// Checks completeness, order and deadlock (not the memory limit: a schedule over the limit is still
+// drawn, with the limit, and flagged in the metrics table), then evaluates.
+RunResult run_schedule(const Problem& problem, const Schedule& schedule);
+
+// The spec reshaped to what a schedule file implies: its device count, microbatch count (largest
+// microbatch + 1) and chunk count (largest chunk + 1). Per-device or per-stage arrays that no longer
+// fit are reduced to their first value; scalars are kept.
+ProblemSpec spec_fitting_schedule(ProblemSpec spec, const Schedule& schedule);
+
+}  // namespace zb::view

@@ -1,0 +1,111 @@
+// The files zbview opens (see input_files.h).
+#include "timeline/input_files.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "schedule/atomic_file.h"
+#include "schedule/error.h"
+#include "schedule/trace_json.h"
+
+namespace zb::view {
+
+namespace {
+
+std::optional<double> limit_of_embedded_problem(const Trace& trace, std::string_view source) {
+  if (trace.meta.problem_json.empty()) return std::nullopt;
+  try {
+    const auto object = nlohmann::json::parse(trace.meta.problem_json);
+    return problem_spec_from_json(object, source).build(source).memory_limit();
+  } catch (const std::exception&) {
+    // The problem is informational here: a trace without a readable one is still a trace.
+    return std::nullopt;
+  }
+}
+
+ScenarioInput scenario_from_json(const nlohmann::json& object, std::string_view source) {
+  ScenarioInput scenario;
+  scenario.name = file_name_of(source);
+  if (object.contains("name")) {
+    if (!object["name"].is_string()) throw InputError(fmt::format("{}: field \"name\" must be a string", source));
+    scenario.name = object["name"].get<std::string>();
+  }
+  if (!object["problem"].is_object()) {
+    throw InputError(fmt::format("{}: field \"problem\" must be an object", source));
+  }
+  scenario.spec = problem_spec_from_json(object["problem"], fmt::format("{}: problem", source));
+  if (object.contains("schedules")) {
+    const auto& list = object["schedules"];
+    if (!list.is_array()) throw InputError(fmt::format("{}: field \"schedules\" must be an array of names", source));
+    for (const auto& name : list) {
+      if (!name.is_string()) {
+        throw InputError(fmt::format("{}: field \"schedules\" has a non-string entry {}", source, name.dump()));
+      }
+      scenario.schedules.push_back(name.get<std::string>());
+    }
+  }
+  // Validate now so that a bad scenario is reported when it is opened, not on the next redraw.
+  (void)scenario.spec.build(fmt::format("{}: problem", source));
+  return scenario;
+}
+
+}  // namespace
+
+std::string file_name_of(std::string_view path) {
+  const auto slash = path.find_last_of('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string trace_label(const Trace& trace, std::string_view source) {
+  const std::string schedule = trace.meta.schedule.empty() ? std::string("trace") : trace.meta.schedule;
+  const std::string engine = trace.meta.engine.empty() ? std::string("eval") : trace.meta.engine;
+  return fmt::format("{} ({}, {})", schedule, engine, file_name_of(source));
+}
+
+LoadedInput parse_input_text(std::string_view text, std::string_view source) {
+  LoadedInput input;
+  input.source = std::string(source);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) throw InputError(fmt::format("{}: the file is empty", source));
+
+  if (text[first] != '{') {
+    input.kind = InputKind::schedule;
+    input.schedule = parse_schedule_text(text, source);
+    if (input.schedule->devices.empty()) throw InputError(fmt::format("{}: no device lines (\"d0: F0 ...\")", source));
+    if (input.schedule->name.empty() || input.schedule->name == source) input.schedule->name = file_name_of(source);
+    return input;
+  }
+
+  nlohmann::json object;
+  try {
+    object = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", source, e.what()));
+  }
+  try {
+    if (object.contains("spans")) {
+      input.kind = InputKind::trace;
+      input.trace = trace_from_json(object, source);
+      input.trace_memory_limit = limit_of_embedded_problem(*input.trace, source);
+    } else if (object.contains("problem")) {
+      input.kind = InputKind::scenario;
+      input.scenario = scenario_from_json(object, source);
+    } else if (object.contains("devices") && object["devices"].is_array()) {
+      input.kind = InputKind::schedule;
+      input.schedule = schedule_from_json(object, source);
+      if (input.schedule->name.empty() || input.schedule->name == source) input.schedule->name = file_name_of(source);
+    } else {
+      throw InputError(fmt::format(
+          "{}: not a trace (no \"spans\"), a scenario (no \"problem\") or a schedule (no \"devices\")", source));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong JSON type deep inside a reader: still the user's file, still exit code 2.
+    throw InputError(fmt::format("{}: {}", source, e.what()));
+  }
+  return input;
+}
+
+LoadedInput load_input_file(const std::string& path) { return parse_input_text(read_file(path), path); }
+
+}  // namespace zb::view

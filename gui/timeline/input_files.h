@@ -1,0 +1,44 @@
+// The files zbview opens: trace JSON (zbsim, zbexec), scenario JSON (a "problem" object) and
+// schedule text ("d0: F0 F1 B0 W0 ..."), recognised by content rather than by file name.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedule/problem_spec.h"
+#include "schedule/schedule.h"
+#include "schedule/trace.h"
+
+namespace zb::view {
+
+enum class InputKind { trace, scenario, schedule };
+
+struct ScenarioInput {
+  std::string name;                    // "name" field, else the file name
+  ProblemSpec spec;                    // the "problem" object
+  std::vector<std::string> schedules;  // "schedules" (names), may be empty
+};
+
+struct LoadedInput {
+  InputKind kind = InputKind::trace;
+  std::string source;  // the path (or the name given to parse_input_text)
+  std::optional<Trace> trace;
+  std::optional<double> trace_memory_limit;  // from the trace's embedded problem, when it has one
+  std::optional<ScenarioInput> scenario;
+  std::optional<Schedule> schedule;
+};
+
+// Reads and recognises a file; throws InputError naming the path and the problem.
+LoadedInput load_input_file(const std::string& path);
+// The same for text already in memory; `source` names it in errors.
+LoadedInput parse_input_text(std::string_view text, std::string_view source);
+
+// The label a loaded trace is shown under: "<schedule> (<engine>, <file name>)".
+std::string trace_label(const Trace& trace, std::string_view source);
+
+// The last path component ("a/b/c.json" -> "c.json").
+std::string file_name_of(std::string_view path);
+
+}  // namespace zb::view

@@ -1,0 +1,115 @@
+// Pixel geometry of the timeline for a scene, a viewport and a width: boxes, bubbles, rows, group
+// headers, memory charts, arrows and axis ticks. Widgets only paint these lists; tests check them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "timeline/pass_colours.h"
+#include "timeline/time_axis.h"
+#include "timeline/timeline_scene.h"
+#include "timeline/viewport.h"
+
+namespace zb::view {
+
+struct PointPx {
+  double x = 0, y = 0;
+};
+
+struct RectPx {
+  double x = 0, y = 0, w = 0, h = 0;
+
+  double right() const { return x + w; }
+  double bottom() const { return y + h; }
+  bool contains(double px, double py) const { return px >= x && px < x + w && py >= y && py < y + h; }
+};
+
+struct LayoutStyle {
+  double label_width_px = 84;     // device labels left of the plot
+  double right_margin_px = 12;
+  double axis_height_px = 40;     // legend and time axis above the first group (includes the legend)
+  double group_header_px = 20;    // title line of each group (label and metrics)
+  double row_height_px = 18;
+  double row_gap_px = 3;
+  double memory_height_px = 56;   // memory chart under each group's device rows
+  double group_gap_px = 10;
+  double min_tick_spacing_px = 70;
+  double char_width_px = 6.5;     // average glyph width for "does the label fit" decisions
+  bool show_memory = true;
+  bool show_arrows = false;
+};
+
+struct BoxItem {
+  RectPx rect;
+  Rgb colour;
+  int group = 0;
+  int span = 0;            // index into the group's Trace::spans
+  std::string label;       // microbatch number
+  bool show_label = false; // only when it fits inside the box
+};
+
+struct BubbleItem {
+  RectPx rect;
+  int group = 0;
+  int device = 0;
+};
+
+struct RowItem {
+  RectPx lane;  // the plot area of this device row
+  int group = 0;
+  int device = 0;
+  std::string label;  // "d0"
+};
+
+struct GroupHeaderItem {
+  RectPx rect;
+  int group = 0;
+  std::string text;  // label, span, bubble rate, peak memory
+};
+
+struct MemoryChartItem {
+  RectPx rect;
+  int group = 0;
+  double max_value = 0;                           // the value at the chart's top edge
+  std::vector<std::vector<PointPx>> device_lines;  // step polylines, one per device
+  std::optional<double> limit_y;                  // the memory limit line, when inside the chart
+  std::string caption;
+};
+
+struct ArrowItem {
+  PointPx from, to;
+  int group = 0;
+};
+
+struct TimelineLayout {
+  double width_px = 0;
+  double height_px = 0;
+  RectPx plot;  // the horizontal extent of every lane: x and w; y and h cover all groups
+  std::vector<Tick> ticks;  // x_px is absolute (plot.x already added)
+  std::vector<GroupHeaderItem> headers;
+  std::vector<RowItem> rows;
+  std::vector<BubbleItem> bubbles;
+  std::vector<BoxItem> boxes;
+  std::vector<MemoryChartItem> memory;
+  std::vector<ArrowItem> arrows;
+};
+
+// Lays out every group top to bottom. Items entirely outside the plot's time range are dropped and
+// the rest are clipped to it, so the painter never draws outside the plot.
+TimelineLayout layout_timeline(const TimelineScene& scene, const Viewport& viewport, double width_px,
+                               const LayoutStyle& style = {});
+
+// The plot width for a widget width (where the viewport's pixels live).
+double plot_width(double width_px, const LayoutStyle& style);
+
+// The total height the layout needs (to size a scroll area) without laying out boxes.
+double layout_height(const TimelineScene& scene, const LayoutStyle& style);
+
+// The box under a point, if any (the last drawn wins, as on screen).
+const BoxItem* hit_test(const TimelineLayout& layout, double x_px, double y_px);
+
+// The group header line: "zb-h1  span 27 ms  bubble 11.1%  peak mem 4".
+std::string group_title(const TraceGroup& group);
+
+}  // namespace zb::view

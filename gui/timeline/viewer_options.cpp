@@ -1,0 +1,146 @@
+// zbview's command line (see viewer_options.h).
+#include "timeline/viewer_options.h"
+
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "schedule/error.h"
+
+namespace zb::view {
+
+namespace po = boost::program_options;
+
+namespace {
+
+po::options_description describe_options() {
+  po::options_description files("Files (trace JSON from zbsim/zbexec, scenario JSON, schedule text)");
+  files.add_options()
+      ("help,h", "show this help")
+      ("scenario", po::value<std::string>(), "scenario file (JSON with a \"problem\" object)")
+      ("trace", po::value<std::vector<std::string>>()->composing(), "trace JSON to show (repeatable)")
+      ("file", po::value<std::vector<std::string>>()->composing(), "any file (also positional)");
+  po::options_description problem("Explorer problem (as zbsim)");
+  problem.add_options()
+      ("schedules", po::value<std::string>(), "schedules to compare, e.g. 1f1b,zb-h1,zb-h2")
+      ("p", po::value<int>(), "devices")
+      ("m", po::value<int>(), "microbatches")
+      ("chunks", po::value<int>(), "chunks (stages) per device")
+      ("placement", po::value<std::string>(), "linear | interleaved | vshape")
+      ("tf", po::value<std::string>(), "forward time (scalar or list)")
+      ("tb", po::value<std::string>(), "input-gradient backward time")
+      ("tw", po::value<std::string>(), "weight-gradient backward time")
+      ("tcomm", po::value<std::string>(), "transfer time between devices")
+      ("mem-limit", po::value<std::string>(), "memory limit: a number or Np (e.g. 2p)");
+  po::options_description output("Headless output");
+  output.add_options()
+      ("screenshot", po::value<std::string>(), "render the window offscreen to a PNG and exit")
+      ("svg", po::value<std::string>(), "render the timeline to an SVG and exit")
+      ("size", po::value<std::string>(), "window size WxH (default 1400x900)")
+      ("arrows", "draw communication arrows")
+      ("no-memory", "hide the memory charts");
+  po::options_description all;
+  all.add(files).add(problem).add(output);
+  return all;
+}
+
+template <typename T>
+std::optional<T> get(const po::variables_map& vm, const char* name) {
+  if (!vm.count(name)) return std::nullopt;
+  return vm[name].as<T>();
+}
+
+}  // namespace
+
+std::string viewer_usage() {
+  std::ostringstream out;
+  out << "usage: zbview [FILE ...] [options]\n"
+         "Timeline viewer and bubble explorer for pipeline-parallel schedules.\n\n"
+      << describe_options();
+  return out.str();
+}
+
+ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
+  ViewerOptions options;
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(describe_options()).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(fmt::format("zbview: {}", e.what()));
+  }
+  options.help = vm.count("help") > 0;
+  if (auto files = get<std::vector<std::string>>(vm, "file")) options.files = *files;
+  if (auto traces = get<std::vector<std::string>>(vm, "trace")) options.traces = *traces;
+  options.scenario = get<std::string>(vm, "scenario");
+  options.schedules = get<std::string>(vm, "schedules");
+  options.p = get<int>(vm, "p");
+  options.m = get<int>(vm, "m");
+  options.chunks = get<int>(vm, "chunks");
+  options.placement = get<std::string>(vm, "placement");
+  options.tf = get<std::string>(vm, "tf");
+  options.tb = get<std::string>(vm, "tb");
+  options.tw = get<std::string>(vm, "tw");
+  options.tcomm = get<std::string>(vm, "tcomm");
+  options.mem_limit = get<std::string>(vm, "mem-limit");
+  options.screenshot = get<std::string>(vm, "screenshot");
+  options.svg = get<std::string>(vm, "svg");
+  options.show_arrows = vm.count("arrows") > 0;
+  options.show_memory = vm.count("no-memory") == 0;
+  if (auto size = get<std::string>(vm, "size")) {
+    int w = 0, h = 0;
+    char x = 0;
+    std::istringstream in(*size);
+    if (!(in >> w >> x >> h) || x != 'x' || w < 200 || h < 150 || w > 10000 || h > 10000) {
+      throw InputError(fmt::format("zbview: --size: expected WxH between 200x150 and 10000x10000, got \"{}\"", *size));
+    }
+    options.width_px = w;
+    options.height_px = h;
+  }
+  for (const auto* count : {&options.p, &options.m, &options.chunks}) {
+    if (*count && **count < 1) throw InputError(fmt::format("zbview: --p, --m and --chunks must be >= 1, got {}", **count));
+  }
+  return options;
+}
+
+ProblemSpec default_problem_spec() {
+  ProblemSpec spec;
+  spec.devices = 4;
+  spec.microbatches = 8;
+  spec.t_f = {1.0};
+  spec.t_b = {1.0};
+  spec.t_w = {1.0};
+  return spec;
+}
+
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::string current;
+  for (char c : text + ",") {
+    if (c == ',') {
+      if (!current.empty()) names.push_back(current);
+      current.clear();
+    } else if (c != ' ') {
+      current += c;
+    }
+  }
+  return names;
+}
+
+ProblemSpec apply_problem_flags(ProblemSpec spec, const ViewerOptions& options) {
+  if (options.p) spec.devices = *options.p;
+  if (options.m) spec.microbatches = *options.m;
+  if (options.chunks) spec.chunks = *options.chunks;
+  if (options.placement) spec.placement = parse_placement(*options.placement, "--placement");
+  if (options.tf) spec.t_f = parse_number_list(*options.tf, "--tf");
+  if (options.tb) spec.t_b = parse_number_list(*options.tb, "--tb");
+  if (options.tw) spec.t_w = parse_number_list(*options.tw, "--tw");
+  if (options.tcomm) spec.t_comm = parse_number_list(*options.tcomm, "--tcomm");
+  if (options.mem_limit) spec.mem_limit = MemoryLimit::parse(*options.mem_limit, "--mem-limit");
+  return spec;
+}
+
+}  // namespace zb::view

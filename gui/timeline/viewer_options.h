@@ -1,0 +1,41 @@
+// zbview's command line: files to open, the explorer's problem flags (as zbsim's), headless output.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedule/problem_spec.h"
+
+namespace zb::view {
+
+struct ViewerOptions {
+  bool help = false;
+  std::vector<std::string> files;      // positional: any kind, recognised by content
+  std::optional<std::string> scenario;
+  std::vector<std::string> traces;
+  std::optional<std::string> schedules;  // "1f1b,zb-h1"
+  // Problem flags as written (applied over the scenario or the default problem).
+  std::optional<int> p, m, chunks;
+  std::optional<std::string> placement, tf, tb, tw, tcomm, mem_limit;
+  std::optional<std::string> screenshot;  // PNG of the whole window, then exit
+  std::optional<std::string> svg;         // SVG of the timeline, then exit
+  int width_px = 1400;
+  int height_px = 900;
+  bool show_memory = true;
+  bool show_arrows = false;
+};
+
+// Parses argv after Qt has taken its own options; throws InputError naming the flag and value.
+ViewerOptions parse_viewer_args(const std::vector<std::string>& args);
+std::string viewer_usage();
+
+// The problem the explorer starts with when nothing else is given: p=4, m=8, unit costs.
+ProblemSpec default_problem_spec();
+// The schedules the explorer starts with: those of `wanted` that the registry offers.
+std::vector<std::string> split_names(const std::string& text);
+
+// Applies the problem flags that were given; throws InputError naming the flag.
+ProblemSpec apply_problem_flags(ProblemSpec spec, const ViewerOptions& options);
+
+}  // namespace zb::view

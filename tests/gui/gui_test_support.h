@@ -1,0 +1,60 @@
+// Helpers shared by the zbview tests: problems, evaluated schedules and hand-made traces.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "schedule/evaluator.h"
+#include "schedule/generator_registry.h"
+#include "schedule/problem_spec.h"
+#include "schedule/trace.h"
+
+namespace zb::view::testing {
+
+inline ProblemSpec uniform_spec(int p, int m, double tf = 1, double tb = 1, double tw = 1, double tcomm = 0) {
+  ProblemSpec spec;
+  spec.devices = p;
+  spec.microbatches = m;
+  spec.t_f = {tf};
+  spec.t_b = {tb};
+  spec.t_w = {tw};
+  spec.t_comm = {tcomm};
+  return spec;
+}
+
+inline Trace evaluated(const std::string& name, const ProblemSpec& spec) {
+  const Problem problem = spec.build();
+  return evaluate(problem, generate(GeneratorRegistry::with_builtins(), name, problem));
+}
+
+inline Span compute_span(int device, Pass pass, int stage, int microbatch, double start, double end, int chunk = 0) {
+  Span span;
+  span.device = device;
+  span.stream = Stream::compute;
+  span.pass = pass;
+  span.stage = stage;
+  span.microbatch = microbatch;
+  span.chunk = chunk;
+  span.start = start;
+  span.end = end;
+  return span;
+}
+
+// Two devices, F and BW of one microbatch, with a gap on each device:
+// d0: F0 [0,1]        BW0 [4,6]      d1:      F0 [1,2] BW0 [2,4]
+inline Trace tiny_trace() {
+  Trace trace;
+  trace.devices = 2;
+  trace.meta.schedule = "tiny";
+  trace.meta.engine = "eval";
+  trace.meta.time_unit = "ms";
+  trace.spans = {compute_span(0, Pass::F, 0, 0, 0, 1), compute_span(1, Pass::F, 1, 0, 1, 2),
+                 compute_span(1, Pass::BW, 1, 0, 2, 4), compute_span(0, Pass::BW, 0, 0, 4, 6)};
+  trace.memory = {{{0, 1}, {6, 0}}, {{1, 1}, {4, 0}}};
+  trace.metrics = compute_metrics(trace, 3);
+  return trace;
+}
+
+inline std::string source_path(const std::string& relative) { return std::string(ZB_SOURCE_DIR) + "/" + relative; }
+
+}  // namespace zb::view::testing

@@ -1,0 +1,89 @@
+// Recognising and reading the files zbview opens; bad files are InputErrors naming the file.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gui_test_support.h"
+#include "schedule/error.h"
+#include "schedule/trace_json.h"
+#include "timeline/input_files.h"
+
+namespace zb::view {
+namespace {
+
+using testing::evaluated;
+using testing::uniform_spec;
+
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(InputFiles, RecognisesATraceAndReadsItBack) {
+  ProblemSpec spec = uniform_spec(4, 8);
+  spec.mem_limit = MemoryLimit{2, true};
+  Trace trace = evaluated("zb-h1", spec);
+  trace.meta.problem_json = to_json(spec).dump();
+  const LoadedInput input = parse_input_text(to_json(trace).dump(), "runs/zb-h1.json");
+  ASSERT_EQ(input.kind, InputKind::trace);
+  ASSERT_TRUE(input.trace);
+  EXPECT_EQ(input.trace->spans.size(), trace.spans.size());
+  EXPECT_DOUBLE_EQ(input.trace->metrics.span, 27);
+  ASSERT_TRUE(input.trace_memory_limit);
+  EXPECT_DOUBLE_EQ(*input.trace_memory_limit, 8);  // 2p with M_B = 1
+  EXPECT_EQ(trace_label(*input.trace, input.source), "zb-h1 (eval, zb-h1.json)");
+}
+
+TEST(InputFiles, RecognisesAScenario) {
+  const auto input = parse_input_text(R"({"name": "paper", "problem": {"p": 4, "m": 12, "t_f": 1, "t_b": 1, "t_w": 0.5},
+                                          "schedules": ["1f1b", "zb-h1"]})",
+                                      "scenarios/paper.json");
+  ASSERT_EQ(input.kind, InputKind::scenario);
+  EXPECT_EQ(input.scenario->name, "paper");
+  EXPECT_EQ(input.scenario->spec.devices, 4);
+  EXPECT_EQ(input.scenario->spec.microbatches, 12);
+  EXPECT_EQ(input.scenario->schedules, (std::vector<std::string>{"1f1b", "zb-h1"}));
+}
+
+TEST(InputFiles, RecognisesScheduleTextAndScheduleJson) {
+  const auto text = parse_input_text("# two devices\nd0: F0 F1 B0 W0 B1 W1\nd1: F0 B0 W0 F1 B1 W1\n", "dir/mine.txt");
+  ASSERT_EQ(text.kind, InputKind::schedule);
+  EXPECT_EQ(text.schedule->device_count(), 2);
+  EXPECT_FALSE(text.schedule->name.empty());
+  const auto json = parse_input_text(R"({"schedule": "x", "devices": [["F0", "BW0"], ["F0", "BW0"]]})", "x.json");
+  ASSERT_EQ(json.kind, InputKind::schedule);
+  EXPECT_EQ(json.schedule->device_count(), 2);
+}
+
+TEST(InputFiles, MalformedFilesNameTheFileAndTheProblem) {
+  EXPECT_NE(error_of([] { parse_input_text("{\"spans\": [", "broken.json"); }).find("broken.json: not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_input_text("   \n", "empty.json"); }).find("empty.json: the file is empty"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_input_text(R"({"hello": 1})", "other.json"); }).find("other.json: not a trace"),
+            std::string::npos);
+  // A trace whose span lacks a field.
+  const std::string missing =
+      error_of([] { parse_input_text(R"({"devices": 1, "spans": [{"device": 0}], "memory": []})", "t.json"); });
+  EXPECT_NE(missing.find("t.json"), std::string::npos) << missing;
+  const std::string scenario = error_of([] { parse_input_text(R"({"problem": {"p": 0, "m": 4, "t_f": 1, "t_b": 1, "t_w": 1}})", "s.json"); });
+  EXPECT_NE(scenario.find("s.json"), std::string::npos) << scenario;
+  const std::string schedules = error_of([] { parse_input_text(R"({"problem": {"p": 2, "m": 4, "t_f": 1, "t_b": 1, "t_w": 1}, "schedules": [3]})", "s.json"); });
+  EXPECT_NE(schedules.find("schedules"), std::string::npos) << schedules;
+  const std::string text = error_of([] { parse_input_text("d0: F0 X9\n", "bad.txt"); });
+  EXPECT_NE(text.find("bad.txt"), std::string::npos) << text;
+  EXPECT_NE(error_of([] { load_input_file("/nonexistent/zbview.json"); }).find("/nonexistent/zbview.json"), std::string::npos);
+}
+
+TEST(InputFiles, FileNameOfAPath) {
+  EXPECT_EQ(file_name_of("a/b/c.json"), "c.json");
+  EXPECT_EQ(file_name_of("c.json"), "c.json");
+}
+
+}  // namespace
+}  // namespace zb::view

@@ -1,0 +1,306 @@
+// The main window offscreen: the panel drives the rows, bad files keep the view, files and exports,
+// zoom and fit, and slow generators on the worker thread with cancel.
+#include <gtest/gtest.h>
+
+#include <QDoubleSpinBox>
+#include <QDropEvent>
+#include <QFile>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QUrl>
+#include <QWheelEvent>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "app/explorer_panel.h"
+#include "app/main_window.h"
+#include "app/timeline_view.h"
+#include "gui_test_support.h"
+#include "qt_test_support.h"
+#include "schedule/generators.h"
+#include "schedule/trace_json.h"
+#include "timeline/explorer_run.h"
+
+namespace zb::view {
+namespace {
+
+using testing::evaluated;
+using testing::test_app;
+using testing::uniform_spec;
+using testing::wait_until;
+
+void write_text(const QString& path, const std::string& text) {
+  std::ofstream out(path.toStdString());
+  out << text;
+}
+
+std::vector<std::string> labels(const TimelineScene& scene) {
+  std::vector<std::string> out;
+  for (const auto& group : scene.groups()) out.push_back(group.label);
+  return out;
+}
+
+class MainWindowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test_app();
+    window_ = std::make_unique<MainWindow>(viewer_registry());
+    window_->resize(1200, 800);
+    window_->set_problem(uniform_spec(4, 8), {"1f1b", "zb-h1", "zb-h2"});
+    window_->show();
+    QCoreApplication::processEvents();
+  }
+
+  std::unique_ptr<MainWindow> window_;
+  QTemporaryDir dir_;
+};
+
+TEST_F(MainWindowTest, ShowsOneGroupPerScheduleWithTheClosedFormSpans) {
+  const auto& groups = window_->scene().groups();
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_DOUBLE_EQ(groups[0].trace.metrics.span, 33);
+  EXPECT_DOUBLE_EQ(groups[1].trace.metrics.span, 27);
+  EXPECT_DOUBLE_EQ(groups[2].trace.metrics.span, 24);
+  EXPECT_EQ(window_->timeline()->layout().rows.size(), 12u);
+  QTableWidget* table = window_->metrics_table();
+  ASSERT_EQ(table->rowCount(), 3);
+  EXPECT_EQ(table->item(1, 0)->text(), "zb-h1");
+  EXPECT_EQ(table->item(1, 3)->text(), "27 ms");
+  EXPECT_EQ(table->item(1, 4)->text(), "11.11 %");
+}
+
+TEST_F(MainWindowTest, ChangingPInThePanelUpdatesTheRows) {
+  auto* p = window_->panel()->findChild<QSpinBox*>("p");
+  ASSERT_NE(p, nullptr);
+  p->setValue(6);
+  EXPECT_EQ(window_->scene().row_count(), 18);
+  EXPECT_EQ(window_->timeline()->layout().rows.size(), 18u);
+  for (const auto& group : window_->scene().groups()) EXPECT_EQ(group.devices(), 6);
+  // The slider drives the same value.
+  auto* slider = window_->panel()->findChild<QSlider*>("p_slider");
+  slider->setValue(3);
+  EXPECT_EQ(p->value(), 3);
+  EXPECT_EQ(window_->timeline()->layout().rows.size(), 9u);
+}
+
+TEST_F(MainWindowTest, DraggingTheTwSliderChangesTheBubbles) {
+  auto* slider = window_->panel()->findChild<QSlider*>("t_w_slider");
+  auto* spin = window_->panel()->findChild<QDoubleSpinBox*>("t_w");
+  ASSERT_NE(slider, nullptr);
+  const double before = window_->scene().groups()[1].trace.metrics.bubble_rate;
+  slider->setValue(slider->value() / 2);  // t_w 1 -> 0.5
+  EXPECT_NEAR(spin->value(), 0.5, 1e-9);
+  const double after = window_->scene().groups()[1].trace.metrics.bubble_rate;
+  EXPECT_GT(after, before);  // less W to fill the gaps: ZB-H1's bubble grows
+  // ZB-H1 at t_w = 0.5: bubble (p-1)(t_f + t_b - t_w) = 3 * 1.5 over work 8 * 2.5.
+  EXPECT_NEAR(window_->scene().groups()[1].trace.metrics.span, 20 + 4.5, 1e-9);
+}
+
+TEST_F(MainWindowTest, UncheckingAScheduleRemovesItsGroup) {
+  auto* list = window_->panel()->findChild<QListWidget*>("schedules");
+  for (int i = 0; i < list->count(); ++i) {
+    if (list->item(i)->text() == "1f1b") list->item(i)->setCheckState(Qt::Unchecked);
+  }
+  EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"zb-h1", "zb-h2"}));
+}
+
+TEST_F(MainWindowTest, AnUnsupportedScheduleIsARowWithAStatusNotAGroup) {
+  auto* list = window_->panel()->findChild<QListWidget*>("schedules");
+  for (int i = 0; i < list->count(); ++i) {
+    if (list->item(i)->text() == "1f1b-i") list->item(i)->setCheckState(Qt::Checked);
+  }
+  EXPECT_EQ(window_->scene().groups().size(), 3u);
+  ASSERT_EQ(window_->metrics().size(), 4u);
+  EXPECT_EQ(window_->metrics()[3].label, "1f1b-i");
+  EXPECT_NE(window_->metrics()[3].status, "ok");
+}
+
+TEST_F(MainWindowTest, LoadingAMalformedTraceShowsAnErrorAndKeepsThePreviousView) {
+  const QString good = dir_.filePath("good.json");
+  Trace measured = evaluated("zb-h1", uniform_spec(4, 8));
+  measured.meta.engine = "cpu";
+  write_text(good, to_json(measured).dump());
+  ASSERT_TRUE(window_->open_file(good)) << window_->last_error().toStdString();
+  const auto before = labels(window_->scene());
+  ASSERT_EQ(before.size(), 4u);
+  EXPECT_EQ(before[3], "zb-h1 (cpu, good.json)");
+  const auto rows_before = window_->timeline()->layout().rows.size();
+
+  const QString bad = dir_.filePath("bad.json");
+  write_text(bad, R"({"devices": 2, "spans": [{"device": 0, "stream": "compute", "kind": "Q"}]})");
+  EXPECT_FALSE(window_->open_file(bad));
+  EXPECT_TRUE(window_->last_error().contains("bad.json")) << window_->last_error().toStdString();
+  QMessageBox* box = nullptr;
+  ASSERT_TRUE(wait_until([&] {
+    box = window_->findChild<QMessageBox*>();
+    return box && box->isVisible();
+  }));
+  EXPECT_TRUE(box->text().contains("bad.json"));
+  EXPECT_EQ(labels(window_->scene()), before);
+  EXPECT_EQ(window_->timeline()->layout().rows.size(), rows_before);
+  box->close();
+
+  // Not JSON at all, and a missing file: the same.
+  const QString garbage = dir_.filePath("garbage.json");
+  write_text(garbage, "{ this is not json");
+  EXPECT_FALSE(window_->open_file(garbage));
+  EXPECT_FALSE(window_->open_file(dir_.filePath("missing.json")));
+  EXPECT_EQ(labels(window_->scene()), before);
+}
+
+TEST_F(MainWindowTest, AMeasuredTraceShowsItsSpanDifferenceToTheSimulatedOne) {
+  Trace measured = evaluated("zb-h1", uniform_spec(4, 8));
+  measured.meta.engine = "cuda";
+  for (Span& span : measured.spans) {
+    span.start *= 1.5;
+    span.end *= 1.5;
+  }
+  measured.metrics = compute_metrics(measured, measured.metrics.work);
+  const QString path = dir_.filePath("measured.json");
+  write_text(path, to_json(measured).dump());
+  ASSERT_TRUE(window_->open_file(path));
+  const MetricsRow& row = window_->metrics().back();
+  EXPECT_EQ(row.reference, "zb-h1");
+  ASSERT_EQ(row.span_delta.size(), 4u);
+  EXPECT_NEAR(row.span_delta[0], window_->scene().groups()[1].trace.metrics.device_span[0] * 0.5, 1e-9);
+  EXPECT_TRUE(window_->metrics_table()->item(3, 7)->text().startsWith("vs zb-h1:"));
+}
+
+TEST_F(MainWindowTest, OpensScenarioAndScheduleFilesAndDroppedFiles) {
+  const QString scenario = dir_.filePath("scenario.json");
+  write_text(scenario, R"({"problem": {"p": 3, "m": 6, "t_f": 2, "t_b": 2, "t_w": 1}, "schedules": ["zb-h1"]})");
+  ASSERT_TRUE(window_->open_file(scenario)) << window_->last_error().toStdString();
+  EXPECT_EQ(window_->panel()->findChild<QSpinBox*>("p")->value(), 3);
+  EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"zb-h1"}));
+  EXPECT_NEAR(window_->panel()->findChild<QDoubleSpinBox*>("t_f")->value(), 2, 1e-12);
+
+  const QString schedule = dir_.filePath("mine.txt");
+  write_text(schedule, "d0: F0 F1 B0 W0 B1 W1\nd1: F0 B0 F1 B1 W0 W1\n");
+  // What dropping the file onto the window does (Qt's drag plumbing itself is not simulated offscreen).
+  EXPECT_EQ(window_->open_urls({QUrl::fromLocalFile(schedule)}), 1);
+  EXPECT_EQ(window_->panel()->findChild<QSpinBox*>("p")->value(), 2);
+  EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"zb-h1", "mine.txt (file)"}));
+  // The schedule file follows the panel: a slower t_f lengthens it.
+  const double span = window_->scene().groups()[1].trace.metrics.span;
+  window_->panel()->findChild<QDoubleSpinBox*>("t_f")->setValue(4);
+  EXPECT_GT(window_->scene().groups()[1].trace.metrics.span, span);
+  window_->clear_files();
+  EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"zb-h1"}));
+}
+
+TEST_F(MainWindowTest, ABadMemoryLimitIsReportedAndIgnored) {
+  auto* limit = window_->panel()->findChild<QLineEdit*>("mem_limit");
+  limit->setText("lots");
+  emit limit->editingFinished();
+  EXPECT_FALSE(window_->panel()->spec().mem_limit);
+  limit->setText("1p");
+  emit limit->editingFinished();
+  ASSERT_TRUE(window_->panel()->spec().mem_limit);
+  // ZB-H2 needs 2p-1: flagged over the limit, still drawn with the limit line.
+  EXPECT_NE(window_->metrics()[2].status.find("over memory limit"), std::string::npos);
+  ASSERT_FALSE(window_->timeline()->layout().memory.empty());
+  EXPECT_TRUE(window_->timeline()->layout().memory[2].limit_y.has_value());
+}
+
+TEST_F(MainWindowTest, WheelZoomsDoubleClickFits) {
+  TimelineView* view = window_->timeline();
+  const double fitted = view->viewport().px_per_time();
+  const QPointF at(view->layout().plot.x + 200, 60);
+  QWheelEvent wheel(at, view->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+  QCoreApplication::sendEvent(view, &wheel);
+  EXPECT_NEAR(view->viewport().px_per_time(), fitted * 1.25 * 1.25, 1e-9);
+  EXPECT_FALSE(view->auto_fit());
+  // Zoomed views keep their viewport when the problem changes.
+  window_->panel()->findChild<QSpinBox*>("m")->setValue(12);
+  EXPECT_NEAR(view->viewport().px_per_time(), fitted * 1.5625, 1e-9);
+  view->fit_to_window();
+  EXPECT_TRUE(view->auto_fit());
+  EXPECT_LT(view->viewport().px_per_time(), fitted);  // m = 12 is longer than m = 8
+}
+
+TEST_F(MainWindowTest, ExportsPngAndSvg) {
+  QString error;
+  const QString png = dir_.filePath("view.png");
+  ASSERT_TRUE(window_->export_png(png, &error)) << error.toStdString();
+  QImage image(png);
+  EXPECT_EQ(image.width(), window_->timeline()->width());
+  EXPECT_GE(image.height(), static_cast<int>(window_->timeline()->layout().height_px));
+  if (TimelineView::svg_supported()) {
+    const QString svg = dir_.filePath("view.svg");
+    ASSERT_TRUE(window_->export_svg(svg, &error)) << error.toStdString();
+    QFile file(svg);
+    ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+    const QByteArray text = file.readAll();
+    EXPECT_TRUE(text.contains("<svg"));
+    EXPECT_TRUE(text.contains("zb-h1"));
+  }
+  EXPECT_FALSE(window_->export_png("/nonexistent/dir/view.png", &error));
+  EXPECT_TRUE(error.contains("/nonexistent/dir/view.png"));
+}
+
+// A stand-in for the ILP: slow, and named so that the window runs it on the worker thread.
+GeneratorRegistry registry_with_slow_generator() {
+  GeneratorRegistry registry = viewer_registry();
+  GeneratorInfo slow;
+  slow.name = "slow-ilp";
+  slow.summary = "zb-h1 after 300 ms";
+  slow.make = [](const Problem& problem) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Schedule schedule = make_zb_h1(problem);
+    schedule.name = "slow-ilp";
+    return schedule;
+  };
+  registry.add(slow);
+  return registry;
+}
+
+TEST(MainWindowBackground, SlowGeneratorsRunOffTheUiThreadWithProgress) {
+  test_app();
+  MainWindow window(registry_with_slow_generator());
+  window.set_problem(uniform_spec(4, 8), {"1f1b", "slow-ilp"});
+  window.show();
+  // The fast schedule is there at once; the slow one is a pending row with a busy indicator.
+  EXPECT_EQ(labels(window.scene()), (std::vector<std::string>{"1f1b"}));
+  EXPECT_EQ(window.metrics().back().status, "running...");
+  EXPECT_TRUE(window.background_busy());
+  EXPECT_TRUE(window.findChild<QProgressBar*>()->isVisibleTo(&window));
+  ASSERT_TRUE(wait_until([&] { return !window.background_busy(); }));
+  EXPECT_EQ(labels(window.scene()), (std::vector<std::string>{"1f1b", "slow-ilp"}));
+  EXPECT_DOUBLE_EQ(window.scene().groups()[1].trace.metrics.span, 27);
+  EXPECT_FALSE(window.findChild<QProgressBar*>()->isVisibleTo(&window));
+}
+
+TEST(MainWindowBackground, CancelDropsTheResult) {
+  test_app();
+  MainWindow window(registry_with_slow_generator());
+  window.set_problem(uniform_spec(4, 8), {"slow-ilp"});
+  window.show();
+  // Let the job start, then press Cancel.
+  ASSERT_TRUE(wait_until([&] { return !window.findChild<QPushButton*>("cancel")->isHidden() && window.background_busy(); }));
+  QCoreApplication::processEvents();
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));  // past the debounce: the job is running
+  QCoreApplication::processEvents();
+  window.findChild<QPushButton*>("cancel")->click();
+  EXPECT_FALSE(window.background_busy());
+  EXPECT_EQ(window.metrics().back().status, "cancelled");
+  // The job's late result must not appear.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(800);
+  while (std::chrono::steady_clock::now() < until) QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+  EXPECT_TRUE(window.scene().groups().empty());
+  EXPECT_EQ(window.metrics().back().status, "cancelled");
+}
+
+}  // namespace
+}  // namespace zb::view

@@ -1,0 +1,118 @@
+// The metrics table: one row per trace, the memory-limit status, and simulated-vs-measured differences.
+#include <gtest/gtest.h>
+
+#include "gui_test_support.h"
+#include "timeline/explorer_run.h"
+#include "timeline/metrics_table.h"
+
+namespace zb::view {
+namespace {
+
+using testing::evaluated;
+using testing::uniform_spec;
+
+TEST(MetricsTable, OneRowPerGroupWithSpanBubbleRatePeakAndStepTime) {
+  TimelineScene scene;
+  scene.add(make_group("1f1b", evaluated("1f1b", uniform_spec(4, 8)), std::nullopt));
+  scene.add(make_group("zb-h1", evaluated("zb-h1", uniform_spec(4, 8)), std::nullopt));
+  const auto rows = metrics_rows(scene);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].label, "1f1b");
+  EXPECT_EQ(rows[0].engine, "eval");
+  EXPECT_EQ(rows[0].status, "ok");
+  EXPECT_DOUBLE_EQ(*rows[0].span, 33);
+  EXPECT_NEAR(*rows[0].bubble_rate, (33.0 - 24.0) / 33.0, 1e-12);
+  EXPECT_DOUBLE_EQ(*rows[1].span, 27);
+  EXPECT_NEAR(*rows[1].bubble_rate, 3.0 / 27.0, 1e-12);
+  EXPECT_DOUBLE_EQ(*rows[0].peak_memory, 4);  // 1F1B keeps p microbatches live on device 0
+  EXPECT_GE(*rows[0].step_time, *rows[0].span);
+  EXPECT_TRUE(rows[0].reference.empty());
+}
+
+TEST(MetricsTable, FlagsASchedulePastTheMemoryLimit) {
+  TimelineScene scene;
+  scene.add(make_group("zb-h2", evaluated("zb-h2", uniform_spec(4, 8)), 4.0));
+  const auto rows = metrics_rows(scene);
+  EXPECT_NE(rows[0].status.find("over memory limit"), std::string::npos) << rows[0].status;
+}
+
+TEST(MetricsTable, MeasuredTraceIsComparedWithTheSimulatedOnePerDevice) {
+  TimelineScene scene;
+  const Trace simulated = evaluated("zb-h1", uniform_spec(4, 8));
+  Trace measured = simulated;
+  measured.meta.engine = "cpu";
+  // A measured run where device 2 is 10% slower in everything after t = 0.
+  for (Span& span : measured.spans) {
+    if (span.device == 2) {
+      span.start *= 1.1;
+      span.end *= 1.1;
+    }
+  }
+  measured.metrics = compute_metrics(measured, simulated.metrics.work);
+  scene.add(make_group("zb-h1", simulated, std::nullopt));
+  scene.add(make_group("zb-h1 (cpu, run.json)", measured, std::nullopt));
+  const auto rows = metrics_rows(scene);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].reference.empty());
+  EXPECT_EQ(rows[1].reference, "zb-h1");
+  ASSERT_EQ(rows[1].span_delta.size(), 4u);
+  EXPECT_DOUBLE_EQ(rows[1].span_delta[0], 0);
+  EXPECT_NEAR(rows[1].span_delta[2], simulated.metrics.device_span[2] * 0.1, 1e-9);
+  EXPECT_NE(rows[1].span_delta_text.find("+0 +0 +"), std::string::npos) << rows[1].span_delta_text;
+  const std::string tsv = to_tsv(rows);
+  EXPECT_NE(tsv.find("vs zb-h1:"), std::string::npos);
+}
+
+TEST(MetricsTable, FailedSchedulesAreRowsWithAStatus) {
+  const auto registry = viewer_registry();
+  const Problem problem = uniform_spec(4, 8).build();
+  const RunResult interleaved = run_generator(registry, "1f1b-i", problem);  // needs v >= 2
+  EXPECT_FALSE(interleaved.trace);
+  EXPECT_FALSE(interleaved.error.empty());
+  const RunResult unknown = run_generator(registry, "no-such", problem);
+  EXPECT_FALSE(unknown.trace);
+  EXPECT_NE(unknown.error.find("no-such"), std::string::npos);
+  const MetricsRow row = failed_row("1f1b-i", interleaved.error);
+  EXPECT_FALSE(row.span);
+  EXPECT_EQ(row.status, interleaved.error);
+}
+
+TEST(ExplorerRun, EvaluatesAndKeepsTheLimitForTheChart) {
+  ProblemSpec spec = uniform_spec(4, 8);
+  spec.mem_limit = MemoryLimit{1, true};
+  const RunResult result = run_generator(viewer_registry(), "zb-h2", spec.build());
+  ASSERT_TRUE(result.trace) << result.error;  // over the limit, still drawn
+  ASSERT_TRUE(result.memory_limit);
+  EXPECT_DOUBLE_EQ(*result.memory_limit, 4);
+  EXPECT_EQ(result.trace->meta.schedule, "zb-h2");
+}
+
+TEST(ExplorerRun, ADeadlockedScheduleIsAnErrorNotAnException) {
+  Schedule schedule = parse_schedule_text("d0: F0 BW0\nd1: BW0 F0\n", "deadlock.txt");
+  schedule.name = "deadlock.txt";
+  const RunResult result = run_schedule(uniform_spec(2, 1).build(), schedule);
+  EXPECT_FALSE(result.trace);
+  EXPECT_FALSE(result.error.empty());
+}
+
+TEST(ExplorerRun, SpecIsReshapedToASchedulesDevicesMicrobatchesAndChunks) {
+  ProblemSpec spec = uniform_spec(4, 8);
+  spec.t_f = {1, 2, 3, 4};
+  const Schedule schedule = parse_schedule_text("d0: F0 F1 BW0 BW1\nd1: F0 BW0 F1 BW1\n", "two.txt");
+  const ProblemSpec fitted = spec_fitting_schedule(spec, schedule);
+  EXPECT_EQ(fitted.devices, 2);
+  EXPECT_EQ(fitted.microbatches, 2);
+  EXPECT_EQ(fitted.chunks, 1);
+  EXPECT_EQ(fitted.t_f, std::vector<double>{1});  // a per-device array of 4 cannot describe 2 devices
+  const RunResult result = run_schedule(fitted.build(), schedule);
+  EXPECT_TRUE(result.trace) << result.error;
+}
+
+TEST(ExplorerRun, OnlyTheIlpRunsInTheBackground) {
+  EXPECT_TRUE(runs_in_background("zb-ilp"));
+  EXPECT_FALSE(runs_in_background("zb-auto"));
+  EXPECT_FALSE(runs_in_background("1f1b"));
+}
+
+}  // namespace
+}  // namespace zb::view

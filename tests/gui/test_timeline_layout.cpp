@@ -1,0 +1,266 @@
+// The timeline model: groups, bubbles, arrows, layout geometry, colours and hit-testing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "gui_test_support.h"
+#include "schedule/pass_colors.h"
+#include "schedule/trace_writers.h"
+#include "timeline/pass_colours.h"
+#include "timeline/timeline_layout.h"
+#include "timeline/timeline_scene.h"
+
+namespace zb::view {
+namespace {
+
+using testing::compute_span;
+using testing::evaluated;
+using testing::tiny_trace;
+using testing::uniform_spec;
+
+TEST(Gaps, AreTheComplementOfBusyTimeInsideZeroToEnd) {
+  const auto gaps = gaps_between({{1, 2}, {2, 3}, {5, 7}, {6, 6.5}}, 10, 1e-9);
+  ASSERT_EQ(gaps.size(), 3u);
+  EXPECT_DOUBLE_EQ(gaps[0].start, 0);
+  EXPECT_DOUBLE_EQ(gaps[0].end, 1);
+  EXPECT_DOUBLE_EQ(gaps[1].start, 3);
+  EXPECT_DOUBLE_EQ(gaps[1].end, 5);
+  EXPECT_DOUBLE_EQ(gaps[2].start, 7);  // the nested span [6, 6.5] must not pull the cursor back
+  EXPECT_DOUBLE_EQ(gaps[2].end, 10);
+  EXPECT_TRUE(gaps_between({{0, 4}}, 4, 1e-9).empty());
+  EXPECT_TRUE(gaps_between({{0, 1}, {1 + 1e-12, 2}}, 2, 1e-9).empty());  // noise is not a bubble
+}
+
+TEST(Scene, GroupsSortSpansPerDeviceAndFindTheBubbles) {
+  const TraceGroup group = make_group("tiny", tiny_trace(), std::nullopt);
+  ASSERT_EQ(group.devices(), 2);
+  EXPECT_EQ(group.device_spans[0], (std::vector<int>{0, 3}));
+  EXPECT_EQ(group.device_spans[1], (std::vector<int>{1, 2}));
+  EXPECT_DOUBLE_EQ(group.end_time, 6);
+  ASSERT_EQ(group.idle[0].size(), 1u);  // d0 idle in [1, 4]
+  EXPECT_DOUBLE_EQ(group.idle[0][0].start, 1);
+  EXPECT_DOUBLE_EQ(group.idle[0][0].end, 4);
+  ASSERT_EQ(group.idle[1].size(), 2u);  // d1 idle in [0, 1] and [4, 6]
+  EXPECT_DOUBLE_EQ(group.idle[1][1].start, 4);
+  EXPECT_DOUBLE_EQ(group.memory_peak, 1);
+  // F0 d0 -> F0 d1, and BW0 d1 -> BW0 d0.
+  ASSERT_EQ(group.arrows.size(), 2u);
+  EXPECT_EQ(group.arrows[0].from_span, 0);
+  EXPECT_EQ(group.arrows[0].to_span, 1);
+  EXPECT_EQ(group.arrows[1].from_span, 2);
+  EXPECT_EQ(group.arrows[1].to_span, 3);
+}
+
+TEST(Scene, BubblesOfAnEvaluatedScheduleAddUpToItsIdleTime) {
+  for (const char* name : {"1f1b", "zb-h1", "zb-h2", "gpipe"}) {
+    const Trace trace = evaluated(name, uniform_spec(4, 8, 1, 1, 1, 0.25));
+    const TraceGroup group = make_group(name, trace, std::nullopt);
+    ASSERT_EQ(group.devices(), 4) << name;
+    EXPECT_NEAR(group.end_time, trace.metrics.makespan, 1e-9) << name;
+    for (int d = 0; d < 4; ++d) {
+      double idle = 0;
+      for (const Interval& gap : group.idle[static_cast<std::size_t>(d)]) idle += gap.length();
+      EXPECT_NEAR(idle, trace.metrics.idle[static_cast<std::size_t>(d)], 1e-9) << name << " d" << d;
+    }
+  }
+}
+
+TEST(Scene, TheInterleavedScheduleHasArrowsAcrossTheLoopBoundary) {
+  ProblemSpec spec = uniform_spec(2, 4);
+  spec.chunks = 2;
+  const Trace trace = evaluated("1f1b-i", spec);
+  const TraceGroup group = make_group("1f1b-i", trace, std::nullopt);
+  // 4 stages on 2 devices, every boundary crosses devices: 3 forward and 3 backward hops per microbatch.
+  EXPECT_EQ(group.arrows.size(), 4u * 6u);
+}
+
+TEST(Layout, LaysOutOneBoxPerComputeSpanAtItsTime) {
+  TimelineScene scene;
+  const Trace trace = evaluated("zb-h1", uniform_spec(4, 8));
+  scene.add(make_group("zb-h1", trace, std::nullopt));
+  Viewport viewport;
+  const LayoutStyle style;
+  viewport.fit(0, scene.end_time(), plot_width(1200, style));
+  const TimelineLayout layout = layout_timeline(scene, viewport, 1200, style);
+
+  const auto compute = std::count_if(trace.spans.begin(), trace.spans.end(),
+                                     [](const Span& s) { return s.stream == Stream::compute; });
+  ASSERT_EQ(compute, 4 * 8 * 3);
+  ASSERT_EQ(static_cast<long>(layout.boxes.size()), compute);
+  ASSERT_EQ(layout.rows.size(), 4u);
+  for (const BoxItem& box : layout.boxes) {
+    const Span& span = trace.spans[static_cast<std::size_t>(box.span)];
+    EXPECT_NEAR(box.rect.x, layout.plot.x + viewport.x_of(span.start), 1e-9);
+    EXPECT_NEAR(box.rect.w, span.duration() * viewport.px_per_time(), 1e-9);
+    const RowItem& row = layout.rows[static_cast<std::size_t>(span.device)];
+    EXPECT_EQ(row.device, span.device);
+    EXPECT_DOUBLE_EQ(box.rect.y, row.lane.y);
+    EXPECT_EQ(box.colour, pass_colour(span.pass, span.chunk));
+    EXPECT_EQ(box.label, std::to_string(span.microbatch));
+  }
+  // Header, then rows top to bottom, then the memory chart.
+  EXPECT_LT(layout.headers[0].rect.y, layout.rows[0].lane.y);
+  for (std::size_t d = 1; d < 4; ++d) EXPECT_GT(layout.rows[d].lane.y, layout.rows[d - 1].lane.bottom() - 1e-9);
+  ASSERT_EQ(layout.memory.size(), 1u);
+  EXPECT_GT(layout.memory[0].rect.y, layout.rows[3].lane.y);
+  EXPECT_NEAR(layout.height_px, layout_height(scene, style), 1e-9);
+}
+
+TEST(Layout, StacksSeveralSchedulesOnOneTimeAxis) {
+  TimelineScene scene;
+  for (const char* name : {"1f1b", "zb-h1", "zb-h2"}) scene.add(make_group(name, evaluated(name, uniform_spec(4, 8)), std::nullopt));
+  // The closed forms at unit costs, p = 4, m = 8: spans 33, 27, 24 (DESIGN.md section 4).
+  EXPECT_DOUBLE_EQ(scene.groups()[0].trace.metrics.span, 33);
+  EXPECT_DOUBLE_EQ(scene.groups()[1].trace.metrics.span, 27);
+  EXPECT_DOUBLE_EQ(scene.groups()[2].trace.metrics.span, 24);
+  EXPECT_EQ(scene.row_count(), 12);
+  Viewport viewport;
+  viewport.fit(0, scene.end_time(), plot_width(1000, {}));
+  const TimelineLayout layout = layout_timeline(scene, viewport, 1000);
+  ASSERT_EQ(layout.headers.size(), 3u);
+  ASSERT_EQ(layout.rows.size(), 12u);
+  EXPECT_NE(layout.headers[1].text.find("zb-h1"), std::string::npos);
+  EXPECT_NE(layout.headers[1].text.find("span 27"), std::string::npos);
+  // The same time maps to the same x in every group: the last box of zb-h2 ends at 24 on the axis.
+  double end_zb_h2 = 0, end_1f1b = 0;
+  for (const BoxItem& box : layout.boxes) {
+    if (box.group == 2) end_zb_h2 = std::max(end_zb_h2, box.rect.right());
+    if (box.group == 0) end_1f1b = std::max(end_1f1b, box.rect.right());
+  }
+  EXPECT_NEAR(end_zb_h2, layout.plot.x + viewport.x_of(scene.groups()[2].end_time), 1e-9);
+  EXPECT_NEAR(end_1f1b, layout.plot.x + viewport.x_of(scene.groups()[0].end_time), 1e-9);
+  EXPECT_LT(end_zb_h2, end_1f1b);
+}
+
+TEST(Layout, ClipsToThePlotWhenZoomedIn) {
+  TimelineScene scene;
+  scene.add(make_group("zb-h1", evaluated("zb-h1", uniform_spec(4, 8)), std::nullopt));
+  Viewport viewport(10, 100);  // 100 px per unit from t = 10: shows about t in [10, 20] on 1000 px
+  const TimelineLayout layout = layout_timeline(scene, viewport, 1000);
+  ASSERT_FALSE(layout.boxes.empty());
+  EXPECT_LT(layout.boxes.size(), 96u);
+  for (const BoxItem& box : layout.boxes) {
+    EXPECT_GE(box.rect.x, layout.plot.x - 1e-9);
+    EXPECT_LE(box.rect.right(), layout.plot.right() + 1e-9);
+    if (box.rect.w > 90) {
+      EXPECT_TRUE(box.show_label);  // 100 px per unit: numbers fit unless clipped
+    }
+  }
+  for (const BubbleItem& bubble : layout.bubbles) {
+    EXPECT_GE(bubble.rect.x, layout.plot.x - 1e-9);
+    EXPECT_LE(bubble.rect.right(), layout.plot.right() + 1e-9);
+  }
+  // Zoomed far out, the numbers do not fit and are hidden.
+  const TimelineLayout far = layout_timeline(scene, Viewport(0, 0.5), 1000);
+  for (const BoxItem& box : far.boxes) EXPECT_FALSE(box.show_label);
+}
+
+TEST(Layout, HitTestFindsTheBoxUnderThePointAndNothingInABubble) {
+  TimelineScene scene;
+  scene.add(make_group("tiny", tiny_trace(), std::nullopt));
+  Viewport viewport(0, 100);
+  const TimelineLayout layout = layout_timeline(scene, viewport, 1000);
+  const double y0 = layout.rows[0].lane.y + 5;
+  const double y1 = layout.rows[1].lane.y + 5;
+  const BoxItem* hit = hit_test(layout, layout.plot.x + 50, y0);  // t = 0.5 on d0: F0
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->span, 0);
+  hit = hit_test(layout, layout.plot.x + 300, y1);  // t = 3 on d1: BW0
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->span, 2);
+  EXPECT_EQ(hit_test(layout, layout.plot.x + 250, y0), nullptr);  // d0 idle in [1, 4]
+  EXPECT_EQ(hit_test(layout, 10, y0), nullptr);                  // the label column
+  const std::string tip = describe_span(scene.groups()[0], 2);
+  EXPECT_NE(tip.find("BW0"), std::string::npos);
+  EXPECT_NE(tip.find("device 1"), std::string::npos);
+  EXPECT_NE(tip.find("start 2 ms, end 4 ms, duration 2 ms"), std::string::npos);
+}
+
+TEST(Layout, BubblesCoverExactlyTheGaps) {
+  TimelineScene scene;
+  scene.add(make_group("tiny", tiny_trace(), std::nullopt));
+  const TimelineLayout layout = layout_timeline(scene, Viewport(0, 100), 1000);
+  ASSERT_EQ(layout.bubbles.size(), 3u);
+  const BubbleItem& d0 = layout.bubbles[0];
+  EXPECT_EQ(d0.device, 0);
+  EXPECT_NEAR(d0.rect.x, layout.plot.x + 100, 1e-9);
+  EXPECT_NEAR(d0.rect.w, 300, 1e-9);
+}
+
+TEST(Layout, ArrowsOnlyWhenAsked) {
+  TimelineScene scene;
+  scene.add(make_group("tiny", tiny_trace(), std::nullopt));
+  LayoutStyle style;
+  EXPECT_TRUE(layout_timeline(scene, Viewport(0, 100), 1000, style).arrows.empty());
+  style.show_arrows = true;
+  const TimelineLayout layout = layout_timeline(scene, Viewport(0, 100), 1000, style);
+  ASSERT_EQ(layout.arrows.size(), 2u);
+  // F0 ends on d0 at t = 1 and F0 starts on d1 at t = 1: a vertical arrow down one row.
+  EXPECT_NEAR(layout.arrows[0].from.x, layout.plot.x + 100, 1e-9);
+  EXPECT_NEAR(layout.arrows[0].to.x, layout.plot.x + 100, 1e-9);
+  EXPECT_LT(layout.arrows[0].from.y, layout.arrows[0].to.y);
+}
+
+TEST(Layout, MemoryChartHasALinePerDeviceAndTheLimit) {
+  TimelineScene scene;
+  const Trace trace = evaluated("zb-h2", uniform_spec(4, 8));
+  scene.add(make_group("zb-h2", trace, 4.0));
+  Viewport viewport;
+  viewport.fit(0, scene.end_time(), plot_width(1000, {}));
+  const TimelineLayout layout = layout_timeline(scene, viewport, 1000);
+  ASSERT_EQ(layout.memory.size(), 1u);
+  const MemoryChartItem& chart = layout.memory[0];
+  EXPECT_EQ(chart.device_lines.size(), 4u);
+  ASSERT_TRUE(chart.limit_y.has_value());
+  EXPECT_GE(chart.max_value, scene.groups()[0].memory_peak);
+  EXPECT_GT(*chart.limit_y, chart.rect.y);
+  EXPECT_LT(*chart.limit_y, chart.rect.bottom());
+  // ZB-H2 keeps more than 4 M_B live on device 0 (2p-1 = 7 forwards in flight): its line rises above the limit.
+  double top_y = chart.rect.bottom();
+  for (const PointPx& point : chart.device_lines[0]) top_y = std::min(top_y, point.y);
+  EXPECT_LT(top_y, *chart.limit_y);
+  for (const auto& line : chart.device_lines) {
+    for (const PointPx& point : line) {
+      EXPECT_GE(point.y, chart.rect.y - 1e-9);
+      EXPECT_LE(point.y, chart.rect.bottom() + 1e-9);
+    }
+  }
+  LayoutStyle hidden;
+  hidden.show_memory = false;
+  EXPECT_TRUE(layout_timeline(scene, viewport, 1000, hidden).memory.empty());
+}
+
+TEST(Colours, PassColoursAreTheFixedOnes) {
+  EXPECT_EQ(to_hex(pass_colour(Pass::F)), "#4c78a8");
+  EXPECT_EQ(to_hex(pass_colour(Pass::B)), "#54a24b");
+  EXPECT_EQ(to_hex(pass_colour(Pass::W)), "#f58518");
+  EXPECT_EQ(to_hex(pass_colour(Pass::BW)), "#b279a2");
+  EXPECT_EQ(to_hex(pass_colour(Pass::F, 1)), "#9db5cf");  // 45% towards white
+  EXPECT_NE(pass_colour(Pass::F, 1), pass_colour(Pass::F, 2));
+  EXPECT_NE(bubble_colour(), background_colour());
+  EXPECT_NE(bubble_colour(), lane_colour());
+}
+
+// The viewer and the SVG writer must agree on every pass and chunk shade.
+TEST(Colours, MatchTheSvgWriter) {
+  for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
+    for (int chunk = 0; chunk < 3; ++chunk) {
+      Trace trace;
+      trace.devices = 1;
+      trace.spans = {compute_span(0, pass, chunk, 0, 0, 1, chunk)};
+      trace.metrics = compute_metrics(trace, 1);
+      std::string svg = to_svg({{"x", &trace}});
+      std::transform(svg.begin(), svg.end(), svg.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      const std::string hex = to_hex(pass_colour(pass, chunk));
+      EXPECT_NE(svg.find("fill=\"" + hex + "\""), std::string::npos) << pass_name(pass) << " chunk " << chunk << " " << hex;
+    }
+  }
+  std::string idle(idle_color());
+  std::transform(idle.begin(), idle.end(), idle.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  EXPECT_EQ(to_hex(bubble_colour()), idle);
+}
+
+}  // namespace
+}  // namespace zb::view

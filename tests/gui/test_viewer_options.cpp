@@ -1,0 +1,53 @@
+// zbview's command line.
+#include <gtest/gtest.h>
+
+#include "schedule/error.h"
+#include "timeline/viewer_options.h"
+
+namespace zb::view {
+namespace {
+
+TEST(ViewerOptions, ParsesFilesProblemFlagsAndHeadlessOutput) {
+  const ViewerOptions options = parse_viewer_args({"a.json", "--trace", "t1.json", "--trace", "t2.json", "--p", "8", "--m",
+                                                   "32", "--tw", "0.5", "--mem-limit", "2p", "--schedules",
+                                                   "1f1b, zb-h1", "--screenshot", "out.png", "--size", "800x600",
+                                                   "--arrows", "--no-memory", "b.txt"});
+  EXPECT_EQ(options.files, (std::vector<std::string>{"a.json", "b.txt"}));
+  EXPECT_EQ(options.traces, (std::vector<std::string>{"t1.json", "t2.json"}));
+  EXPECT_EQ(*options.screenshot, "out.png");
+  EXPECT_EQ(options.width_px, 800);
+  EXPECT_EQ(options.height_px, 600);
+  EXPECT_TRUE(options.show_arrows);
+  EXPECT_FALSE(options.show_memory);
+  EXPECT_EQ(split_names(*options.schedules), (std::vector<std::string>{"1f1b", "zb-h1"}));
+
+  const ProblemSpec spec = apply_problem_flags(default_problem_spec(), options);
+  EXPECT_EQ(spec.devices, 8);
+  EXPECT_EQ(spec.microbatches, 32);
+  EXPECT_EQ(spec.t_w, std::vector<double>{0.5});
+  EXPECT_EQ(spec.t_f, std::vector<double>{1});
+  ASSERT_TRUE(spec.mem_limit);
+  EXPECT_TRUE(spec.mem_limit->times_p);
+  EXPECT_DOUBLE_EQ(spec.mem_limit->value, 2);
+}
+
+TEST(ViewerOptions, BadFlagsAreInputErrorsNamingThem) {
+  EXPECT_THROW(parse_viewer_args({"--size", "huge"}), InputError);
+  EXPECT_THROW(parse_viewer_args({"--p", "0"}), InputError);
+  EXPECT_THROW(parse_viewer_args({"--no-such-flag"}), InputError);
+  try {
+    (void)apply_problem_flags(default_problem_spec(), parse_viewer_args({"--tf", "1,x"}));
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--tf"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ViewerOptions, UsageListsTheHeadlessFlags) {
+  const std::string usage = viewer_usage();
+  EXPECT_NE(usage.find("--screenshot"), std::string::npos);
+  EXPECT_NE(usage.find("--schedules"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zb::view
