@@ -40,9 +40,21 @@ class Evaluation {
       throw ScheduleError(fmt::format("schedule '{}' has {} devices but the problem has p={}", schedule.name,
                                       schedule.device_count(), problem.devices));
     }
-    if (options.record_spans) compute_.resize(problem.devices);
-    if (options.record_spans && options.record_transfers) transfers_.resize(problem.devices);
-    if (options.record_memory) memory_.assign(problem.devices, {{0.0, 0.0}});
+    // Compute spans go straight to their final place: device d's block starts at offset_[d].
+    offset_.resize(problem.devices + 1, 0);
+    for (int d = 0; d < problem.devices; ++d) offset_[d + 1] = offset_[d] + schedule.devices[d].size();
+    if (options.record_spans) compute_.resize(offset_.back());
+    if (options.record_spans && options.record_transfers) {
+      transfers_.resize(problem.devices);
+      for (int d = 0; d < problem.devices; ++d) transfers_[d].reserve(2 * schedule.devices[d].size());
+    }
+    if (options.record_memory) {
+      memory_.resize(problem.devices);
+      for (int d = 0; d < problem.devices; ++d) {
+        memory_[d].reserve(schedule.devices[d].size() + 1);
+        memory_[d].push_back({0.0, 0.0});
+      }
+    }
   }
 
   Trace run() {
@@ -118,8 +130,8 @@ class Evaluation {
       state.first_start = std::min(state.first_start, start);
       state.last_end = end;
       state.busy += duration;
+      record(d, state.next, action, stage, start, end);
       ++state.next;
-      record(d, action, stage, start, end);
       // Wake the device that consumes this output across a device boundary.
       if (action.pass == Pass::F) {
         end_f_[key] = end;
@@ -153,9 +165,9 @@ class Evaluation {
         {to, Stream::recv, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay});
   }
 
-  void record(int d, const Action& action, int stage, double start, double end) {
+  void record(int d, std::size_t step, const Action& action, int stage, double start, double end) {
     if (!compute_.empty()) {
-      compute_[d].push_back({d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end});
+      compute_[offset_[d] + step] = {d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end};
     }
     DeviceState& state = devices_[d];
     double delta_at_start = 0;
@@ -183,11 +195,10 @@ class Evaluation {
     trace.meta.engine = "eval";
     trace.meta.time_unit = problem_.time_unit;
     trace.devices = problem_.devices;
-    std::size_t total = 0;
-    for (const auto& list : compute_) total += list.size();
-    for (const auto& list : transfers_) total += list.size();
-    trace.spans.reserve(total);
-    for (const auto& list : compute_) trace.spans.insert(trace.spans.end(), list.begin(), list.end());
+    std::size_t transfers = 0;
+    for (const auto& list : transfers_) transfers += list.size();
+    trace.spans = std::move(compute_);
+    trace.spans.reserve(trace.spans.size() + transfers);
     for (const auto& list : transfers_) trace.spans.insert(trace.spans.end(), list.begin(), list.end());
     trace.memory = std::move(memory_);
 
@@ -219,7 +230,8 @@ class Evaluation {
   std::vector<double> end_f_;  // [stage * m + microbatch]
   std::vector<double> end_b_;  // end of B or BW
   std::vector<DeviceState> devices_;
-  std::vector<std::vector<Span>> compute_;    // per device, empty when not recorded
+  std::vector<std::size_t> offset_;           // first compute span of each device
+  std::vector<Span> compute_;                 // all devices, empty when not recorded
   std::vector<std::vector<Span>> transfers_;  // per device (send and recv), empty when not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
 };

@@ -1,0 +1,199 @@
+// Runs the zbsim binary as a user would and checks exit codes, messages and written files.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("zbsim_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  CliRun zbsim(const std::string& args) {
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string command = std::string(ZBSIM_PATH) + " " + args + " 2>" + err.string();
+    CliRun run;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    char buffer[4096];
+    std::size_t n;
+    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.err = slurp(err);
+    return run;
+  }
+
+  fs::path write(const std::string& name, const std::string& content) {
+    std::ofstream(dir_ / name) << content;
+    return dir_ / name;
+  }
+
+  fs::path dir_;
+};
+
+constexpr const char* kUnit = "--p 4 --m 8 --tf 1 --tb 1 --tw 1";
+
+TEST_F(Cli, UnitCostSpansAsJson) {
+  const CliRun run = zbsim(std::string("compare ") + kUnit + " --schedules 1f1b,zb-h1,zb-h2 --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  ASSERT_EQ(json["results"].size(), 3u);
+  EXPECT_EQ(json["results"][0]["schedule"], "1f1b");
+  EXPECT_DOUBLE_EQ(json["results"][0]["span"].get<double>(), 33);
+  EXPECT_DOUBLE_EQ(json["results"][1]["span"].get<double>(), 27);
+  EXPECT_DOUBLE_EQ(json["results"][2]["span"].get<double>(), 24);
+  EXPECT_EQ(json["results"][2]["peak_memory"].size(), 4u);
+  EXPECT_EQ(json["problem"]["p"], 4);
+}
+
+TEST_F(Cli, CsvAndTableFormats) {
+  const CliRun csv = zbsim(std::string("compare ") + kUnit + " --schedules zb-h1 --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
+            "schedule,status,chunks,makespan,span,work,bubble_rate,peak_memory_max,idle_max,peak_memory,idle,reason");
+  EXPECT_NE(csv.out.find("zb-h1,ok,1,27,27,24,"), std::string::npos) << csv.out;
+  const CliRun table = zbsim(std::string("compare ") + kUnit);
+  ASSERT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("zb-h2"), std::string::npos);
+  EXPECT_NE(table.out.find("1f1b-i"), std::string::npos);  // runs with chunks=2 on its own
+}
+
+TEST_F(Cli, MemoryLimitMarksRowsOverTheLimit) {
+  const CliRun run = zbsim(std::string("compare ") + kUnit + " --schedules zb-h1,zb-h2 --mem-limit 1p --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["results"][0]["status"], "ok");
+  EXPECT_EQ(json["results"][1]["status"], "over-limit");
+}
+
+TEST_F(Cli, SimulateWritesEveryTraceFormat) {
+  const fs::path trace = dir_ / "t.json", chrome = dir_ / "c.json", svg = dir_ / "t.svg";
+  const CliRun run = zbsim(std::string("simulate ") + kUnit + " --tcomm 0.5 --schedule zb-h1 --trace " +
+                        trace.string() + " --chrome " + chrome.string() + " --svg " + svg.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto t = nlohmann::json::parse(slurp(trace));
+  EXPECT_EQ(t["meta"]["schedule"], "zb-h1");
+  EXPECT_EQ(t["meta"]["problem"]["p"], 4);
+  EXPECT_EQ(t["devices"], 4);
+  EXPECT_GE(t["spans"].size(), 96u);
+  EXPECT_TRUE(nlohmann::json::parse(slurp(chrome)).contains("traceEvents"));
+  EXPECT_NE(slurp(svg).find("<svg"), std::string::npos);
+  // Same input, byte-identical output.
+  const fs::path again = dir_ / "t2.json";
+  ASSERT_EQ(zbsim(std::string("simulate ") + kUnit + " --tcomm 0.5 --schedule zb-h1 --trace " + again.string()).exit_code, 0);
+  EXPECT_EQ(slurp(trace), slurp(again));
+}
+
+TEST_F(Cli, ExportAndReimportPytorchCsv) {
+  const fs::path csv = dir_ / "zb.csv";
+  ASSERT_EQ(zbsim("export --schedule zb-h2 --p 4 --m 8 --to pytorch-csv --out " + csv.string()).exit_code, 0);
+  const CliRun run = zbsim("simulate --schedule-file " + csv.string() + " --tf 1 --tb 1 --tw 1 --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(run.out)["results"][0]["span"].get<double>(), 24);
+  const CliRun text = zbsim("export --schedule-file " + csv.string() + " --to text");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.substr(0, 24), "d0: F0 F1 F2 F3 F4 F5 F6");
+}
+
+TEST_F(Cli, ReadsPytorchFixture) {
+  const CliRun run = zbsim("simulate --schedule-file " + std::string(ZB_SOURCE_DIR) +
+                        "/tests/data/pytorch/dualpipev_4rank_10mb.csv --tf 2 --tb 2 --tw 1 --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["problem"]["p"], 4);
+  EXPECT_EQ(json["problem"]["chunks"], 2);
+  EXPECT_EQ(json["problem"]["placement"], "vshape");
+}
+
+TEST_F(Cli, DeadlockingScheduleFileIsRefusedWithTheGrid) {
+  const fs::path file = write("dead.txt", "d0: F0 B0 W0 F1 B1 W1\nd1: F0 F1 B1 W1 B0 W0\n");
+  const fs::path svg = dir_ / "dead.svg";
+  const CliRun run = zbsim("simulate --schedule-file " + file.string() + " --tf 1 --tb 1 --tw 1 --svg " + svg.string());
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("deadlock"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("<-- here"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(svg));
+}
+
+// Bad input of each kind: exit 2, a message naming the field and value, no output file.
+struct BadInput {
+  const char* args;
+  const char* scenario;  // written to s.json when not null
+  const char* expected;
+};
+
+TEST_F(Cli, BadInputExitsTwoNamesTheFieldAndWritesNothing) {
+  const BadInput cases[] = {
+      {"--p 0 --m 8 --tf 1 --tb 1 --tw 1", nullptr, "'p' is 0"},
+      {"--p 4 --m 0 --tf 1 --tb 1 --tw 1", nullptr, "'m' is 0"},
+      {"--p 4 --m 8 --tf 1 --tb -1 --tw 1", nullptr, "'t_b' has value -1"},
+      {"--p 4 --m 8 --tf 1 --tb 1 --tw 1 --schedules zb-h9", nullptr, "unknown schedule 'zb-h9'"},
+      {"--p 4 --m 8 --tf 1 --tb x --tw 1", nullptr, "--tb: bad number 'x'"},
+      {"--p 4 --m 8 --tf 1 --tb 1 --tw 1 --mem-limit 2q", nullptr, "bad memory limit '2q'"},
+      {"--p 4 --m 8 --tf 1 --tb 1", nullptr, "'t_w' is missing"},
+      {"--scenario SCENARIO", "{\"problem\": {\"p\": 4,", "malformed JSON"},
+      {"--scenario SCENARIO", "{\"problem\": {\"p\": 4, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1, \"tw\": 3}}",
+       "unknown field 'tw'"},
+      {"--scenario SCENARIO", "{\"problem\": {\"p\": 4, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}, \"extra\": 1}",
+       "unknown field 'extra'"},
+      {"--scenario SCENARIO", "{\"problem\": {\"p\": -3, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}}", "'p' is -3"},
+      {"--scenario /nonexistent/s.json", nullptr, "/nonexistent/s.json: cannot read"},
+      {"--p 4 --m 8 --tf 1 --tb 1 --tw 1 --bogus-flag", nullptr, "bogus-flag"},
+  };
+  for (const BadInput& bad : cases) {
+    std::string args = bad.args;
+    if (bad.scenario) {
+      const fs::path scenario = write("s.json", bad.scenario);
+      args.replace(args.find("SCENARIO"), 8, scenario.string());
+    }
+    const fs::path svg = dir_ / "out.svg";
+    const CliRun run = zbsim("compare " + args + " --svg " + svg.string());
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
+    EXPECT_NE(run.err.find(bad.expected), std::string::npos) << args << "\nstderr: " << run.err;
+    if (bad.scenario) {
+      EXPECT_NE(run.err.find("s.json"), std::string::npos) << run.err;  // names the file
+    }
+    EXPECT_FALSE(fs::exists(svg)) << args;
+    EXPECT_TRUE(run.out.empty()) << args;
+  }
+}
+
+TEST_F(Cli, HelpOnEverySubcommand) {
+  for (const char* command : {"compare", "simulate", "export"}) {
+    const CliRun run = zbsim(std::string(command) + " --help");
+    EXPECT_EQ(run.exit_code, 0) << command;
+    EXPECT_NE(run.out.find("usage: zbsim"), std::string::npos) << command;
+    EXPECT_NE(run.out.find("example:"), std::string::npos) << command;
+  }
+  EXPECT_EQ(zbsim("--help").exit_code, 0);
+  EXPECT_EQ(zbsim("frobnicate").exit_code, 2);
+}
+
+}  // namespace
