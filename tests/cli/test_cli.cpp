@@ -196,4 +196,21 @@ TEST_F(Cli, HelpOnEverySubcommand) {
   EXPECT_EQ(zbsim("frobnicate").exit_code, 2);
 }
 
+// Every scenario file shipped in scenarios/ loads and runs.
+TEST_F(Cli, EveryShippedScenarioRuns) {
+  int files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(std::string(ZB_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() != ".json" || entry.path().parent_path().filename() == "sweeps") continue;
+    ++files;
+    const CliRun run = zbsim("compare --scenario " + entry.path().string() + " --format json");
+    ASSERT_EQ(run.exit_code, 0) << entry.path() << "\n" << run.err;
+    const auto json = nlohmann::json::parse(run.out);
+    ASSERT_FALSE(json["results"].empty()) << entry.path();
+    for (const auto& row : json["results"]) {
+      EXPECT_TRUE(row["status"] == "ok" || row["status"] == "over-limit") << entry.path() << ": " << row.dump();
+    }
+  }
+  EXPECT_GE(files, 2);
+}
+
 }  // namespace
