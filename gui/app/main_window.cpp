@@ -88,8 +88,10 @@ MainWindow::MainWindow(GeneratorRegistry registry, QWidget* parent)
   auto* right = new QSplitter(Qt::Vertical);
   right->addWidget(view_scroll);
   right->addWidget(table_);
-  right->setStretchFactor(0, 4);
-  right->setStretchFactor(1, 1);
+  right->setStretchFactor(0, 1);
+  right->setStretchFactor(1, 0);
+  right->setSizes({700, 150});  // the timeline first; the table shows about five rows
+  table_->setMinimumHeight(80);
 
   auto* main = new QSplitter(Qt::Horizontal);
   main->addWidget(panel_scroll);
@@ -211,6 +213,7 @@ void MainWindow::recompute() {
   cancel_->setVisible(busy);
   if (busy) background_timer_.start();
   status_->setText(qstr(fmt::format("p={} m={} v={}", problem_.devices, problem_.microbatches, problem_.chunks)));
+  setWindowTitle(qstr(fmt::format("zbview: p={} m={} v={}", problem_.devices, problem_.microbatches, problem_.chunks)));
   rebuild_scene();
 }
 

@@ -63,8 +63,11 @@ void paint_legend(QPainter& painter, const TimelineLayout& layout) {
 
 }  // namespace
 
-void paint_timeline(QPainter& painter, const TimelineLayout& layout) {
-  painter.fillRect(QRectF(0, 0, layout.width_px, layout.height_px), to_qcolor(background_colour()));
+void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRectF& clip_rect) {
+  const QRectF clip = clip_rect.isNull() ? QRectF(0, 0, layout.width_px, layout.height_px) : clip_rect;
+  // Rows are laid out top to bottom: skip whole items by their vertical extent only.
+  auto visible = [&](const RectPx& r) { return r.y <= clip.bottom() && r.y + r.h >= clip.top(); };
+  painter.fillRect(clip, to_qcolor(background_colour()));
   paint_axis(painter, layout);
   paint_legend(painter, layout);
 
@@ -74,11 +77,13 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout) {
   painter.setPen(QColor(0x22, 0x22, 0x22));
   painter.setFont(bold);
   for (const GroupHeaderItem& header : layout.headers) {
+    if (!visible(header.rect)) continue;
     painter.drawText(to_qrect(header.rect).adjusted(6, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, qstr(header.text));
   }
   painter.setFont(normal);
 
   for (const RowItem& row : layout.rows) {
+    if (!visible(row.lane)) continue;
     painter.fillRect(to_qrect(row.lane), to_qcolor(lane_colour()));
     painter.setPen(QColor(0x44, 0x44, 0x44));
     painter.drawText(QRectF(0, row.lane.y, row.lane.x - 8, row.lane.h), Qt::AlignRight | Qt::AlignVCenter, qstr(row.label));
@@ -88,6 +93,7 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout) {
   const QColor bubble = to_qcolor(bubble_colour());
   const QPen bubble_edge(to_qcolor(bubble_outline_colour()), 0);
   for (const BubbleItem& item : layout.bubbles) {
+    if (!visible(item.rect)) continue;
     const QRectF rect = to_qrect(item.rect);
     painter.fillRect(rect, bubble);
     if (rect.width() >= 3) {
@@ -101,6 +107,7 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout) {
   small.setPointSizeF(std::max(6.0, normal.pointSizeF() * 0.85));
   painter.setFont(small);
   for (const BoxItem& box : layout.boxes) {
+    if (!visible(box.rect)) continue;
     const QRectF rect = to_qrect(box.rect);
     const QColor fill = to_qcolor(box.colour);
     painter.fillRect(rect, fill);
@@ -126,6 +133,7 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout) {
   }
 
   for (const MemoryChartItem& chart : layout.memory) {
+    if (!visible(chart.rect)) continue;
     const QRectF rect = to_qrect(chart.rect);
     painter.fillRect(rect, QColor(0xFA, 0xFA, 0xFA));
     painter.setPen(QPen(QColor(0xCC, 0xCC, 0xCC), 0));
@@ -150,6 +158,15 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout) {
     painter.setFont(small);
     painter.setPen(QColor(0x55, 0x55, 0x55));
     painter.drawText(rect.adjusted(4, 1, -4, 0), Qt::AlignLeft | Qt::AlignTop, qstr(chart.caption));
+    // The colour key of the device lines, right-aligned on the caption line.
+    const QFontMetricsF key_metrics(small);
+    double key_x = rect.right() - 4;
+    for (std::size_t d = chart.device_lines.size(); d-- > 0;) {
+      const QString key = QString("d%1").arg(d);
+      key_x -= key_metrics.horizontalAdvance(key) + 6;
+      painter.setPen(to_qcolor(device_line_colour(static_cast<int>(d))));
+      painter.drawText(QPointF(key_x, rect.y() + 1 + key_metrics.ascent()), key);
+    }
     painter.setFont(normal);
   }
 }

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <QPainter>
+#include <QRectF>
 
 #include "timeline/timeline_layout.h"
 
 namespace zb::view {
 
-void paint_timeline(QPainter& painter, const TimelineLayout& layout);
+// Paints everything that intersects `clip` (a widget's exposed rectangle: scrolled-away rows cost
+// nothing); the whole layout when clip is null.
+void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRectF& clip = QRectF());
 
 }  // namespace zb::view

@@ -3,6 +3,7 @@
 
 #include <QHelpEvent>
 #include <QMouseEvent>
+#include <QPaintEvent>
 #include <QPainter>
 #include <QToolTip>
 #include <QWheelEvent>
@@ -65,9 +66,9 @@ void TimelineView::relayout() {
   update();
 }
 
-void TimelineView::paintEvent(QPaintEvent*) {
+void TimelineView::paintEvent(QPaintEvent* event) {
   QPainter painter(this);
-  paint_timeline(painter, layout_);
+  paint_timeline(painter, layout_, QRectF(event->rect()));
 }
 
 void TimelineView::resizeEvent(QResizeEvent*) {

@@ -32,7 +32,7 @@ struct LayoutStyle {
   double group_header_px = 20;    // title line of each group (label and metrics)
   double row_height_px = 18;
   double row_gap_px = 3;
-  double memory_height_px = 56;   // memory chart under each group's device rows
+  double memory_height_px = 46;   // memory chart under each group's device rows
   double group_gap_px = 10;
   double min_tick_spacing_px = 70;
   double char_width_px = 6.5;     // average glyph width for "does the label fit" decisions
