@@ -5,6 +5,9 @@
 
 #include "error.h"
 #include "evaluator.h"
+#ifdef ZB_HAVE_SIMGRID
+#include "simgrid_engine.h"
+#endif
 
 namespace zb::cli {
 
@@ -15,6 +18,8 @@ void check_engine_options(const EngineOptions& options) {
   }
   if (options.engine == "simgrid") {
 #ifdef ZB_HAVE_SIMGRID
+    // A bad cluster file is bad input: reject it before anything runs.
+    if (!options.cluster.empty() && options.cluster != "ideal") load_cluster_file(options.cluster);
     return;
 #else
     throw InputError("--engine simgrid: this zbsim was built without SimGrid (install libsimgrid-dev and rebuild)");
@@ -29,6 +34,17 @@ EngineRun run_engine(const Problem& problem, const Schedule& schedule, const Eng
   if (options.engine == "eval") {
     run.trace = evaluate(problem, schedule);
   }
+#ifdef ZB_HAVE_SIMGRID
+  if (options.engine == "simgrid") {
+    SimgridOptions simgrid;
+    simgrid.verbose = options.verbose;
+    if (!options.cluster.empty() && options.cluster != "ideal") simgrid.cluster = load_cluster_file(options.cluster);
+    SimgridResult result = run_simgrid(problem, schedule, simgrid);
+    run.trace = std::move(result.trace);
+    run.extras = {{"step_time_barrier", result.step.barrier},
+                  {"step_time_post_validation", result.step.post_validation}};
+  }
+#endif
   return run;
 }
 
