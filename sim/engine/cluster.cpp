@@ -79,19 +79,24 @@ int ClusterSpec::gpu_of_device(int device) const {
   return device_to_gpu.empty() ? device : device_to_gpu[static_cast<std::size_t>(device)];
 }
 
-void ClusterSpec::validate(std::string_view source, int devices) const {
-  if (nodes < 1) fail(source, "nodes", std::to_string(nodes), "expected an integer >= 1");
-  if (gpus_per_node < 1) fail(source, "gpus_per_node", std::to_string(gpus_per_node), "expected an integer >= 1");
-  if (!std::isfinite(gpu_tflops) || gpu_tflops <= 0) fail(source, "gpu_tflops", fmt::format("{}", gpu_tflops), "expected a number > 0");
+std::string ClusterSpec::label() const {
+  if (!source.empty()) return source;
+  return name.empty() ? std::string("cluster") : fmt::format("cluster '{}'", name);
+}
+
+void ClusterSpec::validate(std::string_view where, int devices) const {
+  if (nodes < 1) fail(where, "nodes", std::to_string(nodes), "expected an integer >= 1");
+  if (gpus_per_node < 1) fail(where, "gpus_per_node", std::to_string(gpus_per_node), "expected an integer >= 1");
+  if (!std::isfinite(gpu_tflops) || gpu_tflops <= 0) fail(where, "gpu_tflops", fmt::format("{}", gpu_tflops), "expected a number > 0");
   if (!(intra_node.bandwidth_GBps > 0) || !std::isfinite(intra_node.bandwidth_GBps)) {
-    fail(source, "intra_node.bandwidth_GBps", fmt::format("{}", intra_node.bandwidth_GBps), "expected a number > 0");
+    fail(where, "intra_node.bandwidth_GBps", fmt::format("{}", intra_node.bandwidth_GBps), "expected a number > 0");
   }
   if (nodes > 1 && (!(inter_node.bandwidth_GBps > 0) || !std::isfinite(inter_node.bandwidth_GBps))) {
-    fail(source, "inter_node.bandwidth_GBps", fmt::format("{}", inter_node.bandwidth_GBps),
+    fail(where, "inter_node.bandwidth_GBps", fmt::format("{}", inter_node.bandwidth_GBps),
          "expected a number > 0 (needed with more than one node)");
   }
   if (nics_per_node < 0 || nics_per_node > gpus_per_node) {
-    fail(source, "inter_node.nics_per_node", std::to_string(nics_per_node),
+    fail(where, "inter_node.nics_per_node", std::to_string(nics_per_node),
          fmt::format("expected 1..gpus_per_node ({})", gpus_per_node));
   }
   std::vector<bool> used(static_cast<std::size_t>(gpu_count()), false);
@@ -99,18 +104,18 @@ void ClusterSpec::validate(std::string_view source, int devices) const {
     const int gpu = device_to_gpu[d];
     const std::string field = fmt::format("device_to_gpu[{}]", d);
     if (gpu < 0 || gpu >= gpu_count()) {
-      fail(source, field, std::to_string(gpu), fmt::format("expected a GPU index 0..{}", gpu_count() - 1));
+      fail(where, field, std::to_string(gpu), fmt::format("expected a GPU index 0..{}", gpu_count() - 1));
     }
-    if (used[static_cast<std::size_t>(gpu)]) fail(source, field, std::to_string(gpu), "GPU already holds another device");
+    if (used[static_cast<std::size_t>(gpu)]) fail(where, field, std::to_string(gpu), "GPU already holds another device");
     used[static_cast<std::size_t>(gpu)] = true;
   }
   if (devices > 0) {
     if (devices > gpu_count()) {
       throw InputError(fmt::format("{}: the problem has p={} devices but the cluster has {} GPUs ({} nodes x {})",
-                                   source, devices, gpu_count(), nodes, gpus_per_node));
+                                   where, devices, gpu_count(), nodes, gpus_per_node));
     }
     if (!device_to_gpu.empty() && static_cast<int>(device_to_gpu.size()) < devices) {
-      throw InputError(fmt::format("{}: field 'device_to_gpu' maps {} devices but the problem has p={}", source,
+      throw InputError(fmt::format("{}: field 'device_to_gpu' maps {} devices but the problem has p={}", where,
                                    device_to_gpu.size(), devices));
     }
   }
@@ -190,7 +195,9 @@ ClusterSpec load_cluster_file(const std::string& path) {
   } catch (const json::parse_error& error) {
     throw InputError(fmt::format("{}: not valid JSON: {}", path, error.what()));
   }
-  return cluster_from_json(object, path);
+  ClusterSpec cluster = cluster_from_json(object, path);
+  cluster.source = path;
+  return cluster;
 }
 
 }  // namespace zb

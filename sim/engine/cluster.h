@@ -22,6 +22,7 @@ struct LinkSpec {
 // GPUs, stages on one node contend for the network.
 struct ClusterSpec {
   std::string name;
+  std::string source;  // the file it was read from (for messages); not part of the JSON
   int nodes = 1;
   int gpus_per_node = 1;
   double gpu_tflops = 0;  // effective speed: a pass of t seconds is t * gpu_tflops * 1e12 flops
@@ -39,7 +40,9 @@ struct ClusterSpec {
 
   // Throws InputError naming `source`, the field and the value for anything inconsistent; with
   // devices > 0 also checks that the mapping places that many devices on distinct GPUs.
-  void validate(std::string_view source, int devices = 0) const;
+  void validate(std::string_view where, int devices = 0) const;
+  // How messages name this cluster: its file, else its name.
+  std::string label() const;
 };
 
 // Reads a cluster object (unknown fields are errors); throws InputError naming source and field.

@@ -71,8 +71,7 @@ Platform build_ideal(const Problem& problem, const EnginePlan& plan, sg4::NetZon
 
 Platform build_cluster(const Problem& problem, const EnginePlan& plan, const ClusterSpec& cluster,
                        sg4::NetZone* zone) {
-  const std::string source = cluster.name.empty() ? "cluster" : fmt::format("cluster '{}'", cluster.name);
-  cluster.validate(source, problem.devices);
+  cluster.validate(cluster.label(), problem.devices);
   const auto seconds = seconds_per_time_unit(problem.time_unit);
   if (!seconds) {
     throw InputError(fmt::format("problem: field 'time_unit' is '{}': a cluster needs times in s, ms, us or ns",

@@ -33,8 +33,7 @@ void check_memory_limit(const Problem& problem, const Schedule& schedule) {
 SimgridResult run_simgrid(const Problem& problem, const Schedule& schedule, const SimgridOptions& options) {
   problem.validate();
   if (options.cluster) {
-    options.cluster->validate(options.cluster->name.empty() ? "cluster" : fmt::format("cluster '{}'", options.cluster->name),
-                              problem.devices);
+    options.cluster->validate(options.cluster->label(), problem.devices);
   }
   if (!(options.optimizer_step_time >= 0)) {
     throw InputError(fmt::format("SimGrid engine: optimizer step time {} must be >= 0", options.optimizer_step_time));

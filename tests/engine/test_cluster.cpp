@@ -38,6 +38,7 @@ TEST(Cluster, EveryPresetLoadsAndHoldsAPipeline) {
     if (entry.path().extension() != ".json") continue;
     const ClusterSpec cluster = load_cluster_file(entry.path().string());
     EXPECT_FALSE(cluster.name.empty()) << entry.path();
+    EXPECT_EQ(cluster.label(), entry.path().string());  // messages name the file
     EXPECT_NO_THROW(cluster.validate(entry.path().string(), cluster.gpu_count())) << entry.path();
     ++presets;
   }
