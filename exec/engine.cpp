@@ -207,11 +207,12 @@ class DeviceWorker {
         Tensor output = m.forward(mb, std::move(input), target);
         // F's activations count from its start (the memory model of DESIGN.md section 3).
         memory.push_back({record.start_event, live_bytes()});
+        // F ends when its output exists; the send is the transfer that follows.
+        record.end_event = device_.record_event();
         if (stage < stages - 1) {
           fabric_.send(d_, problem_.device_of_stage(stage + 1), MessageTag{step_, stage, stage + 1, mb},
                        std::move(output));
         }
-        record.end_event = device_.record_event();
         return record;
       }
       case zb::Pass::B:
@@ -223,13 +224,16 @@ class DeviceWorker {
         }
         record.start_event = device_.record_event();
         Tensor grad_input = m.backward_input(mb, std::move(grad_output));
+        if (action.pass == zb::Pass::B) record.end_event = device_.record_event();
         if (stage > 0) {
-          // The input gradient goes upstream at once, before any weight-gradient work.
+          // The input gradient goes upstream at once, before any weight-gradient work (BW).
           fabric_.send(d_, problem_.device_of_stage(stage - 1), MessageTag{step_, stage, stage - 1, mb},
                        std::move(grad_input));
         }
-        if (action.pass == zb::Pass::BW) m.backward_weight(mb);
-        record.end_event = device_.record_event();
+        if (action.pass == zb::Pass::BW) {
+          m.backward_weight(mb);
+          record.end_event = device_.record_event();
+        }
         memory.push_back({record.end_event, live_bytes()});
         return record;
       }
@@ -314,7 +318,7 @@ class DeviceWorker {
       auto& optimizer = *optimizers_[c];
       if (chain_[c].stepped_early) {
         ++early;
-        if (decision == StepDecision{true, 1.0f, decision.grad_norm, false}) {
+        if (decision.apply && !decision.clipped) {
           optimizer.drop_snapshot();  // the early step was the right one
           continue;
         }

@@ -46,6 +46,11 @@ StepDecision decide_step(double square_sum, const OptimizerConfig& config) {
   return decision;
 }
 
+bool same_decision(const StepDecision& a, const StepDecision& b) {
+  const bool norms_equal = (std::isnan(a.grad_norm) && std::isnan(b.grad_norm)) || a.grad_norm == b.grad_norm;
+  return a.apply == b.apply && a.grad_scale == b.grad_scale && a.clipped == b.clipped && norms_equal;
+}
+
 double chain_square_sum(double incoming, const std::vector<double>& sums) {
   double total = incoming;
   for (double s : sums) total += s;

@@ -33,9 +33,10 @@ struct StepDecision {
   float grad_scale = 1.0f; // clipping coefficient, exactly 1 when no clipping is needed
   double grad_norm = 0;
   bool clipped = false;
-
-  friend bool operator==(const StepDecision&, const StepDecision&) = default;
 };
+
+// Same action and same norm bits (a NaN norm equals a NaN norm: both mean "skip").
+bool same_decision(const StepDecision& a, const StepDecision& b);
 
 StepDecision decide_step(double square_sum, const OptimizerConfig& config);
 

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 
 namespace zb::exec {
 
@@ -13,6 +14,21 @@ class Tensor {
   Tensor() = default;
   Tensor(std::shared_ptr<float> storage, int rows, int cols)
       : storage_(std::move(storage)), rows_(rows), cols_(cols) {}
+
+  // A moved-from tensor is empty (shape 0 x 0), so memory accounting never counts it twice.
+  Tensor(const Tensor&) = default;
+  Tensor& operator=(const Tensor&) = default;
+  Tensor(Tensor&& other) noexcept
+      : storage_(std::move(other.storage_)),
+        rows_(std::exchange(other.rows_, 0)),
+        cols_(std::exchange(other.cols_, 0)) {}
+  Tensor& operator=(Tensor&& other) noexcept {
+    storage_ = std::move(other.storage_);
+    rows_ = std::exchange(other.rows_, 0);
+    cols_ = std::exchange(other.cols_, 0);
+    return *this;
+  }
+  ~Tensor() = default;
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }

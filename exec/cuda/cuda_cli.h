@@ -1,0 +1,30 @@
+// zbexec's CUDA flags (--devices, --precision, --sm-partition) and building the backend from them.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <memory>
+#include <string>
+
+#include "exec/backend.h"
+#include "sim/schedule/schedule.h"
+
+namespace zb::exec::cuda {
+
+struct CudaFlags {
+  std::string devices;              // empty: cuda:0..p-1
+  std::string precision = "fp32";
+  std::string sm_partition = "green";
+};
+
+// Adds --devices --precision --sm-partition (used with --backend cuda).
+void add_cuda_options(boost::program_options::options_description& options, CudaFlags& flags);
+
+// The CUDA backend for a run with `devices` pipeline devices. Prints one line describing the
+// GPUs to stdout and any fallback warning to stderr (the CLI's job, not the backend's).
+std::unique_ptr<Backend> make_cuda_backend(const CudaFlags& flags, int devices);
+
+// NVTX ranges named after the schedule's actions when `backend` is the CUDA backend; else nothing.
+void label_actions(Backend& backend, const zb::Schedule& schedule);
+
+}  // namespace zb::exec::cuda

@@ -1,0 +1,364 @@
+// One CUDA device of the executor: a GPU (or a green-context slice of one), its compute stream,
+// cuBLAS GEMMs, the small kernels, stream-ordered memory and CUDA-event timing.
+#include "exec/cuda/cuda_device.h"
+
+#include <fmt/format.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/cuda_kernels.h"
+
+namespace zb::exec::cuda {
+
+namespace {
+
+constexpr std::size_t kBlasWorkspaceBytes = 32u << 20;  // fixed: cuBLAS never picks its own
+constexpr std::size_t kMinAllocBytes = 256;
+
+void require_same_shape(const Tensor& a, const Tensor& b, const char* what) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) {
+    throw ExecError(fmt::format("{}: shape mismatch {}x{} vs {}x{}", what, a.rows(), a.cols(),
+                                b.rows(), b.cols()));
+  }
+}
+
+}  // namespace
+
+void FreeList::push(void* pointer) {
+  std::lock_guard lock(mutex_);
+  if (!closed_) pending_.push_back(pointer);
+}
+
+std::vector<void*> FreeList::take() {
+  std::lock_guard lock(mutex_);
+  std::vector<void*> out;
+  out.swap(pending_);
+  return out;
+}
+
+void FreeList::close() {
+  std::lock_guard lock(mutex_);
+  closed_ = true;
+}
+
+CudaDevice::CudaDevice(int index, DevicePlacement placement, Precision precision,
+                       Clock::time_point epoch)
+    : index_(index),
+      placement_(std::move(placement)),
+      precision_(precision),
+      epoch_(epoch),
+      frees_(std::make_shared<FreeList>()) {
+  make_current();
+  compute_ = create_stream();
+  check(cublasCreate(&blas_), where("cublasCreate"));
+  check(cublasSetStream(blas_, compute_), where("cublasSetStream"));
+  // Reproducible GEMMs: no atomics, default math (TF32 only if asked for), a workspace we own so cuBLAS
+  // never switches algorithms because its own pool is short.
+  check(cublasSetAtomicsMode(blas_, CUBLAS_ATOMICS_NOT_ALLOWED), where("cublasSetAtomicsMode"));
+  check(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), where("cublasSetMathMode"));
+  check(cudaMalloc(&blas_workspace_, kBlasWorkspaceBytes), where("cudaMalloc(cuBLAS workspace)"));
+  check(cublasSetWorkspace(blas_, blas_workspace_, kBlasWorkspaceBytes), where("cublasSetWorkspace"));
+  check(cudaMalloc(reinterpret_cast<void**>(&reduce_scratch_),
+                   (kernels::reduction_partials() + 1) * sizeof(double)),
+        where("cudaMalloc(reduction scratch)"));
+  check(cudaMallocHost(reinterpret_cast<void**>(&host_result_), sizeof(double)),
+        where("cudaMallocHost"));
+  check(cudaEventCreate(&anchor_), where("cudaEventCreate"));
+  // Keep freed memory in the pool: a training step frees and reallocates the same sizes.
+  cudaMemPool_t pool = nullptr;
+  check(cudaDeviceGetDefaultMemPool(&pool, placement_.ordinal), where("cudaDeviceGetDefaultMemPool"));
+  std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
+  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+        where("cudaMemPoolSetAttribute"));
+  clear_events();
+}
+
+CudaDevice::~CudaDevice() {
+  // Destructors do not throw: errors here are ignored (the process is usually ending).
+  make_current();
+  if (range_open_) nvtxRangePop();
+  cudaStreamSynchronize(compute_);
+  for (void* p : frees_->take()) cudaFreeAsync(p, compute_);
+  frees_->close();
+  cudaStreamSynchronize(compute_);
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  if (anchor_) cudaEventDestroy(anchor_);
+  if (host_result_) cudaFreeHost(host_result_);
+  if (reduce_scratch_) cudaFree(reduce_scratch_);
+  if (blas_) cublasDestroy(blas_);
+  if (blas_workspace_) cudaFree(blas_workspace_);
+  if (compute_) cudaStreamDestroy(compute_);
+}
+
+std::string CudaDevice::where(const char* call) const {
+  return fmt::format("{} (device {}): {}", placement_.label, index_, call);
+}
+
+void CudaDevice::make_current() const {
+  if (placement_.context != nullptr) {
+    CUcontext current = nullptr;
+    check(cuCtxGetCurrent(&current), where("cuCtxGetCurrent"));
+    if (current != placement_.context) check(cuCtxSetCurrent(placement_.context), where("cuCtxSetCurrent(green context)"));
+  } else {
+    check(cudaSetDevice(placement_.ordinal), where("cudaSetDevice"));
+  }
+}
+
+cudaStream_t CudaDevice::create_stream() const {
+  cudaStream_t stream = nullptr;
+  if (placement_.green != nullptr) {
+    CUstream raw = nullptr;
+    check(cuGreenCtxStreamCreate(&raw, placement_.green, CU_STREAM_NON_BLOCKING, 0),
+          where("cuGreenCtxStreamCreate"));
+    stream = raw;
+  } else {
+    make_current();
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), where("cudaStreamCreateWithFlags"));
+  }
+  return stream;
+}
+
+void CudaDevice::release_pending_frees() {
+  for (void* p : frees_->take()) check(cudaFreeAsync(p, compute_), where("cudaFreeAsync"));
+}
+
+Tensor CudaDevice::alloc_uninitialized(int rows, int cols) {
+  if (rows < 0 || cols < 0) throw ExecError(fmt::format("alloc: bad shape {}x{}", rows, cols));
+  make_current();
+  release_pending_frees();
+  const std::size_t bytes = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(float);
+  void* raw = nullptr;
+  check(cudaMallocAsync(&raw, bytes < kMinAllocBytes ? kMinAllocBytes : bytes, compute_),
+        where(fmt::format("cudaMallocAsync({} bytes)", bytes).c_str()));
+  std::shared_ptr<FreeList> frees = frees_;
+  return Tensor(std::shared_ptr<float>(static_cast<float*>(raw), [frees](float* p) { frees->push(p); }),
+                rows, cols);
+}
+
+Tensor CudaDevice::alloc(int rows, int cols) {
+  Tensor out = alloc_uninitialized(rows, cols);
+  if (out.size_bytes() != 0) {
+    check(cudaMemsetAsync(out.data(), 0, out.size_bytes(), compute_), where("cudaMemsetAsync"));
+  }
+  return out;
+}
+
+void CudaDevice::upload(Tensor& dst, std::span<const float> host) {
+  if (host.size() != dst.size()) {
+    throw ExecError(fmt::format("upload: {} values for a {}x{} tensor", host.size(), dst.rows(), dst.cols()));
+  }
+  if (host.empty()) return;
+  make_current();
+  // Pageable source: the copy is staged before the call returns, so `host` may go away after.
+  check(cudaMemcpyAsync(dst.data(), host.data(), dst.size_bytes(), cudaMemcpyHostToDevice, compute_),
+        where("cudaMemcpyAsync(upload)"));
+}
+
+std::vector<float> CudaDevice::download(const Tensor& src) {
+  std::vector<float> out(src.size());
+  if (out.empty()) return out;
+  make_current();
+  check(cudaMemcpyAsync(out.data(), src.data(), src.size_bytes(), cudaMemcpyDeviceToHost, compute_),
+        where("cudaMemcpyAsync(download)"));
+  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize(download)"));
+  return out;
+}
+
+void CudaDevice::copy(const Tensor& src, Tensor& dst) {
+  require_same_shape(src, dst, "copy");
+  if (src.size() == 0) return;
+  make_current();
+  check(cudaMemcpyAsync(dst.data(), src.data(), src.size_bytes(), cudaMemcpyDeviceToDevice, compute_),
+        where("cudaMemcpyAsync(copy)"));
+}
+
+Tensor CudaDevice::clone(const Tensor& src) {
+  Tensor out = alloc_uninitialized(src.rows(), src.cols());
+  if (src.size() != 0) {
+    check(cudaMemcpyAsync(out.data(), src.data(), src.size_bytes(), cudaMemcpyDefault, compute_),
+          where("cudaMemcpyAsync(clone)"));
+  }
+  return out;
+}
+
+void CudaDevice::gemm(bool transpose_a, bool transpose_b, float alpha, const Tensor& a,
+                      const Tensor& b, float beta, Tensor& c) {
+  const int m = transpose_a ? a.cols() : a.rows();
+  const int k = transpose_a ? a.rows() : a.cols();
+  const int k_b = transpose_b ? b.cols() : b.rows();
+  const int n = transpose_b ? b.rows() : b.cols();
+  if (k != k_b || c.rows() != m || c.cols() != n) {
+    throw ExecError(fmt::format("gemm: shapes {}x{}{} * {}x{}{} -> {}x{} do not fit", a.rows(),
+                                a.cols(), transpose_a ? "^T" : "", b.rows(), b.cols(),
+                                transpose_b ? "^T" : "", c.rows(), c.cols()));
+  }
+  if (m == 0 || n == 0) return;
+  make_current();
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands and keep
+  // each transpose flag (a row-major matrix read column-major is its transpose).
+  const cublasComputeType_t compute =
+      precision_ == Precision::bf16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
+  check(cublasGemmEx(blas_, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                     transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b.data(), CUDA_R_32F,
+                     b.cols(), a.data(), CUDA_R_32F, a.cols(), &beta, c.data(), CUDA_R_32F, c.cols(),
+                     compute, CUBLAS_GEMM_DEFAULT),
+        where(fmt::format("cublasGemmEx({}x{}x{})", m, n, k).c_str()));
+}
+
+void CudaDevice::add_row_vector(Tensor& x, const Tensor& bias) {
+  if (bias.rows() != 1 || bias.cols() != x.cols()) throw ExecError("add_row_vector: bias shape mismatch");
+  if (x.size() == 0) return;
+  make_current();
+  check(kernels::add_row_vector(x.data(), bias.data(), x.rows(), x.cols(), compute_), where("add_row_vector"));
+}
+
+void CudaDevice::gelu_forward(const Tensor& u, Tensor& z) {
+  require_same_shape(u, z, "gelu_forward");
+  if (u.size() == 0) return;
+  make_current();
+  check(kernels::gelu_forward(u.data(), z.data(), u.size(), compute_), where("gelu_forward"));
+}
+
+void CudaDevice::gelu_backward(const Tensor& u, Tensor& g) {
+  require_same_shape(u, g, "gelu_backward");
+  if (u.size() == 0) return;
+  make_current();
+  check(kernels::gelu_backward(u.data(), g.data(), u.size(), compute_), where("gelu_backward"));
+}
+
+void CudaDevice::add(Tensor& dst, const Tensor& src) {
+  require_same_shape(src, dst, "add");
+  if (dst.size() == 0) return;
+  make_current();
+  check(kernels::add(dst.data(), src.data(), dst.size(), compute_), where("add"));
+}
+
+void CudaDevice::column_sums(const Tensor& x, Tensor& out) {
+  if (out.rows() != 1 || out.cols() != x.cols()) throw ExecError("column_sums: output shape mismatch");
+  if (out.size() == 0) return;
+  make_current();
+  check(kernels::column_sums(x.data(), out.data(), x.rows(), x.cols(), compute_), where("column_sums"));
+}
+
+double CudaDevice::mse_loss_and_grad(const Tensor& y, const Tensor& target, float grad_scale,
+                                     Tensor& grad) {
+  require_same_shape(y, target, "mse_loss_and_grad");
+  require_same_shape(y, grad, "mse_loss_and_grad");
+  make_current();
+  double* result = reduce_scratch_ + kernels::reduction_partials();
+  check(kernels::mse_loss_and_grad(y.data(), target.data(), grad_scale, grad.data(), y.size(),
+                                   reduce_scratch_, result, compute_),
+        where("mse_loss_and_grad"));
+  check(cudaMemcpyAsync(host_result_, result, sizeof(double), cudaMemcpyDeviceToHost, compute_),
+        where("cudaMemcpyAsync(loss)"));
+  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize(loss)"));
+  return *host_result_;
+}
+
+double CudaDevice::sum_squares(const Tensor& x) {
+  make_current();
+  double* result = reduce_scratch_ + kernels::reduction_partials();
+  check(kernels::sum_squares(x.data(), x.size(), reduce_scratch_, result, compute_), where("sum_squares"));
+  check(cudaMemcpyAsync(host_result_, result, sizeof(double), cudaMemcpyDeviceToHost, compute_),
+        where("cudaMemcpyAsync(sum of squares)"));
+  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize(sum of squares)"));
+  return *host_result_;
+}
+
+void CudaDevice::poison(Tensor& x, std::size_t index) {
+  if (index >= x.size()) throw ExecError("poison: index out of range");
+  make_current();
+  check(kernels::poison(x.data(), index, compute_), where("poison"));
+}
+
+void CudaDevice::sgd_update(Tensor& param, const Tensor& grad, Tensor& velocity,
+                            const SgdUpdate& update) {
+  require_same_shape(param, grad, "sgd_update");
+  require_same_shape(param, velocity, "sgd_update");
+  if (param.size() == 0) return;
+  make_current();
+  check(kernels::sgd_update(param.data(), grad.data(), velocity.data(), param.size(), update.lr,
+                            update.momentum, update.weight_decay, update.grad_scale, compute_),
+        where("sgd_update"));
+}
+
+void CudaDevice::adamw_update(Tensor& param, const Tensor& grad, Tensor& exp_avg,
+                              Tensor& exp_avg_sq, const AdamWUpdate& update) {
+  require_same_shape(param, grad, "adamw_update");
+  require_same_shape(param, exp_avg, "adamw_update");
+  require_same_shape(param, exp_avg_sq, "adamw_update");
+  if (param.size() == 0) return;
+  make_current();
+  // Bias corrections exactly as the CPU device computes them (double pow, then float).
+  const auto step = static_cast<double>(update.step);
+  const auto correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(update.beta1), step));
+  const auto correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(update.beta2), step));
+  check(kernels::adamw_update(param.data(), grad.data(), exp_avg.data(), exp_avg_sq.data(),
+                              param.size(), update.lr, update.beta1, update.beta2, update.eps,
+                              update.weight_decay, update.grad_scale, correction1, correction2,
+                              compute_),
+        where("adamw_update"));
+}
+
+void CudaDevice::set_action_labels(std::vector<std::string> labels) { labels_ = std::move(labels); }
+
+std::size_t CudaDevice::record_event() {
+  make_current();
+  if (used_events_ == events_.size()) {
+    cudaEvent_t event = nullptr;
+    check(cudaEventCreate(&event), where("cudaEventCreate"));
+    events_.push_back(event);
+  }
+  const std::size_t id = used_events_++;
+  check(cudaEventRecord(events_[id], compute_), where("cudaEventRecord"));
+  // NVTX: event 2k starts action k, event 2k+1 ends it (the engine's pairing).
+  if (!labels_.empty()) {
+    if (id % 2 == 0 && id / 2 < labels_.size()) {
+      nvtxRangePushA(labels_[id / 2].c_str());
+      range_open_ = true;
+    } else if (id % 2 == 1 && range_open_) {
+      nvtxRangePop();
+      range_open_ = false;
+    }
+  }
+  return id;
+}
+
+void CudaDevice::synchronize() {
+  make_current();
+  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize"));
+  release_pending_frees();
+}
+
+double CudaDevice::event_time_us(std::size_t event) {
+  if (event >= used_events_) throw ExecError(fmt::format("{}: unknown event {}", placement_.label, event));
+  make_current();
+  float elapsed_ms = 0;
+  check(cudaEventElapsedTime(&elapsed_ms, anchor_, events_[event]), where("cudaEventElapsedTime"));
+  return anchor_us_ + 1000.0 * static_cast<double>(elapsed_ms);
+}
+
+void CudaDevice::clear_events() {
+  make_current();
+  if (range_open_) {
+    nvtxRangePop();
+    range_open_ = false;
+  }
+  used_events_ = 0;
+  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize(anchor)"));
+  // The anchor: an event whose host time is known to a few microseconds. Host time before the
+  // record and after it completes bracket the GPU timestamp; the midpoint is the estimate.
+  const auto before = Clock::now();
+  check(cudaEventRecord(anchor_, compute_), where("cudaEventRecord(anchor)"));
+  check(cudaEventSynchronize(anchor_), where("cudaEventSynchronize(anchor)"));
+  const auto after = Clock::now();
+  const double before_us = std::chrono::duration<double, std::micro>(before - epoch_).count();
+  const double after_us = std::chrono::duration<double, std::micro>(after - epoch_).count();
+  anchor_us_ = 0.5 * (before_us + after_us);
+}
+
+}  // namespace zb::exec::cuda

@@ -1,0 +1,44 @@
+// Shared helpers of the executor tests: small problems, small models, runs against the reference.
+#include "exec_test_support.h"
+
+#include "exec/generators.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/problem_spec.h"
+
+namespace zb::exec::test {
+
+zb::Problem unit_problem(int p, int m, int chunks, zb::Placement placement) {
+  zb::ProblemSpec spec;
+  spec.devices = p;
+  spec.microbatches = m;
+  spec.chunks = chunks;
+  spec.placement = placement;
+  spec.t_f = {1.0};
+  spec.t_b = {1.0};
+  spec.t_w = {1.0};
+  return spec.build("test");
+}
+
+ExecOptions small_options(int layers, int steps) {
+  ExecOptions options;
+  options.model.layers = layers;
+  options.model.hidden = 16;
+  options.model.microbatch_size = 3;
+  options.model.seed = 7;
+  options.steps = steps;
+  options.optimizer.kind = OptimizerKind::adamw;
+  options.optimizer.clip_norm = 0;
+  return options;
+}
+
+zb::Schedule make(const std::string& generator, const zb::Problem& problem) {
+  return zb::generate(exec_generators(), generator, problem);
+}
+
+ReferenceResult reference_for(const ExecOptions& options, const zb::Problem& problem) {
+  CpuDevice device(0, CpuDevice::Clock::now());
+  return run_reference(device, options.model, options.optimizer, problem.microbatches,
+                       options.steps, options.inject_nonfinite, problem.stages());
+}
+
+}  // namespace zb::exec::test
