@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "../schedule/error.h"
+#include "../schedule/generators.h"
+#include "list_timing.h"
 
 namespace zb {
 
@@ -32,6 +34,8 @@ std::array<GreedySwitches, 8> greedy_variants() {
 }
 
 namespace {
+
+constexpr double kLimitTolerance = 1e-9;
 
 // Thrown inside one variant when memory cannot be freed; the variant is dropped.
 struct OutOfMemory {};
@@ -254,7 +258,7 @@ double greedy_memory_limit(const Problem& problem, std::optional<double> limit) 
   }
   if (!limit) return all_forwards;
   if (!std::isfinite(*limit) || *limit + 1e-9 < needed) {
-    throw InputError(fmt::format(
+    throw ScheduleError(fmt::format(
         "memory limit {} is below what any schedule needs: one forward in flight per stage needs {} "
         "(mem_f); raise --mem-limit to at least {}",
         *limit, needed, needed));
@@ -285,8 +289,26 @@ GreedyResult greedy_schedule(const Problem& problem, std::optional<double> memor
       best->variant = static_cast<int>(k);
     }
   }
+  // The handcrafted ZB-H1 and ZB-H2 compete too when they fit the limit, so zb-auto is never
+  // worse than a handcrafted schedule of the same memory (with unequal per-stage costs the
+  // greedy rounds can lose to them). Taken only when strictly better: equal-cost cases keep the
+  // heuristic's own order, as the reference implementation produces it.
+  const Schedule handcrafted[] = {make_zb_h1(problem), make_zb_h2(problem)};
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto peaks = order_peak_memory(problem, handcrafted[k]);
+    if (*std::max_element(peaks.begin(), peaks.end()) > limit + kLimitTolerance) continue;
+    const double span = list_timing(problem, handcrafted[k]).span;
+    if (!best || span < best->span) {
+      GreedyResult result;
+      result.schedule = handcrafted[k];
+      result.span = span;
+      result.memory_limit = limit;
+      result.variant = static_cast<int>(variants.size() + k);
+      best = std::move(result);
+    }
+  }
   if (!best) {
-    throw InputError(fmt::format(
+    throw ScheduleError(fmt::format(
         "memory limit {} is too small for zb-auto: no variant can free memory in time (p = {}, "
         "m = {}, mem_f = {})",
         limit, problem.devices, problem.microbatches, problem.mem_f.empty() ? 0.0 : problem.mem_f[0]));

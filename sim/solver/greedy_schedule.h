@@ -28,19 +28,21 @@ struct GreedyResult {
   double span = 0;       // largest device span of this order under list scheduling
   double memory_limit = 0;  // the absolute limit the schedule respects
   GreedySwitches switches;  // of the winning variant
-  int variant = 0;          // index into greedy_variants()
+  int variant = 0;          // index into greedy_variants(); 8 = ZB-H1, 9 = ZB-H2 (handcrafted won)
 };
 
 // The absolute limit zb-auto uses: `limit` when given, else the problem's, else unlimited
-// (every forward fits). Throws InputError when the limit is below one forward per stage in flight.
+// (every forward fits). Throws ScheduleError (an InputError) when the limit is below one forward
+// per stage in flight.
 double greedy_memory_limit(const Problem& problem, std::optional<double> limit = std::nullopt);
 
 // One variant; std::nullopt when this variant runs out of memory (no W left to free any).
 std::optional<GreedyResult> greedy_variant(const Problem& problem, double memory_limit,
                                            const GreedySwitches& switches);
 
-// All 8 variants, the best kept. Requires v = 1 (linear placement). Throws InputError naming the
-// limit when no variant fits it.
+// All 8 variants, the best kept; ZB-H1 and ZB-H2 replace it when they fit the limit and are
+// strictly shorter. Requires v = 1 (linear placement): InputError otherwise.
+// Throws ScheduleError naming the limit when no variant fits it.
 GreedyResult greedy_schedule(const Problem& problem, std::optional<double> memory_limit = std::nullopt);
 
 }  // namespace zb

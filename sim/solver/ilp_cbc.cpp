@@ -3,12 +3,15 @@
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
 #include <CoinPackedMatrix.hpp>
-#include <CoinPackedVector.hpp>
 #include <OsiClpSolverInterface.hpp>
 
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,12 +19,16 @@
 #include "../schedule/error.h"
 #include "ilp_model.h"
 #include "ilp_solver.h"
+#include "isolated_call.h"
 
 namespace zb {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long past its budget an isolated solve may run before it is killed.
+constexpr double kKillGraceSeconds = 0.5;
 
 // CBC's own limit counts CPU seconds and is not checked everywhere; this stops the search at
 // every node and solution event once the wall-clock deadline has passed.
@@ -49,25 +56,31 @@ class DeadlineHandler : public CbcEventHandler {
   std::shared_ptr<bool> stopped_ = std::make_shared<bool>(false);
 };
 
-}  // namespace
-
-bool ilp_available() { return true; }
-
-MipOutcome solve_mip(const IlpModel& model, double time_limit_s, int threads, const std::string& lp_file) {
+MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, int threads, const std::string& lp_file) {
   const auto start = Clock::now();
   const LinearProgram& lp = model.lp;
   const int columns = static_cast<int>(lp.columns.size());
   OsiClpSolverInterface solver;
-  CoinPackedMatrix matrix(false, 0, 0);
-  matrix.setDimensions(0, columns);
+  // Row-major in one piece: appending rows one by one is quadratic in CoinPackedMatrix.
+  std::vector<double> elements;
+  std::vector<int> indices;
+  std::vector<CoinBigIndex> starts;
+  std::vector<int> lengths;
   std::vector<double> row_lower, row_upper;
   for (const auto& row : lp.rows) {
-    CoinPackedVector vector;
-    for (const auto& [col, coef] : row.terms) vector.insert(col, coef);
-    matrix.appendRow(vector);
+    starts.push_back(static_cast<CoinBigIndex>(elements.size()));
+    lengths.push_back(static_cast<int>(row.terms.size()));
+    for (const auto& [col, coef] : row.terms) {
+      indices.push_back(col);
+      elements.push_back(coef);
+    }
     row_lower.push_back(row.lower);
     row_upper.push_back(row.upper);
   }
+  starts.push_back(static_cast<CoinBigIndex>(elements.size()));
+  const CoinPackedMatrix matrix(false, columns, static_cast<int>(lp.rows.size()),
+                                static_cast<CoinBigIndex>(elements.size()), elements.data(), indices.data(),
+                                starts.data(), lengths.data());
   std::vector<double> col_lower, col_upper, objective;
   for (const auto& col : lp.columns) {
     col_lower.push_back(col.lower);
@@ -130,6 +143,66 @@ MipOutcome solve_mip(const IlpModel& model, double time_limit_s, int threads, co
   const double* best = cbc.bestSolution();
   if (best != nullptr && cbc.getNumCols() == columns) outcome.values.assign(best, best + columns);
   return outcome;
+}
+
+// The outcome as bytes for the trip through the pipe (same machine, same binary).
+std::string encode(const MipOutcome& outcome) {
+  const std::uint32_t flags = (outcome.proven_optimal ? 1u : 0u) | (outcome.proven_infeasible ? 2u : 0u) |
+                              (outcome.stopped_on_time ? 4u : 0u);
+  const std::uint64_t count = outcome.values.size();
+  std::string bytes(sizeof flags + sizeof(double) + sizeof count + count * sizeof(double), '\0');
+  char* at = bytes.data();
+  std::memcpy(at, &flags, sizeof flags);
+  at += sizeof flags;
+  std::memcpy(at, &outcome.best_bound, sizeof(double));
+  at += sizeof(double);
+  std::memcpy(at, &count, sizeof count);
+  at += sizeof count;
+  if (count > 0) std::memcpy(at, outcome.values.data(), count * sizeof(double));
+  return bytes;
+}
+
+std::optional<MipOutcome> decode(const std::string& bytes) {
+  MipOutcome outcome;
+  std::uint32_t flags = 0;
+  std::uint64_t count = 0;
+  const std::size_t header = sizeof flags + sizeof(double) + sizeof count;
+  if (bytes.size() < header) return std::nullopt;
+  const char* at = bytes.data();
+  std::memcpy(&flags, at, sizeof flags);
+  at += sizeof flags;
+  std::memcpy(&outcome.best_bound, at, sizeof(double));
+  at += sizeof(double);
+  std::memcpy(&count, at, sizeof count);
+  at += sizeof count;
+  if (bytes.size() != header + count * sizeof(double)) return std::nullopt;
+  outcome.values.resize(count);
+  if (count > 0) std::memcpy(outcome.values.data(), at, count * sizeof(double));
+  outcome.proven_optimal = (flags & 1u) != 0;
+  outcome.proven_infeasible = (flags & 2u) != 0;
+  outcome.stopped_on_time = (flags & 4u) != 0;
+  return outcome;
+}
+
+}  // namespace
+
+bool ilp_available() { return true; }
+
+MipOutcome solve_mip(const IlpModel& model, const MipSettings& settings) {
+  if (!settings.isolate) return solve_in_process(model, settings.time_limit_s, settings.threads, settings.lp_file);
+  // CBC aims at 90% of the budget; the child is killed at the budget plus a short grace.
+  const double cbc_budget = 0.9 * settings.time_limit_s;
+  const IsolatedResult run = run_isolated(
+      [&] { return encode(solve_in_process(model, cbc_budget, settings.threads, settings.lp_file)); },
+      settings.time_limit_s + kKillGraceSeconds);
+  if (run.end == IsolatedEnd::finished) {
+    if (auto outcome = decode(run.bytes)) return *outcome;
+  }
+  MipOutcome lost;
+  lost.stopped_on_time = run.end == IsolatedEnd::timed_out;
+  lost.crashed = run.end != IsolatedEnd::timed_out;
+  lost.best_bound = -std::numeric_limits<double>::infinity();
+  return lost;
 }
 
 }  // namespace zb

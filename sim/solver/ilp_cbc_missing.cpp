@@ -7,7 +7,7 @@ namespace zb {
 
 bool ilp_available() { return false; }
 
-MipOutcome solve_mip(const IlpModel&, double, int, const std::string&) {
+MipOutcome solve_mip(const IlpModel&, const MipSettings&) {
   throw Error("zb-ilp: this build has no COIN-OR CBC (Debian: coinor-libcbc-dev)");
 }
 

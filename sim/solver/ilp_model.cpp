@@ -91,6 +91,7 @@ class ModelBuilder {
     precedence_rows();
     order_variables();
     if (options_.order_cuts) order_cuts();
+    if (options_.positional_rows) positional_rows();
     memory_rows();
     span_rows();
     warm_start();
@@ -403,6 +404,45 @@ class ModelBuilder {
         if (kb < 2) implication(s, z, a, (kb + 1) * m_ + ib);
         if (ia > 0) implication(s, z, ka * m_ + ia - 1, b);
         if (ka > 0) implication(s, z, (ka - 1) * m_ + ia, b);
+      }
+    }
+  }
+
+  // A device runs one pass at a time, so a pass ends no earlier than the first start plus all
+  // work ordered before it, and the last W ends no earlier than the pass plus all work ordered
+  // after it. Exact for integer orders; in the LP relaxation they tie end times to the order
+  // variables far tighter than the big-M rows alone.
+  void positional_rows() {
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> before_work(idx(3 * m_)), after_work(idx(3 * m_));
+    for (int s = 0; s < p_; ++s) {
+      fixed_work(s, before_work, after_work);
+      const StageLayout& lay = layouts_[idx(s)];
+      const int last = 2 * m_ + m_ - 1;
+      for (int block : {kHead, kTail}) {
+        const auto& members = lay.members[idx(block)];
+        for (int x : members) {
+          std::vector<std::pair<int, double>> head_terms{{end_col(s, x), 1.0}};
+          std::vector<std::pair<int, double>> tail_terms{{end_col(s, last), 1.0}, {end_col(s, x), -1.0}};
+          double head_rhs = model_.first_start[idx(s)] + before_work[idx(x)] + pass_cost(s, x);
+          double tail_rhs = after_work[idx(x)];
+          for (int y : members) {
+            if (y == x || structural(s, y, x) != Relation::variable) continue;
+            const double cy = pass_cost(s, y);
+            const OrderTerm yx = before(s, y, x);  // y before x
+            head_rhs += cy * yx.constant;
+            if (yx.column >= 0) head_terms.push_back({yx.column, -cy * yx.coefficient});
+            const OrderTerm xy = before(s, x, y);  // x before y
+            tail_rhs += cy * xy.constant;
+            if (xy.column >= 0) tail_terms.push_back({xy.column, -cy * xy.coefficient});
+          }
+          if (head_terms.size() > 1) {
+            model_.lp.add_row(fmt::format("pos_{}", model_.lp.rows.size()), head_rhs, inf, std::move(head_terms));
+          }
+          if (x != last && tail_terms.size() > 2) {
+            model_.lp.add_row(fmt::format("pos_{}", model_.lp.rows.size()), tail_rhs, inf, std::move(tail_terms));
+          }
+        }
       }
     }
   }

@@ -53,6 +53,8 @@ struct IlpModelOptions {
   int free_tail = 0;
   // Add the 3-pass transitivity and chain-monotonicity cuts on order variables.
   bool order_cuts = true;
+  // Add the positional rows: end >= first start + work ordered before; last end >= end + work after.
+  bool positional_rows = true;
 };
 
 // The model plus what is needed to read a solution back into a schedule.

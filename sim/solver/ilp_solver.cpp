@@ -25,7 +25,7 @@ std::string_view ilp_status_name(IlpStatus status) {
 }
 
 Schedule require_schedule(const IlpResult& result) {
-  if (result.status == IlpStatus::infeasible) throw InputError("zb-ilp: " + result.message);
+  if (result.status == IlpStatus::infeasible) throw ScheduleError("zb-ilp: " + result.message);
   return result.schedule;
 }
 
@@ -153,7 +153,12 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     result.message = "time limit reached before the solver started";
     return finish();
   }
-  const MipOutcome outcome = solve_mip(model, remaining, options.threads, options.lp_file);
+  MipSettings settings;
+  settings.time_limit_s = remaining;
+  settings.threads = options.threads;
+  settings.lp_file = options.lp_file;
+  settings.isolate = options.isolate;
+  const MipOutcome outcome = solve_mip(model, settings);
   if (!outcome.values.empty()) {
     Schedule order = ilp_solution_order(model, outcome.values);
     try {
@@ -177,6 +182,8 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     result.message = fmt::format("decomposed: the first and last {} actions of each stage reordered, the middle "
                                  "keeps the zb-auto order; bound from the head lower bound",
                                  model_options.free_head);
+  } else if (outcome.crashed) {
+    result.message = "CBC stopped abnormally; the zb-auto warm start stands";
   } else if (outcome.stopped_on_time && !outcome.proven_optimal) {
     result.message = fmt::format("time limit {} s reached", options.time_limit_s);
   }

@@ -28,6 +28,10 @@ struct IlpOptions {
   std::size_t decomposed_pairs = 2500;  // order-variable budget of the decomposed model
   int threads = 1;                      // CBC threads (1: deterministic for a given limit)
   std::string lp_file;                  // when set, also write the model there (CPLEX LP form)
+  // Solve in a forked child that is killed at the deadline: CBC's own limit counts CPU time and
+  // is not checked in every phase, and CBC 2.10 can crash when its limit hits before the root
+  // node is done. Off: solve in this process (CBC gets the whole budget, no hard deadline).
+  bool isolate = true;
 };
 
 struct IlpResult {
@@ -53,17 +57,23 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options);
 // The schedule of a result, or InputError with its message when it is infeasible.
 Schedule require_schedule(const IlpResult& result);
 
-// Backend: solves `model` with CBC within `time_limit_s`; fills values (best found, or empty),
-// the bound, and whether optimality was proven. Defined in ilp_cbc.cpp (or a stub without CBC).
+// Backend: solves `model` with CBC (ilp_cbc.cpp; a stub that throws without CBC).
 struct IlpModel;
+struct MipSettings {
+  double time_limit_s = 10;
+  int threads = 1;
+  std::string lp_file;
+  bool isolate = true;
+};
 struct MipOutcome {
-  std::vector<double> values;
+  std::vector<double> values;  // best solution found (column values), or empty
   double best_bound = 0;
   bool proven_optimal = false;
   bool proven_infeasible = false;
   bool stopped_on_time = false;
+  bool crashed = false;  // the isolated solver died (its result is lost, the warm start stands)
 };
 bool ilp_available();
-MipOutcome solve_mip(const IlpModel& model, double time_limit_s, int threads, const std::string& lp_file);
+MipOutcome solve_mip(const IlpModel& model, const MipSettings& settings);
 
 }  // namespace zb

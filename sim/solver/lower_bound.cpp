@@ -6,6 +6,35 @@
 
 namespace zb {
 
+namespace {
+
+// After the last F on stage s ends, the B of that microbatch needs `round_trip` (the F and B of
+// every stage below and the transfers) before it can start. Meanwhile the stage can only run the
+// B and W still pending, and pending work holds memory: a microbatch waiting for B holds mem_f,
+// one waiting for W holds mem_f + mem_b, and the last F's own microbatch holds mem_f. So the work
+// that can fill the gap is a small knapsack under the limit; the rest of the gap is idle.
+double tail_idle_bound(const Problem& problem, int s, double round_trip, double memory_limit) {
+  const auto si = static_cast<std::size_t>(s);
+  const double hold_b = problem.mem_f[si];
+  const double hold_w = problem.mem_f[si] + problem.mem_b[si];
+  if (memory_limit < 0 || hold_b <= 0 || hold_w <= 0) return 0.0;
+  const int others = problem.microbatches - 1;
+  const double capacity = memory_limit - hold_b;
+  if (capacity < 0) return 0.0;
+  const double t_b = problem.t_b[si];
+  const double t_w = problem.t_w[si];
+  double best = 0;
+  const int max_a = std::min(others, static_cast<int>(std::floor(capacity / hold_b + 1e-9)));
+  for (int a = 0; a <= max_a; ++a) {  // a: waiting for B (and W); b: waiting for W only
+    const double left = capacity - a * hold_b;
+    const int b = std::min(others - a, static_cast<int>(std::floor(left / hold_w + 1e-9)));
+    best = std::max(best, a * (t_b + t_w) + std::max(0, b) * t_w);
+  }
+  return std::max(0.0, round_trip - best);
+}
+
+}  // namespace
+
 SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit) {
   const int p = problem.stages();
   const int m = problem.microbatches;
@@ -13,6 +42,7 @@ SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit) {
   SpanLowerBound bound;
   bound.stage_bound.assign(static_cast<std::size_t>(p), 0.0);
   bound.head_idle.assign(static_cast<std::size_t>(p), 0.0);
+  bound.tail_idle.assign(static_cast<std::size_t>(p), 0.0);
   // Walk up from the last stage, accumulating the round trip below each stage.
   double below = 0;  // sum over k > s of (t_f + t_b) plus 2 transfers per boundary at or below s
   for (int s = p - 1; s >= 0; --s) {
@@ -22,9 +52,14 @@ SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit) {
     const double mem_f = at(problem.mem_f, s);
     if (memory_limit >= 0 && mem_f > 0) fit = std::min<double>(m, std::floor(memory_limit / mem_f + 1e-9));
     fit = std::max(fit, 1.0);
-    const double idle = std::max(0.0, head - fit * at(problem.t_f, s));
+    const double head_idle = std::max(0.0, head - fit * at(problem.t_f, s));
+    const double tail_idle = tail_idle_bound(problem, s, head - at(problem.t_f, s), memory_limit);
     const double work = m * (at(problem.t_f, s) + at(problem.t_b, s) + at(problem.t_w, s));
-    bound.head_idle[static_cast<std::size_t>(s)] = idle;
+    // The head interval ends at the first B, the tail interval starts after the last F: they
+    // are disjoint when not every F fits before the first B; otherwise only the larger counts.
+    const double idle = fit < m ? head_idle + tail_idle : std::max(head_idle, tail_idle);
+    bound.head_idle[static_cast<std::size_t>(s)] = head_idle;
+    bound.tail_idle[static_cast<std::size_t>(s)] = tail_idle;
     bound.stage_bound[static_cast<std::size_t>(s)] = work + idle;
     bound.span = std::max(bound.span, work + idle);
   }

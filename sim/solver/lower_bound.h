@@ -11,13 +11,16 @@ struct SpanLowerBound {
   double span = 0;                  // max over stages of stage_bound
   std::vector<double> stage_bound;  // per stage: its work plus the unavoidable head idle
   std::vector<double> head_idle;    // per stage
+  std::vector<double> tail_idle;    // per stage
 };
 
 // Per stage s: work m (t_f + t_b + t_w) plus the head idle. From its first action until its
 // first B can start, a stage can only run forwards: the first B needs its own F, the F of every
 // stage below and the B of every stage below back, H_s = t_f[s] + sum_{k>s} (t_f + t_b) + 2 sum of
 // the transfers in between; at most K_s = floor(limit / mem_f) forwards fit in memory, so the
-// idle is at least H_s - min(K_s, m) t_f[s]. `memory_limit` < 0 means unlimited.
+// idle is at least H_s - min(K_s, m) t_f[s]. Symmetrically, after its last F a stage waits
+// H_s - t_f[s] for that microbatch's B and can only fill the wait with pending B and W, whose
+// amount the memory limit caps. `memory_limit` < 0 means unlimited.
 SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit);
 
 }  // namespace zb

@@ -1,6 +1,8 @@
 // The generator entries of the solver: thin wrappers that pick the memory limit and name.
 #include "solver_registry.h"
 
+#include <fmt/format.h>
+
 #include "greedy_schedule.h"
 #include "ilp_solver.h"
 
@@ -20,7 +22,7 @@ GeneratorFn greedy_at_multiple(int times_p, const char* name) {
 
 }  // namespace
 
-void register_solver_generators(GeneratorRegistry& registry) {
+void register_solver_generators(GeneratorRegistry& registry, const SolverGeneratorOptions& options) {
   registry.add(GeneratorInfo{
       "zb-auto", "memory-aware greedy zero-bubble schedule under --mem-limit (8 variants, best kept)",
       ChunkSupport::single, true, [](const Problem& problem) { return greedy_schedule(problem).schedule; }});
@@ -30,9 +32,12 @@ void register_solver_generators(GeneratorRegistry& registry) {
                              true, greedy_at_multiple(2, "zb-2p")});
   if (ilp_available()) {
     registry.add(GeneratorInfo{
-        "zb-ilp", "ILP optimum on COIN-OR CBC under --mem-limit, warm-started from zb-auto (10 s limit)",
-        ChunkSupport::single, true, [](const Problem& problem) {
-          IlpResult result = solve_ilp(problem, IlpOptions{});
+        "zb-ilp", fmt::format("ILP optimum on COIN-OR CBC under --mem-limit, warm-started from zb-auto ({:g} s limit)",
+                              options.ilp_time_limit_s),
+        ChunkSupport::single, true, [limit_s = options.ilp_time_limit_s](const Problem& problem) {
+          IlpOptions ilp_options;
+          ilp_options.time_limit_s = limit_s;
+          IlpResult result = solve_ilp(problem, ilp_options);
           return require_schedule(result);
         }});
   }

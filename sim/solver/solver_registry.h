@@ -5,8 +5,13 @@
 
 namespace zb {
 
+struct SolverGeneratorOptions {
+  double ilp_time_limit_s = 10;  // wall clock of each zb-ilp generation
+};
+
 // Adds zb-auto, zb-1p, zb-2p and (when built with CBC) zb-ilp, all with uses_memory_limit = true.
-void register_solver_generators(GeneratorRegistry& registry);
+// An infeasible memory limit makes the generators throw ScheduleError naming the limit.
+void register_solver_generators(GeneratorRegistry& registry, const SolverGeneratorOptions& options = {});
 
 // Whether zb-ilp is available in this build (COIN-OR CBC found at configure time).
 bool ilp_available();

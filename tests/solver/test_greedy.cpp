@@ -217,10 +217,19 @@ TEST(Greedy, MatchesTheReferenceImplementationOnRecordedCases) {
     spec.mem_b = {-1};
     spec.mem_w = {-1};
     const Problem problem = spec.build("reference case");
-    const GreedyResult result = greedy_schedule(problem, q.at("limit").get<double>());
+    const double limit = q.at("limit").get<double>();
     SCOPED_TRACE(line);
-    EXPECT_DOUBLE_EQ(result.span, q.at("span").get<double>());
-    EXPECT_EQ(to_text(result.schedule), q.at("order").get<std::string>());
+    // The 8 variants alone, first strictly smallest: exactly the reference's choice.
+    std::optional<GreedyResult> best;
+    for (const GreedySwitches& switches : greedy_variants()) {
+      auto one = greedy_variant(problem, limit, switches);
+      if (one && (!best || one->span < best->span)) best = std::move(one);
+    }
+    ASSERT_TRUE(best.has_value());
+    EXPECT_DOUBLE_EQ(best->span, q.at("span").get<double>());
+    EXPECT_EQ(to_text(best->schedule), q.at("order").get<std::string>());
+    // zb-auto itself may only be better (a handcrafted schedule that fits and is shorter).
+    EXPECT_LE(greedy_schedule(problem, limit).span, q.at("span").get<double>());
     ++cases;
   }
   EXPECT_EQ(cases, 60);

@@ -1,0 +1,72 @@
+// The span lower bound: exact where the closed forms say so, never above any real schedule.
+#include <gtest/gtest.h>
+
+#include "brute_force.h"
+#include "evaluator.h"
+#include "generators.h"
+#include "greedy_schedule.h"
+#include "lower_bound.h"
+#include "solver_test_support.h"
+
+namespace zb {
+namespace {
+
+using test::make_problem;
+
+TEST(LowerBound, MeetsZbH1AndZbH2OnUnitCosts) {
+  // Limit 8 = 1p: 4 forwards fit before B0 returns at 7: head idle 3 -> 24 + 3 = 27 = ZB-H1.
+  const SpanLowerBound h1 = span_lower_bound(make_problem(4, 8, 1, 1, 1), 8);
+  EXPECT_DOUBLE_EQ(h1.span, 27);
+  EXPECT_DOUBLE_EQ(h1.head_idle[0], 3);
+  EXPECT_DOUBLE_EQ(h1.head_idle[3], 0);
+  EXPECT_DOUBLE_EQ(span_lower_bound(make_problem(4, 8, 1, 1, 1), 16).span, 24);
+}
+
+TEST(LowerBound, CountsTransfersTwicePerBoundary) {
+  // p=3, t_comm=2: B0 reaches stage 0 after 1 + 2*(1+1) + 2*2*2 = 13; one forward fits (limit 2).
+  const SpanLowerBound bound = span_lower_bound(make_problem(3, 4, 1, 1, 1, 2), 2);
+  EXPECT_DOUBLE_EQ(bound.head_idle[0], 13 - 1);
+}
+
+TEST(LowerBound, TailIdleFromMemory) {
+  // p=4, costs 5/7/3, t_comm 1, limit 10: after its last F, stage 0 waits 42 for that B; the other
+  // pending B and W hold at most 8 memory units: 4 pending B (+W) = 40 of work, so 2 idle.
+  const SpanLowerBound bound = span_lower_bound(make_problem(4, 8, 5, 7, 3, 1), 10);
+  EXPECT_DOUBLE_EQ(bound.head_idle[0], 47 - 25);
+  EXPECT_DOUBLE_EQ(bound.tail_idle[0], 2);
+  EXPECT_DOUBLE_EQ(bound.span, 120 + 22 + 2);
+}
+
+TEST(LowerBound, NeverAboveTheBruteForceOptimum) {
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 24; ++trial) {
+    const int p = 2 + trial % 2;
+    const int m = 2 + trial % 2;
+    const double times_p = 0.5 + 0.5 * (trial % 4);  // 0.5p .. 2p
+    const Problem problem = test::random_problem(rng, p, m, times_p);
+    const double limit = *problem.memory_limit();
+    const double optimum = test::brute_force_span(problem, limit);
+    if (!std::isfinite(optimum)) continue;
+    EXPECT_LE(span_lower_bound(problem, limit).span, optimum + 1e-9) << "trial " << trial;
+  }
+}
+
+TEST(LowerBound, NeverAboveHeuristicOrHandcraftedSchedules) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int p = 2 + trial % 6;
+    const int m = p + trial % (2 * p);
+    const Problem problem = test::random_problem(rng, p, m, 1.0 + 0.25 * (trial % 9));
+    const double limit = *problem.memory_limit();
+    const double bound = span_lower_bound(problem, limit).span;
+    EXPECT_LE(bound, greedy_schedule(problem).span + 1e-9);
+    // ZB-H1 peaks at p * M_B: the bound at that limit stays below its span.
+    const Trace h1 = evaluate(problem, make_zb_h1(problem));
+    double peak = 0;
+    for (double v : h1.metrics.peak_memory) peak = std::max(peak, v);
+    EXPECT_LE(span_lower_bound(problem, peak).span, h1.metrics.span + 1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace zb
