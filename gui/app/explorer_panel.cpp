@@ -46,7 +46,9 @@ void link_int(QSpinBox* spin, QSlider* slider) {
 
 }  // namespace
 
-ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, QWidget* parent) : QWidget(parent) {
+ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, const std::vector<std::string>& engines,
+                             QWidget* parent)
+    : QWidget(parent) {
   auto* outer = new QVBoxLayout(this);
 
   auto* shape = new QGroupBox("Problem");
@@ -117,6 +119,17 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, QWi
   schedules_->setMaximumHeight(static_cast<int>(schedule_names.size()) * 22 + 8);
   connect(schedules_, &QListWidget::itemChanged, this, [this] { emit changed(); });
   list_layout->addWidget(schedules_);
+  engine_ = new QComboBox;
+  engine_->setObjectName("engine");
+  for (const std::string& label : engines) engine_->addItem(qstr(label));
+  engine_->setToolTip("the evaluator is instant; another engine runs each schedule on a worker thread and is shown "
+                      "under the evaluator's result, with the per-device span difference in the table");
+  engine_->setEnabled(engines.size() > 1);
+  connect(engine_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { emit changed(); });
+  auto* engine_row = new QHBoxLayout;
+  engine_row->addWidget(new QLabel("also run on"));
+  engine_row->addWidget(engine_, 1);
+  list_layout->addLayout(engine_row);
   outer->addWidget(chosen);
   outer->addStretch(1);
 
@@ -247,6 +260,13 @@ std::vector<std::string> ExplorerPanel::selected_schedules() const {
     if (schedules_->item(i)->checkState() == Qt::Checked) names.push_back(schedules_->item(i)->text().toStdString());
   }
   return names;
+}
+
+int ExplorerPanel::engine_index() const { return std::max(0, engine_->currentIndex()); }
+
+void ExplorerPanel::set_engine_index(int index) {
+  const QSignalBlocker block(engine_);
+  engine_->setCurrentIndex(index);
 }
 
 void ExplorerPanel::set_selected_schedules(const std::vector<std::string>& names) {

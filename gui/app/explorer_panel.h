@@ -24,13 +24,18 @@ class ExplorerPanel : public QWidget {
   Q_OBJECT
 
  public:
-  ExplorerPanel(const std::vector<std::string>& schedule_names, QWidget* parent = nullptr);
+  // `engines`: labels of the engines offered (the first is the evaluator).
+  ExplorerPanel(const std::vector<std::string>& schedule_names, const std::vector<std::string>& engines = {"evaluator"},
+                QWidget* parent = nullptr);
 
   const ProblemSpec& spec() const { return spec_; }
   // Shows a problem (from a scenario or a schedule file) without emitting changed().
   void set_spec(const ProblemSpec& spec);
 
   std::vector<std::string> selected_schedules() const;
+  // The engine chosen (index into the labels given); 0 is the evaluator.
+  int engine_index() const;
+  void set_engine_index(int index);
   // Checks exactly these (unknown names are ignored) without emitting changed().
   void set_selected_schedules(const std::vector<std::string>& names);
 
@@ -64,6 +69,7 @@ class ExplorerPanel : public QWidget {
   std::vector<CostControl> costs_;
   QLineEdit* limit_ = nullptr;
   QListWidget* schedules_ = nullptr;
+  QComboBox* engine_ = nullptr;
 };
 
 }  // namespace zb::view

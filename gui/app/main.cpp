@@ -16,6 +16,7 @@
 #include "app/timeline_view.h"
 #include "schedule/atomic_file.h"
 #include "schedule/error.h"
+#include "timeline/engines.h"
 #include "timeline/explorer_run.h"
 #include "timeline/input_files.h"
 #include "timeline/viewer_options.h"
@@ -72,6 +73,11 @@ int run(int argc, char** argv) {
   (void)spec.build("command line");
 
   MainWindow window(std::move(registry));
+  if (options.engine) {
+    std::vector<std::string> labels;
+    for (const EngineOption& engine : viewer_engines(default_clusters_dir())) labels.push_back(engine.label);
+    window.panel()->set_engine_index(find_engine(labels, *options.engine));
+  }
   window.set_dialogs_enabled(!headless);
   window.set_show_memory(options.show_memory);
   window.set_show_arrows(options.show_arrows);

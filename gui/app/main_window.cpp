@@ -55,12 +55,16 @@ QString number(const std::optional<double>& value, const char* format = "{:.4g}"
 
 }  // namespace
 
-MainWindow::MainWindow(GeneratorRegistry registry, QWidget* parent)
-    : QMainWindow(parent), registry_(std::make_shared<const GeneratorRegistry>(std::move(registry))) {
+MainWindow::MainWindow(GeneratorRegistry registry, std::vector<EngineOption> engines, QWidget* parent)
+    : QMainWindow(parent),
+      registry_(std::make_shared<const GeneratorRegistry>(std::move(registry))),
+      engines_(engines.empty() ? viewer_engines(default_clusters_dir()) : std::move(engines)) {
   setWindowTitle("zbview");
   setAcceptDrops(true);
 
-  panel_ = new ExplorerPanel(registry_->names());
+  std::vector<std::string> engine_labels;
+  for (const EngineOption& engine : engines_) engine_labels.push_back(engine.label);
+  panel_ = new ExplorerPanel(registry_->names(), engine_labels);
   auto* panel_scroll = new QScrollArea;
   panel_scroll->setWidget(panel_);
   panel_scroll->setWidgetResizable(true);
@@ -191,16 +195,25 @@ void MainWindow::recompute() {
   pending_background_.clear();
 
   results_.clear();
+  const auto engine_index = static_cast<std::size_t>(panel_->engine_index());
+  const EngineOption* engine = engine_index < engines_.size() && !engines_[engine_index].is_evaluator()
+                                   ? &engines_[engine_index]
+                                   : nullptr;
+  auto queue = [this](std::string label, const std::string& schedule, EngineFn run) {
+    RunResult pending;
+    pending.name = label;
+    pending.error = "running...";
+    results_.push_back(std::move(pending));
+    pending_background_.push_back({std::move(label), schedule, std::move(run)});
+  };
   for (const std::string& name : panel_->selected_schedules()) {
     if (runs_in_background(name)) {
-      RunResult pending;
-      pending.name = name;
-      pending.error = "running...";
-      results_.push_back(std::move(pending));
-      pending_background_.push_back(name);
+      queue(name, name, {});
     } else {
       results_.push_back(run_generator(*registry_, name, problem_));
     }
+    // The other engine's run of the same schedule goes right under the evaluator's.
+    if (engine) queue(name + " (" + engine->label + ")", name, engine->run);
   }
   custom_results_.clear();
   for (const Schedule& schedule : custom_schedules_) {
@@ -219,13 +232,14 @@ void MainWindow::recompute() {
 
 void MainWindow::start_background_jobs() {
   const std::uint64_t generation = generation_;
-  for (const std::string& name : pending_background_) {
+  for (const BackgroundJob& job : pending_background_) {
     ++running_jobs_;
     QPointer<MainWindow> self(this);
     auto registry = registry_;
     Problem problem = problem_;
-    QThreadPool::globalInstance()->start([self, registry, problem, name, generation] {
-      RunResult result = run_generator(*registry, name, problem);
+    QThreadPool::globalInstance()->start([self, registry, problem, job, generation] {
+      RunResult result = run_generator(*registry, job.schedule, problem, job.engine);
+      result.name = job.label;
       // Delivered on the UI thread; the QPointer is checked there, where the window lives.
       QMetaObject::invokeMethod(
           qApp,
@@ -236,7 +250,7 @@ void MainWindow::start_background_jobs() {
     });
   }
   pending_background_.clear();
-  status_->setText(status_->text() + QString("   running %1 slow schedule(s)...").arg(running_jobs_));
+  status_->setText(status_->text() + QString("   running %1 job(s) in the background...").arg(running_jobs_));
 }
 
 void MainWindow::background_done(std::uint64_t generation, RunResult result) {

@@ -17,6 +17,7 @@
 #include "schedule/generator_registry.h"
 #include "schedule/problem.h"
 #include "schedule/schedule.h"
+#include "timeline/engines.h"
 #include "timeline/explorer_run.h"
 #include "timeline/metrics_table.h"
 #include "timeline/timeline_scene.h"
@@ -36,7 +37,8 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  explicit MainWindow(GeneratorRegistry registry, QWidget* parent = nullptr);
+  // `engines`: what the panel offers besides the evaluator (default: viewer_engines()).
+  explicit MainWindow(GeneratorRegistry registry, std::vector<EngineOption> engines = {}, QWidget* parent = nullptr);
   ~MainWindow() override;
 
   ExplorerPanel* panel() const { return panel_; }
@@ -84,6 +86,12 @@ class MainWindow : public QMainWindow {
   void build_menus();
   void rebuild_scene();
   void fill_table();
+  struct BackgroundJob {
+    std::string label;     // the result slot it fills
+    std::string schedule;  // generator name
+    EngineFn engine;       // empty: the evaluator
+  };
+
   void start_background_jobs();
   void background_done(std::uint64_t generation, RunResult result);
   void show_error(const QString& message);
@@ -108,7 +116,8 @@ class MainWindow : public QMainWindow {
   std::vector<RunResult> custom_results_;  // schedule files evaluated against the panel's problem
   std::vector<Schedule> custom_schedules_;
   std::vector<LoadedTrace> loaded_traces_;
-  std::vector<std::string> pending_background_;
+  std::vector<EngineOption> engines_;
+  std::vector<BackgroundJob> pending_background_;
   std::uint64_t generation_ = 0;  // bumped by every recompute and cancel; stale results are dropped
   int running_jobs_ = 0;
   QTimer background_timer_;       // slow generators start once the sliders rest

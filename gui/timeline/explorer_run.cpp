@@ -45,7 +45,7 @@ GeneratorRegistry viewer_registry() {
 
 bool runs_in_background(std::string_view name) { return name.find("ilp") != std::string_view::npos; }
 
-RunResult run_schedule(const Problem& problem, const Schedule& schedule) {
+RunResult run_schedule(const Problem& problem, const Schedule& schedule, const EngineFn& engine) {
   RunResult result;
   result.name = schedule.name;
   result.memory_limit = problem.memory_limit();
@@ -57,21 +57,24 @@ RunResult run_schedule(const Problem& problem, const Schedule& schedule) {
       result.error = first_lines(report.message(), 3);
       return result;
     }
-    Trace trace = evaluate(problem, schedule);
+    Trace trace = engine ? engine(problem, schedule) : evaluate(problem, schedule);
+    if (trace.metrics.device_span.empty()) trace.metrics = compute_metrics(trace, problem.work());
     if (trace.meta.schedule.empty()) trace.meta.schedule = schedule.name;
     if (trace.meta.engine.empty()) trace.meta.engine = "eval";
     result.trace = std::move(trace);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
+    // Engines run on worker threads: nothing may escape, whatever it is.
     result.error = first_lines(e.what(), 3);
   }
   return result;
 }
 
-RunResult run_generator(const GeneratorRegistry& registry, const std::string& name, const Problem& problem) {
+RunResult run_generator(const GeneratorRegistry& registry, const std::string& name, const Problem& problem,
+                        const EngineFn& engine) {
   Schedule schedule;
   try {
     schedule = generate(registry, name, problem);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     RunResult result;
     result.name = name;
     result.error = first_lines(e.what(), 3);
@@ -79,7 +82,7 @@ RunResult run_generator(const GeneratorRegistry& registry, const std::string& na
     return result;
   }
   if (schedule.name.empty()) schedule.name = name;
-  RunResult result = run_schedule(problem, schedule);
+  RunResult result = run_schedule(problem, schedule, engine);
   result.name = name;
   return result;
 }

@@ -11,6 +11,7 @@
 #include "schedule/problem_spec.h"
 #include "schedule/schedule.h"
 #include "schedule/trace.h"
+#include "timeline/engines.h"
 
 namespace zb::view {
 
@@ -29,11 +30,13 @@ GeneratorRegistry viewer_registry();
 bool runs_in_background(std::string_view name);
 
 // Generates with the registry, then as run_schedule.
-RunResult run_generator(const GeneratorRegistry& registry, const std::string& name, const Problem& problem);
+RunResult run_generator(const GeneratorRegistry& registry, const std::string& name, const Problem& problem,
+                        const EngineFn& engine = {});
 
 // Checks completeness, order and deadlock (not the memory limit: a schedule over the limit is still
-// drawn, with the limit, and flagged in the metrics table), then evaluates.
-RunResult run_schedule(const Problem& problem, const Schedule& schedule);
+// drawn, with the limit, and flagged in the metrics table), then runs it on `engine` (empty: the
+// evaluator). Metrics are filled either way.
+RunResult run_schedule(const Problem& problem, const Schedule& schedule, const EngineFn& engine = {});
 
 // The spec reshaped to what a schedule file implies: its device count, microbatch count (largest
 // microbatch + 1) and chunk count (largest chunk + 1). Per-device or per-stage arrays that no longer

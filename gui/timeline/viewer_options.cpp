@@ -32,7 +32,8 @@ po::options_description describe_options() {
       ("tb", po::value<std::string>(), "input-gradient backward time")
       ("tw", po::value<std::string>(), "weight-gradient backward time")
       ("tcomm", po::value<std::string>(), "transfer time between devices")
-      ("mem-limit", po::value<std::string>(), "memory limit: a number or Np (e.g. 2p)");
+      ("mem-limit", po::value<std::string>(), "memory limit: a number or Np (e.g. 2p)")
+      ("engine", po::value<std::string>(), "also run on: simgrid (ideal network) or a cluster preset name");
   po::options_description output("Headless output");
   output.add_options()
       ("screenshot", po::value<std::string>(), "render the window offscreen to a PNG and exit")
@@ -86,6 +87,7 @@ ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
   options.tw = get<std::string>(vm, "tw");
   options.tcomm = get<std::string>(vm, "tcomm");
   options.mem_limit = get<std::string>(vm, "mem-limit");
+  options.engine = get<std::string>(vm, "engine");
   options.screenshot = get<std::string>(vm, "screenshot");
   options.svg = get<std::string>(vm, "svg");
   options.show_arrows = vm.count("arrows") > 0;
@@ -128,6 +130,22 @@ std::vector<std::string> split_names(const std::string& text) {
     }
   }
   return names;
+}
+
+int find_engine(const std::vector<std::string>& labels, const std::string& wanted) {
+  if (wanted == "eval" || wanted == "evaluator") return 0;
+  for (std::size_t i = 1; i < labels.size(); ++i) {
+    const std::string& label = labels[i];
+    const bool ideal = label.find("ideal") != std::string::npos;
+    if ((ideal && (wanted == "simgrid" || wanted == "ideal")) || label == "SimGrid: " + wanted) return static_cast<int>(i);
+  }
+  std::string known = "eval";
+  for (std::size_t i = 1; i < labels.size(); ++i) {
+    const std::string& label = labels[i];
+    known += label.find("ideal") != std::string::npos ? ", simgrid" : ", " + label.substr(label.find(": ") + 2);
+  }
+  if (labels.size() <= 1) known += " (zbview was built without SimGrid)";
+  throw InputError(fmt::format("zbview: --engine: unknown engine \"{}\" (known: {})", wanted, known));
 }
 
 ProblemSpec apply_problem_flags(ProblemSpec spec, const ViewerOptions& options) {

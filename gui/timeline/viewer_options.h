@@ -18,6 +18,7 @@ struct ViewerOptions {
   // Problem flags as written (applied over the scenario or the default problem).
   std::optional<int> p, m, chunks;
   std::optional<std::string> placement, tf, tb, tw, tcomm, mem_limit;
+  std::optional<std::string> engine;      // "eval", "simgrid" (ideal network) or a cluster preset name
   std::optional<std::string> screenshot;  // PNG of the whole window, then exit
   std::optional<std::string> svg;         // SVG of the timeline, then exit
   int width_px = 1400;
@@ -34,6 +35,10 @@ std::string viewer_usage();
 ProblemSpec default_problem_spec();
 // The schedules the explorer starts with: those of `wanted` that the registry offers.
 std::vector<std::string> split_names(const std::string& text);
+
+// The index of the engine `wanted` names among `labels` (see viewer_engines): "eval", "simgrid" or
+// "ideal" for the idealised network, or a cluster preset's name ("1x8-nvlink"); InputError listing them.
+int find_engine(const std::vector<std::string>& labels, const std::string& wanted);
 
 // Applies the problem flags that were given; throws InputError naming the flag.
 ProblemSpec apply_problem_flags(ProblemSpec spec, const ViewerOptions& options);

@@ -87,3 +87,24 @@ TEST(InputFiles, FileNameOfAPath) {
 
 }  // namespace
 }  // namespace zb::view
+
+#include <filesystem>
+
+namespace zb::view {
+namespace {
+
+// Every scenario shipped in scenarios/ opens in the viewer as a scenario whose problem builds.
+TEST(InputFiles, EveryShippedScenarioOpens) {
+  int opened = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(testing::source_path("scenarios"))) {
+    if (entry.path().extension() != ".json") continue;
+    const LoadedInput input = load_input_file(entry.path().string());
+    ASSERT_EQ(input.kind, InputKind::scenario) << entry.path();
+    EXPECT_NO_THROW((void)input.scenario->spec.build()) << entry.path();
+    ++opened;
+  }
+  EXPECT_GE(opened, 1);
+}
+
+}  // namespace
+}  // namespace zb::view

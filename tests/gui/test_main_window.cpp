@@ -2,6 +2,7 @@
 // zoom and fit, and slow generators on the worker thread with cancel.
 #include <gtest/gtest.h>
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QDropEvent>
 #include <QFile>
@@ -300,6 +301,43 @@ TEST(MainWindowBackground, CancelDropsTheResult) {
   while (std::chrono::steady_clock::now() < until) QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
   EXPECT_TRUE(window.scene().groups().empty());
   EXPECT_EQ(window.metrics().back().status, "cancelled");
+}
+
+}  // namespace
+}  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+// A second engine: every schedule also runs on it in the background and lands under the evaluator's
+// result, compared device by device.
+TEST(MainWindowBackground, AnotherEngineAddsAComparedGroupPerSchedule) {
+  testing::test_app();
+  std::vector<EngineOption> engines{{"evaluator", {}},
+                                    {"slow network", [](const Problem& problem, const Schedule& schedule) {
+                                       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                                       Problem slower = problem;
+                                       for (double& t : slower.t_comm) t += 0.5;
+                                       Trace trace = evaluate(slower, schedule);
+                                       trace.meta.engine = "test";
+                                       return trace;
+                                     }}};
+  MainWindow window(viewer_registry(), engines);
+  window.set_problem(uniform_spec(4, 8), {"1f1b", "zb-h1"});
+  window.show();
+  EXPECT_EQ(labels(window.scene()), (std::vector<std::string>{"1f1b", "zb-h1"}));
+  auto* engine = window.panel()->findChild<QComboBox*>("engine");
+  ASSERT_NE(engine, nullptr);
+  engine->setCurrentIndex(1);
+  EXPECT_TRUE(window.background_busy());
+  ASSERT_TRUE(wait_until([&] { return !window.background_busy(); }));
+  EXPECT_EQ(labels(window.scene()),
+            (std::vector<std::string>{"1f1b", "1f1b (slow network)", "zb-h1", "zb-h1 (slow network)"}));
+  const MetricsRow& row = window.metrics()[3];
+  EXPECT_EQ(row.reference, "zb-h1");
+  ASSERT_EQ(row.span_delta.size(), 4u);
+  for (double delta : row.span_delta) EXPECT_GE(delta, 0);
+  EXPECT_GT(row.span_delta[0], 0);  // transfers of 0.5 lengthen device 0's span
 }
 
 }  // namespace

@@ -116,3 +116,31 @@ TEST(ExplorerRun, OnlyTheIlpRunsInTheBackground) {
 
 }  // namespace
 }  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+// With the SimGrid part built, its idealised network must reproduce the evaluator's times, so the
+// explorer's comparison column reads all zeros for it.
+TEST(Engines, SimgridIdealMatchesTheEvaluatorWhenBuilt) {
+  const auto engines = viewer_engines(testing::source_path("models/clusters"));
+  ASSERT_FALSE(engines.empty());
+  EXPECT_TRUE(engines[0].is_evaluator());
+  if (engines.size() == 1) GTEST_SKIP() << "built without SimGrid";
+  EXPECT_NE(engines[1].label.find("ideal"), std::string::npos);
+  EXPECT_GT(engines.size(), 2u);  // the cluster presets of models/clusters
+  const Problem problem = uniform_spec(4, 8, 1, 1, 1, 0.25).build();
+  const RunResult eval = run_generator(viewer_registry(), "zb-h1", problem);
+  const RunResult sim = run_generator(viewer_registry(), "zb-h1", problem, engines[1].run);
+  ASSERT_TRUE(sim.trace) << sim.error;
+  EXPECT_EQ(sim.trace->meta.engine, "simgrid");
+  TimelineScene scene;
+  scene.add(make_group("zb-h1", *eval.trace, std::nullopt));
+  scene.add(make_group("zb-h1 (SimGrid)", *sim.trace, std::nullopt));
+  const auto rows = metrics_rows(scene);
+  ASSERT_EQ(rows[1].reference, "zb-h1");
+  for (double delta : rows[1].span_delta) EXPECT_NEAR(delta, 0, 1e-9);
+}
+
+}  // namespace
+}  // namespace zb::view

@@ -51,3 +51,24 @@ TEST(ViewerOptions, UsageListsTheHeadlessFlags) {
 
 }  // namespace
 }  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+TEST(ViewerOptions, EnginesAreFoundByShortName) {
+  const std::vector<std::string> labels{"evaluator", "SimGrid (ideal network)", "SimGrid: 1x8-nvlink"};
+  EXPECT_EQ(find_engine(labels, "eval"), 0);
+  EXPECT_EQ(find_engine(labels, "simgrid"), 1);
+  EXPECT_EQ(find_engine(labels, "1x8-nvlink"), 2);
+  try {
+    find_engine(labels, "tpu");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("tpu"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("1x8-nvlink"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(find_engine({"evaluator"}, "simgrid"), InputError);
+}
+
+}  // namespace
+}  // namespace zb::view
