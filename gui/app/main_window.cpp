@@ -262,6 +262,11 @@ void MainWindow::background_done(std::uint64_t generation, RunResult result) {
     running_jobs_ = 0;
     progress_->setVisible(false);
     cancel_->setVisible(false);
+    status_->setText(qstr(fmt::format("p={} m={} v={}   background jobs done", problem_.devices, problem_.microbatches,
+                                      problem_.chunks)));
+  } else {
+    status_->setText(qstr(fmt::format("p={} m={} v={}   running {} job(s) in the background...", problem_.devices,
+                                      problem_.microbatches, problem_.chunks, running_jobs_)));
   }
   rebuild_scene();
 }

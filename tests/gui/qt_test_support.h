@@ -2,6 +2,8 @@
 // with settings (recent files) in a private temporary folder.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <QApplication>
 #include <QCoreApplication>
 #include <QDir>
@@ -13,15 +15,32 @@
 
 namespace zb::view::testing {
 
+// Deletes the application after the last test, while Qt's own globals still exist (a function-local
+// static QApplication would be destroyed after them, at exit, and crash there).
+class QtAppEnvironment : public ::testing::Environment {
+ public:
+  static QApplication*& app() {
+    static QApplication* instance = nullptr;
+    return instance;
+  }
+  void TearDown() override {
+    delete app();
+    app() = nullptr;
+  }
+};
+
 inline QApplication& test_app() {
   static QTemporaryDir config_dir;
   static int argc = 1;
   static char name[] = "zbview_widget_tests";
   static char* argv[] = {name, nullptr};
-  if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  setenv("XDG_CONFIG_HOME", config_dir.path().toLocal8Bit().constData(), 1);
-  static QApplication app(argc, argv);
-  return app;
+  if (!QtAppEnvironment::app()) {
+    if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+    setenv("XDG_CONFIG_HOME", config_dir.path().toLocal8Bit().constData(), 1);
+    QtAppEnvironment::app() = new QApplication(argc, argv);
+    ::testing::AddGlobalTestEnvironment(new QtAppEnvironment);
+  }
+  return *QtAppEnvironment::app();
 }
 
 // Processes events until `done` or the timeout; true when done.
