@@ -3,7 +3,9 @@
 
 #include <QFontMetricsF>
 #include <QPainterPath>
+#include <QHash>
 #include <QPolygonF>
+#include <QStaticText>
 
 #include <cmath>
 
@@ -106,6 +108,9 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRect
   QFont small = normal;
   small.setPointSizeF(std::max(6.0, normal.pointSizeF() * 0.85));
   painter.setFont(small);
+  // Boxes first, labels after: one pen per pass colour instead of one per box, and each distinct
+  // label laid out once (QStaticText) rather than per box; text layout dominated the paint time.
+  QHash<QRgb, QPen> frames;
   for (const BoxItem& box : layout.boxes) {
     if (!visible(box.rect)) continue;
     const QRectF rect = to_qrect(box.rect);
@@ -113,13 +118,29 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRect
     painter.fillRect(rect, fill);
     if (rect.width() >= 4) {
       // A thin darker frame separates neighbouring boxes of the same pass.
-      painter.setPen(QPen(fill.darker(140), 0));
+      auto frame = frames.find(fill.rgb());
+      if (frame == frames.end()) frame = frames.insert(fill.rgb(), QPen(fill.darker(140), 0));
+      painter.setPen(*frame);
       painter.drawRect(rect.adjusted(0, 0, -1, -1));
     }
-    if (box.show_label) {
-      painter.setPen(fill.lightness() > 150 ? QColor(0x22, 0x22, 0x22) : QColor(Qt::white));
-      painter.drawText(rect, Qt::AlignCenter, qstr(box.label));
+  }
+  QHash<QString, QStaticText> labels;
+  const QColor dark_text(0x22, 0x22, 0x22), light_text(Qt::white);
+  for (const BoxItem& box : layout.boxes) {
+    if (!box.show_label || !visible(box.rect)) continue;
+    const QString text = qstr(box.label);
+    auto label = labels.find(text);
+    if (label == labels.end()) {
+      QStaticText prepared(text);
+      prepared.setTextFormat(Qt::PlainText);
+      prepared.prepare(QTransform(), small);
+      label = labels.insert(text, prepared);
     }
+    const QSizeF size = label->size();
+    const QColor fill = to_qcolor(box.colour);
+    painter.setPen(fill.lightness() > 150 ? dark_text : light_text);
+    painter.drawStaticText(QPointF(box.rect.x + (box.rect.w - size.width()) / 2, box.rect.y + (box.rect.h - size.height()) / 2),
+                           *label);
   }
   painter.setFont(normal);
 
@@ -142,11 +163,11 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRect
     painter.drawText(QRectF(0, rect.y(), rect.x() - 8, rect.height()), Qt::AlignRight | Qt::AlignVCenter, "mem");
     painter.save();
     painter.setClipRect(rect.adjusted(0, -1, 0, 1));
-    painter.setRenderHint(QPainter::Antialiasing, true);
+    // Step lines are axis-aligned: no antialiasing needed (it was the slowest part for large m).
     for (std::size_t d = 0; d < chart.device_lines.size(); ++d) {
       QPolygonF line;
       for (const PointPx& point : chart.device_lines[d]) line << to_qpoint(point);
-      painter.setPen(QPen(to_qcolor(device_line_colour(static_cast<int>(d))), 1.3));
+      painter.setPen(QPen(to_qcolor(device_line_colour(static_cast<int>(d))), 1));
       painter.drawPolyline(line);
     }
     if (chart.limit_y) {
