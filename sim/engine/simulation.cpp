@@ -168,7 +168,9 @@ class Simulation {
   void record_transfer(const Channel& channel, int microbatch, Pass pass, double sent, double arrived) {
     const double start = sent * to_units_;
     const double end = arrived * to_units_;
-    if (!(end > start)) return;  // the evaluator records transfers only when they take time
+    // Like the evaluator, record only transfers that take time; on the ideal network a t_comm of 0
+    // still leaves the 1e-18 of the message's one byte.
+    if (!(end > start) || (!options_.cluster && channel.t_comm <= 0)) return;
     const int from_stage = channel.backward ? channel.boundary + 1 : channel.boundary;
     const int chunk = problem_.chunk_of_stage(from_stage);
     devices_[static_cast<std::size_t>(channel.producer)].transfers.push_back(

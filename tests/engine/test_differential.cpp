@@ -109,5 +109,29 @@ TEST(SimgridDifferential, IdealNetworkReproducesTheEvaluatorOnPytorchFiles) {
   }
 }
 
+// Tiny and zero costs: a zero transfer time records no transfer span (as in the evaluator), and
+// the ideal network's one-byte messages stay invisible even at microsecond scales.
+TEST(SimgridDifferential, TinyAndZeroCostsStillMatch) {
+  for (const double scale : {1e-6, 1e-3, 1e3}) {
+    for (const double t_comm : {0.0, 0.25}) {
+      ProblemSpec spec;
+      spec.devices = 3;
+      spec.microbatches = 6;
+      spec.t_f = {1.0 * scale, 0.5 * scale, 2.0 * scale};
+      spec.t_b = {1.5 * scale};
+      spec.t_w = {0.0};
+      spec.t_comm = {t_comm * scale};
+      const Problem problem = spec.build();
+      for (const char* name : {"1f1b", "zb-h1", "zb-h2"}) {
+        const Schedule schedule = generate(GeneratorRegistry::with_builtins(), name, problem);
+        const Trace expected = evaluate(problem, schedule);
+        const Trace actual = simulate_simgrid(problem, schedule);
+        EXPECT_TRUE(testing::same_trace(expected, actual)) << name << " scale " << scale << " t_comm " << t_comm;
+        EXPECT_EQ(testing::spans_of(actual, false).size(), testing::spans_of(expected, false).size());
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zb
