@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "exec/cuda/driver_api.h"
+
 namespace zb::exec::cuda {
 
 void check(cudaError_t status, std::string_view what) {
@@ -15,8 +17,12 @@ void check(CUresult status, std::string_view what) {
   if (status == CUDA_SUCCESS) return;
   const char* name = nullptr;
   const char* text = nullptr;
-  cuGetErrorName(status, &name);
-  cuGetErrorString(status, &text);
+  try {
+    driver_api().get_error_name(status, &name);
+    driver_api().get_error_string(status, &text);
+  } catch (const CudaError&) {
+    // no driver names: the number alone
+  }
   throw CudaError(fmt::format("{}: {} ({}, {})", what, text ? text : "unknown driver error",
                               name ? name : "?", static_cast<int>(status)));
 }

@@ -11,6 +11,7 @@
 
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_kernels.h"
+#include "exec/cuda/driver_api.h"
 
 namespace zb::exec::cuda {
 
@@ -101,8 +102,8 @@ std::string CudaDevice::where(const char* call) const {
 void CudaDevice::make_current() const {
   if (placement_.context != nullptr) {
     CUcontext current = nullptr;
-    check(cuCtxGetCurrent(&current), where("cuCtxGetCurrent"));
-    if (current != placement_.context) check(cuCtxSetCurrent(placement_.context), where("cuCtxSetCurrent(green context)"));
+    check(driver_api().ctx_get_current(&current), where("cuCtxGetCurrent"));
+    if (current != placement_.context) check(driver_api().ctx_set_current(placement_.context), where("cuCtxSetCurrent(green context)"));
   } else {
     check(cudaSetDevice(placement_.ordinal), where("cudaSetDevice"));
   }
@@ -112,7 +113,7 @@ cudaStream_t CudaDevice::create_stream() const {
   cudaStream_t stream = nullptr;
   if (placement_.green != nullptr) {
     CUstream raw = nullptr;
-    check(cuGreenCtxStreamCreate(&raw, placement_.green, CU_STREAM_NON_BLOCKING, 0),
+    check(driver_api().green_ctx_stream_create(&raw, placement_.green, CU_STREAM_NON_BLOCKING, 0),
           where("cuGreenCtxStreamCreate"));
     stream = raw;
   } else {

@@ -208,6 +208,18 @@ void CudaFabric::end_run(bool failed) {
 
 void CudaFabric::send(int from_device, int to_device, const MessageTag& tag, Tensor payload) {
   CudaDevice& source = dev(from_device);
+  if (from_device == to_device) {
+    // A stage boundary inside one device (the turn of a V placement): the tensor itself, as on
+    // the CPU; one compute stream orders its producer before its consumers.
+    const int rows = payload.rows();
+    const int cols = payload.cols();
+    {
+      std::lock_guard lock(transfers_mutex_);
+      transfers_[{tag.from_stage, tag.to_stage}].push_back(Transfer{rows, cols, std::move(payload), nullptr});
+    }
+    host_.send(from_device, to_device, tag, Tensor(nullptr, rows, cols));
+    return;
+  }
   Link& l = link(from_device, to_device);
   source.make_current();
   release_finished(from_device);
@@ -255,6 +267,7 @@ Tensor CudaFabric::recv(int from_device, int to_device, const MessageTag& expect
     transfer = std::move(queue.front());
     queue.pop_front();
   }
+  if (from_device == to_device) return std::move(transfer.source);
   Link& l = link(from_device, to_device);
   target.make_current();
   release_finished(to_device);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/driver_api.h"
 
 namespace zb::exec::cuda {
 
@@ -21,11 +22,11 @@ std::vector<GreenPartition> create_green_partitions(int ordinal, int count) {
   // initialising and tearing it down repeatedly.
   check(cudaSetDevice(ordinal), where + ": cudaSetDevice");
   check(cudaFree(nullptr), where + ": initialising the primary context");
-  check(cuInit(0), where + ": cuInit");
+  const DriverApi& api = driver_api();
   CUdevice device = 0;
-  check(cuDeviceGet(&device, ordinal), where + ": cuDeviceGet");
+  check(api.device_get(&device, ordinal), where + ": cuDeviceGet");
   CUdevResource all{};
-  check(cuDeviceGetDevResource(device, &all, CU_DEV_RESOURCE_TYPE_SM), where + ": cuDeviceGetDevResource");
+  check(api.device_get_dev_resource(device, &all, CU_DEV_RESOURCE_TYPE_SM), where + ": cuDeviceGetDevResource");
   const unsigned int total = all.sm.smCount;
   const unsigned int granule = all.sm.smCoscheduledAlignment > 0 ? all.sm.smCoscheduledAlignment : 1;
   const unsigned int share = total / static_cast<unsigned int>(count) / granule * granule;
@@ -37,7 +38,7 @@ std::vector<GreenPartition> create_green_partitions(int ordinal, int count) {
   std::vector<CUdevResource> groups(static_cast<std::size_t>(count));
   unsigned int made = static_cast<unsigned int>(count);
   CUdevResource remaining{};
-  check(cuDevSmResourceSplitByCount(groups.data(), &made, &all, &remaining, 0, share),
+  check(api.dev_sm_resource_split_by_count(groups.data(), &made, &all, &remaining, 0, share),
         where + fmt::format(": cuDevSmResourceSplitByCount({} x {} SMs)", count, share));
   if (made < static_cast<unsigned int>(count)) {
     throw CudaError(fmt::format("{}: the driver made only {} partitions of {} SMs", where, made, share));
@@ -46,13 +47,13 @@ std::vector<GreenPartition> create_green_partitions(int ordinal, int count) {
   try {
     for (int i = 0; i < count; ++i) {
       CUdevResourceDesc desc = nullptr;
-      check(cuDevResourceGenerateDesc(&desc, &groups[static_cast<std::size_t>(i)], 1),
+      check(api.dev_resource_generate_desc(&desc, &groups[static_cast<std::size_t>(i)], 1),
             where + ": cuDevResourceGenerateDesc");
       GreenPartition partition;
-      check(cuGreenCtxCreate(&partition.green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM),
+      check(api.green_ctx_create(&partition.green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM),
             where + ": cuGreenCtxCreate");
       partitions.push_back(partition);
-      check(cuCtxFromGreenCtx(&partitions.back().context, partition.green), where + ": cuCtxFromGreenCtx");
+      check(api.ctx_from_green_ctx(&partitions.back().context, partition.green), where + ": cuCtxFromGreenCtx");
       partitions.back().sm_count = static_cast<int>(groups[static_cast<std::size_t>(i)].sm.smCount);
     }
   } catch (...) {
@@ -66,7 +67,7 @@ std::vector<GreenPartition> create_green_partitions(int ordinal, int count) {
 
 void destroy_green_partitions(std::vector<GreenPartition>& partitions) {
   for (auto& partition : partitions) {
-    if (partition.green != nullptr) cuGreenCtxDestroy(partition.green);
+    if (partition.green != nullptr) driver_api().green_ctx_destroy(partition.green);
   }
   partitions.clear();
 }
