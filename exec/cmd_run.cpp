@@ -11,6 +11,9 @@
 #include "exec/backend.h"
 #include "exec/calibrate.h"
 #include "exec/cli_common.h"
+#ifdef ZB_HAVE_CUDA
+#include "exec/cuda/cuda_cli.h"
+#endif
 #include "exec/commands.h"
 #include "exec/engine.h"
 #include "exec/generators.h"
@@ -84,6 +87,10 @@ int run_run(int argc, char** argv) {
   po::options_description options("zbexec run options");
   options.add_options()("help,h", "show this help");
   add_shape_options(options, flags.shape);
+#ifdef ZB_HAVE_CUDA
+  cuda::CudaFlags cuda_flags;
+  cuda::add_cuda_options(options, cuda_flags);
+#endif
   options.add_options()
       ("schedule", po::value(&flags.schedule)->default_value("1f1b"), "generator name: gpipe, 1f1b, 1f1b-i, zb-h1, zb-h2, zb-auto, zb-1p, zb-2p, zb-ilp")
       ("schedule-file", po::value(&flags.schedule_file), "run this schedule (text or JSON form) instead of a generator")
@@ -124,7 +131,12 @@ int run_run(int argc, char** argv) {
   if (flags.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", flags.steps));
   shape.model.validate(shape.devices * shape.chunks);
 
+#ifdef ZB_HAVE_CUDA
+  auto backend = shape.backend == "cuda" ? cuda::make_cuda_backend(cuda_flags, shape.devices)
+                                         : make_backend(shape.backend, shape.devices);
+#else
   auto backend = make_backend(shape.backend, shape.devices);
+#endif
 
   // The problem: its shape from the flags; its costs from a calibration when predicting (the
   // memory-aware generators then also see real memory), unit costs otherwise.
@@ -160,6 +172,9 @@ int run_run(int argc, char** argv) {
   const zb::Schedule schedule = flags.schedule_file.empty()
                                     ? zb::generate(exec_generators(), flags.schedule, problem)
                                     : load_schedule_file(flags.schedule_file);
+#ifdef ZB_HAVE_CUDA
+  cuda::label_actions(*backend, schedule);  // NVTX ranges F3, B3, W3, F3.1 in Nsight Systems
+#endif
 
   fmt::print("zbexec run: schedule {}, p={} m={} v={} ({}), backend {}, {} layers x hidden {}, "
              "microbatch {}, {} {}, {} steps\n",
