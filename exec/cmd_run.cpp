@@ -105,7 +105,7 @@ int run_run(int argc, char** argv) {
       ("inject-nonfinite", po::value(&flags.inject), "STEP:STAGE: poison a gradient of STAGE in STEP")
       ("trace", po::value(&flags.trace_path), "write the last step's measured trace (our JSON)")
       ("chrome", po::value(&flags.chrome_path), "write it as a Chrome trace (Perfetto)")
-      ("svg", po::value(&flags.svg_path), "write it as an SVG timeline")
+      ("svg", po::value(&flags.svg_path), "write it as an SVG timeline (default when no trace flag is given: zbexec-NAME-timeline.svg)")
       ("verify", po::bool_switch(&flags.verify), "also train the single-device reference; fail unless max |dw| = 0")
       ("predict", po::bool_switch(&flags.predict), "compare measured spans with the evaluator's prediction from a calibration")
       ("calibration", po::value(&flags.calibration_path), "scenario from 'zbexec calibrate' (default with --predict: calibrate now)")
@@ -201,6 +201,10 @@ int run_run(int argc, char** argv) {
     predicted->meta.problem_json = last.meta.problem_json;
   }
 
+  if (flags.trace_path.empty() && flags.chrome_path.empty() && flags.svg_path.empty()) {
+    // A run always leaves its timeline behind; the flags choose other or more files.
+    flags.svg_path = fmt::format("zbexec-{}-timeline.svg", schedule.name);
+  }
   std::vector<zb::LabeledTrace> labeled{{fmt::format("{} measured ({})", schedule.name, backend->name()), &last}};
   if (predicted) labeled.push_back({fmt::format("{} predicted (eval)", schedule.name), &*predicted});
   if (!flags.trace_path.empty()) {

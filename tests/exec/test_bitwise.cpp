@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "exec/generators.h"
 #include "exec_test_support.h"
 #include "sim/schedule/generator_registry.h"
@@ -17,6 +19,10 @@ struct Case {
   int chunks = 1;
   bool sgd = false;
 };
+
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.generator << " p=" << c.p << " m=" << c.m << " v=" << c.chunks << (c.sgd ? " sgd" : " adamw");
+}
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   std::string name = fmt::format("{}_p{}_m{}_v{}_{}", info.param.generator, info.param.p,

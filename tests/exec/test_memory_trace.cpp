@@ -31,6 +31,10 @@ struct MemoryCase {
   int p, m, chunks;
 };
 
+void PrintTo(const MemoryCase& c, std::ostream* out) {
+  *out << c.generator << " p=" << c.p << " m=" << c.m << " v=" << c.chunks;
+}
+
 class ExecMemory : public ::testing::TestWithParam<MemoryCase> {};
 
 TEST_P(ExecMemory, TrackerPeakEqualsTheSimulatorsPeak) {

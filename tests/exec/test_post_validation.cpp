@@ -12,6 +12,10 @@ struct Shape {
   int p, m, chunks;
 };
 
+void PrintTo(const Shape& s, std::ostream* out) {
+  *out << s.generator << " p=" << s.p << " m=" << s.m << " v=" << s.chunks;
+}
+
 class ExecPostValidation : public ::testing::TestWithParam<std::tuple<Shape, OptimizerKind>> {
  protected:
   void SetUp() override {
