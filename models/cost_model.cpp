@@ -1,0 +1,123 @@
+// Per-stage costs from the per-layer counts, the layer split, the hardware and the links.
+#include "cost_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "error.h"
+#include "layer_costs.h"
+#include "setup_error.h"
+#include "stage_split.h"
+
+namespace zb::models {
+
+StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::string_view source) {
+  const int stages = shape.stages();
+  setup.interconnect.check_devices(shape.devices, source);
+  StageCosts costs;
+  costs.layers = split_layers(setup.model.layers, stages, setup.split, source);
+  const PieceCosts layer = layer_costs(setup.model, setup.microbatch_size, setup.flash_attention);
+  const PieceCosts embedding = embedding_costs(setup.model, setup.microbatch_size);
+  const PieceCosts output = output_costs(setup.model, setup.microbatch_size);
+  const double flops_per_ms = setup.hardware.peak_tflops_bf16 * 1e12 * setup.mfu * 1e-3;
+  costs.static_GB.assign(shape.devices, 0.0);
+  for (int s = 0; s < stages; ++s) {
+    PieceCosts stage;
+    const double n = costs.layers[s];
+    stage.flops_f = n * layer.flops_f;
+    stage.flops_b = n * layer.flops_b;
+    stage.flops_w = n * layer.flops_w;
+    stage.act_b_bytes = n * layer.act_b_bytes;
+    stage.act_w_bytes = n * layer.act_w_bytes;
+    double params = n * setup.model.layer_params();
+    for (const auto& [present, piece, piece_params] :
+         {std::tuple{s == 0, &embedding, setup.model.embedding_params()},
+          std::tuple{s == stages - 1, &output, setup.model.output_params()}}) {
+      if (!present) continue;
+      stage.flops_f += piece->flops_f;
+      stage.flops_b += piece->flops_b;
+      stage.flops_w += piece->flops_w;
+      stage.act_b_bytes += piece->act_b_bytes;
+      stage.act_w_bytes += piece->act_w_bytes;
+      params += piece_params;
+    }
+    costs.t_f_ms.push_back(stage.flops_f / flops_per_ms);
+    costs.t_b_ms.push_back(stage.flops_b / flops_per_ms);
+    costs.t_w_ms.push_back(stage.flops_w / flops_per_ms);
+    costs.mem_f_GB.push_back(stage.act_b_bytes * 1e-9);
+    costs.mem_b_GB.push_back((stage.act_w_bytes - stage.act_b_bytes) * 1e-9);
+    costs.mem_w_GB.push_back(-stage.act_w_bytes * 1e-9);
+    costs.static_GB[shape.device_of_stage(s)] += params * setup.bytes_per_param * 1e-9;
+  }
+  costs.bytes_act = 2.0 * setup.microbatch_size * setup.model.seq_len * setup.model.hidden;  // 16-bit
+  for (int s = 0; s < stages; ++s) {
+    const int from = shape.device_of_stage(s);
+    const int to = shape.device_of_stage((s + 1) % stages);
+    costs.t_comm_ms.push_back(from == to ? 0.0 : setup.interconnect.link_between(from, to).transfer_ms(costs.bytes_act));
+  }
+  return costs;
+}
+
+double auto_memory_limit_GB(const ModelSetup& setup, const StageCosts& costs, std::string_view source) {
+  double limit = std::numeric_limits<double>::infinity();
+  for (std::size_t d = 0; d < costs.static_GB.size(); ++d) {
+    const double free_GB = setup.hardware.memory_GB - setup.hardware.reserved_GB - costs.static_GB[d];
+    if (free_GB <= 0) {
+      throw SetupInfeasible(fmt::format(
+          "{}: device {} needs {:.1f} GB for parameters, gradients and optimizer state ({} bytes per parameter), "
+          "but {} has {:g} GB ({:g} GB reserved)",
+          source, d, costs.static_GB[d], setup.bytes_per_param, setup.hardware_label, setup.hardware.memory_GB,
+          setup.hardware.reserved_GB));
+    }
+    limit = std::min(limit, free_GB);
+  }
+  return limit;
+}
+
+namespace {
+
+// Per stage -> per device (v = 1) -> scalar when all equal.
+std::vector<double> compact(const std::vector<double>& per_stage, int chunks) {
+  if (chunks == 1 && std::all_of(per_stage.begin(), per_stage.end(),
+                                 [&](double value) { return value == per_stage.front(); })) {
+    return {per_stage.front()};
+  }
+  return per_stage;
+}
+
+}  // namespace
+
+void apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std::string>& explicit_fields,
+                 std::string_view source) {
+  if (spec.devices < 1) throw InputError(fmt::format("{}: field 'p' is {}: need at least 1 device", source, spec.devices));
+  if (spec.chunks < 1) throw InputError(fmt::format("{}: field 'chunks' is {}: need at least 1", source, spec.chunks));
+  Problem shape;
+  shape.devices = spec.devices;
+  shape.chunks = spec.chunks;
+  shape.placement = spec.placement.value_or(spec.chunks == 1 ? Placement::linear : Placement::interleaved);
+  const StageCosts costs = stage_costs(setup, shape, source);
+  // t_comm is per stage boundary, so it stays per stage unless uniform.
+  const auto set = [&](const char* field, std::vector<double>& target, const std::vector<double>& values) {
+    if (!explicit_fields.contains(field)) target = compact(values, spec.chunks);
+  };
+  set("t_f", spec.t_f, costs.t_f_ms);
+  set("t_b", spec.t_b, costs.t_b_ms);
+  set("t_w", spec.t_w, costs.t_w_ms);
+  if (!explicit_fields.contains("t_comm")) {
+    const bool uniform = std::all_of(costs.t_comm_ms.begin(), costs.t_comm_ms.end(),
+                                     [&](double value) { return value == costs.t_comm_ms.front(); });
+    spec.t_comm = uniform ? std::vector<double>{costs.t_comm_ms.front()} : costs.t_comm_ms;
+  }
+  set("mem_f", spec.mem_f, costs.mem_f_GB);
+  set("mem_b", spec.mem_b, costs.mem_b_GB);
+  set("mem_w", spec.mem_w, costs.mem_w_GB);
+  if (!explicit_fields.contains("bytes_act")) spec.bytes_act = costs.bytes_act;
+  if (!explicit_fields.contains("time_unit")) spec.time_unit = "ms";
+  if (!explicit_fields.contains("mem_limit")) {
+    spec.mem_limit = MemoryLimit{auto_memory_limit_GB(setup, costs, source), false};
+  }
+}
+
+}  // namespace zb::models

@@ -1,0 +1,41 @@
+// The cost model: a model setup and a pipeline shape to per-stage times, bytes and memory.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model_setup.h"
+#include "problem.h"
+#include "problem_spec.h"
+
+namespace zb::models {
+
+// Per-stage costs in milliseconds and GB (1e9 bytes), indexed by stage (p * v of them).
+struct StageCosts {
+  std::vector<int> layers;
+  std::vector<double> t_f_ms, t_b_ms, t_w_ms;
+  std::vector<double> t_comm_ms;  // boundary s -> s+1 (the last: back to stage 0's device)
+  std::vector<double> mem_f_GB, mem_b_GB, mem_w_GB;
+  std::vector<double> static_GB;  // per device: parameters, gradients and optimizer state
+  double bytes_act = 0;           // activation (and gradient) bytes crossing a stage boundary
+};
+
+// Times are flops / (peak bf16 flop/s * mfu). `shape` gives p, v and the placement. Throws
+// SetupInfeasible when the shape cannot hold the model (more stages than layers, too few GPUs).
+StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::string_view source);
+
+// The activation memory limit from device memory ("auto"): the smallest, over devices, of
+// memory - reserved - static memory. Throws SetupInfeasible naming the device when the
+// parameters and optimizer state alone do not fit.
+double auto_memory_limit_GB(const ModelSetup& setup, const StageCosts& costs, std::string_view source);
+
+// Fills the cost fields of `spec` (t_f, t_b, t_w, t_comm, mem_f, mem_b, mem_w, bytes_act,
+// time_unit = ms, and mem_limit = auto) for its p, chunks and placement, except the fields named
+// in `explicit_fields`, which the user gave and which win. With one chunk per device the arrays
+// are per device, and a scalar where all devices are equal.
+void apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std::string>& explicit_fields,
+                 std::string_view source);
+
+}  // namespace zb::models

@@ -1,0 +1,44 @@
+// Hardware and network presets.
+#include "hardware.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+#include "json_fields.h"
+#include "presets.h"
+
+namespace zb::models {
+
+Link link_from_json(const nlohmann::json& object, std::string_view source) {
+  if (!object.is_object()) throw InputError(fmt::format("{}: a link must be a JSON object", source));
+  check_known_fields(object, {"name", "description", "bandwidth_GBps", "latency_us"}, source);
+  Link link;
+  link.bandwidth_GBps = number_field(object, "bandwidth_GBps", source, 1e-9);
+  link.latency_us = number_field_or(object, "latency_us", source, 0, 0);
+  return link;
+}
+
+HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view source,
+                                const std::filesystem::path& base_dir) {
+  if (!object.is_object()) throw InputError(fmt::format("{}: hardware must be a JSON object", source));
+  check_known_fields(object,
+                     {"name", "description", "peak_tflops_bf16", "memory_GB", "reserved_GB", "nvlink",
+                      "gpus_per_node", "nic"},
+                     source);
+  HardwareSpec spec;
+  spec.name = string_field_or(object, "name", source, "");
+  spec.peak_tflops_bf16 = number_field(object, "peak_tflops_bf16", source, 1e-9);
+  spec.memory_GB = number_field(object, "memory_GB", source, 1e-9);
+  spec.reserved_GB = number_field_or(object, "reserved_GB", source, 0, 0);
+  spec.gpus_per_node = int_field_or(object, "gpus_per_node", source, 1, 8);
+  if (!object.contains("nvlink")) throw InputError(fmt::format("{}: missing field 'nvlink'", source));
+  spec.nvlink = link_from_json(object["nvlink"], fmt::format("{}: field 'nvlink'", source));
+  if (!object.contains("nic")) throw InputError(fmt::format("{}: missing field 'nic'", source));
+  const PresetRef nic = resolve_preset("network", object["nic"], base_dir, fmt::format("{}: field 'nic'", source));
+  spec.nic = link_from_json(nic.object, nic.path.empty() ? fmt::format("{}: field 'nic'", source) : nic.path.string());
+  return spec;
+}
+
+}  // namespace zb::models

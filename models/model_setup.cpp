@@ -1,0 +1,66 @@
+// Reading the model-level fields of a scenario into a ModelSetup.
+#include "model_setup.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+#include "json_fields.h"
+#include "presets.h"
+
+namespace zb::models {
+
+bool is_model_field(std::string_view key) {
+  for (const auto field : kModelFields) {
+    if (field == key) return true;
+  }
+  return false;
+}
+
+ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_view source,
+                                 const std::filesystem::path& base_dir) {
+  ModelSetup setup;
+  if (!scenario.contains("model")) throw InputError(fmt::format("{}: missing field 'model'", source));
+  if (!scenario.contains("hardware")) {
+    throw InputError(fmt::format("{}: missing field 'hardware' (a model-driven scenario needs one, e.g. \"a100-80gb\")",
+                                 source));
+  }
+  const PresetRef model =
+      resolve_preset("transformers", scenario["model"], base_dir, fmt::format("{}: field 'model'", source));
+  setup.model = transformer_from_json(
+      model.object, model.path.empty() ? fmt::format("{}: field 'model'", source) : model.path.string());
+  setup.model_label = model.label;
+
+  const PresetRef hardware =
+      resolve_preset("hardware", scenario["hardware"], base_dir, fmt::format("{}: field 'hardware'", source));
+  setup.hardware = hardware_from_json(
+      hardware.object, hardware.path.empty() ? fmt::format("{}: field 'hardware'", source) : hardware.path.string(),
+      hardware.path.empty() ? base_dir : hardware.path.parent_path());
+  setup.hardware_label = hardware.label;
+
+  if (scenario.contains("cluster") && !scenario["cluster"].is_null()) {
+    const PresetRef cluster =
+        resolve_preset("clusters", scenario["cluster"], base_dir, fmt::format("{}: field 'cluster'", source));
+    setup.interconnect = interconnect_from_cluster(
+        cluster.object, cluster.path.empty() ? fmt::format("{}: field 'cluster'", source) : cluster.path.string());
+    setup.cluster_label = cluster.label;
+    setup.cluster_path = cluster.path;
+  } else {
+    setup.interconnect = interconnect_from_hardware(setup.hardware);
+  }
+
+  setup.microbatch_size = int_field_or(scenario, "microbatch_size", source, 1, 1);
+  setup.model.seq_len = int_field_or(scenario, "seq_len", source, 1, setup.model.seq_len);
+  if (scenario.contains("split")) setup.split = split_from_json(scenario["split"], source);
+  setup.mfu = number_field_or(scenario, "mfu", source, 1e-6, 0.5);
+  if (setup.mfu > 1) {
+    throw InputError(fmt::format("{}: field 'mfu' is {}: expected a fraction in (0, 1]", source, setup.mfu));
+  }
+  setup.hardware.reserved_GB = number_field_or(scenario, "reserved_GB", source, 0, setup.hardware.reserved_GB);
+  setup.bytes_per_param = number_field_or(scenario, "bytes_per_param", source, 0, 16);
+  setup.flash_attention = bool_field_or(scenario, "flash_attention", source, false);
+  return setup;
+}
+
+}  // namespace zb::models

@@ -1,0 +1,83 @@
+// Preset lookup: names resolve under the presets folder, paths relative to the scenario's folder.
+#include "presets.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "atomic_file.h"
+#include "error.h"
+
+namespace zb::models {
+
+namespace fs = std::filesystem;
+
+fs::path presets_dir() {
+  if (const char* env = std::getenv("ZB_MODELS_DIR"); env != nullptr && *env != '\0') return fs::path(env);
+#ifdef ZB_MODELS_DIR
+  return fs::path(ZB_MODELS_DIR);
+#else
+  return fs::path("models");
+#endif
+}
+
+std::vector<std::string> preset_names(std::string_view kind) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(presets_dir() / kind, ec)) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+
+nlohmann::json read_json_file(const fs::path& path, std::string_view context) {
+  const std::string text = read_file(path.string());
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: {}: malformed JSON: {}", context, path.string(), e.what()));
+  }
+}
+
+}  // namespace
+
+PresetRef resolve_preset(std::string_view kind, const nlohmann::json& value, const fs::path& base_dir,
+                         std::string_view context) {
+  PresetRef ref;
+  if (value.is_object()) {
+    ref.label = value.contains("name") && value["name"].is_string() ? value["name"].get<std::string>() : "inline";
+    ref.object = value;
+    return ref;
+  }
+  if (!value.is_string() || value.get<std::string>().empty()) {
+    throw InputError(fmt::format("{} is {}: expected a preset name, a path to a JSON file, or an object", context,
+                                 value.dump()));
+  }
+  const std::string text = value.get<std::string>();
+  ref.label = text;
+  const bool is_path = text.find('/') != std::string::npos || text.ends_with(".json");
+  if (is_path) {
+    fs::path path(text);
+    if (path.is_relative() && !base_dir.empty() && fs::exists(base_dir / path)) path = base_dir / path;
+    if (!fs::exists(path)) throw InputError(fmt::format("{} is '{}': no such file", context, text));
+    ref.path = path;
+  } else {
+    ref.path = presets_dir() / kind / (text + ".json");
+    if (!fs::exists(ref.path)) {
+      throw InputError(fmt::format("{} is '{}': no such preset in {} (known: {})", context, text,
+                                   (presets_dir() / kind).string(), fmt::join(preset_names(kind), ", ")));
+    }
+  }
+  ref.object = read_json_file(ref.path, context);
+  if (!ref.object.is_object()) {
+    throw InputError(fmt::format("{}: {} must hold a JSON object", context, ref.path.string()));
+  }
+  return ref;
+}
+
+}  // namespace zb::models

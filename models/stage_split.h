@@ -1,0 +1,31 @@
+// How a model's layers are divided into pipeline stages.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zb::models {
+
+// even: layers / stages each, the remainder one more on the first stages.
+// paper: the Zero Bubble paper's split, where the first and last stage hold one layer fewer (they
+//   also hold the embedding and the output layer): the layers plus two split evenly, minus one at
+//   both ends; the remainder goes to the stages after the first.
+// list: the layer count of every stage, given explicitly.
+struct Split {
+  enum class Kind { even, paper, list } kind = Kind::even;
+  std::vector<int> layers;  // kind == list
+
+  std::string label() const;  // "even", "paper", or "3;4;4;3"
+};
+
+// "even" | "paper" | [3, 4, 4, 3]; errors name `source`.
+Split split_from_json(const nlohmann::json& value, std::string_view source);
+
+// Layers per stage. Throws SetupInfeasible when the stages cannot all get layers (more stages
+// than layers, a list of another length or total).
+std::vector<int> split_layers(int layers, int stages, const Split& split, std::string_view source);
+
+}  // namespace zb::models

@@ -1,0 +1,89 @@
+// Transformer presets: reading them, and the parameter counts the memory model needs.
+#include "transformer.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+#include "json_fields.h"
+
+namespace zb::models {
+
+double TransformerSpec::layer_gemm_params() const {
+  const double h = hidden;
+  const double f = ffn_hidden;
+  const double attention = h * h + 2 * h * kv_hidden() + h * h;  // Q, K, V, output projection
+  const double mlp_params = (mlp == Mlp::swiglu ? 3 : 2) * h * f;
+  return attention + mlp_params;
+}
+
+double TransformerSpec::layer_params() const {
+  const double h = hidden;
+  const double f = ffn_hidden;
+  double extra = (rms_norm ? 2 : 4) * h;  // two norms per layer
+  if (bias) extra += (h + 2 * kv_hidden()) + h + (mlp == Mlp::swiglu ? 2 : 1) * f + h;
+  return layer_gemm_params() + extra;
+}
+
+double TransformerSpec::embedding_params() const {
+  return static_cast<double>(vocab) * hidden + (learned_positions ? static_cast<double>(seq_len) * hidden : 0.0);
+}
+
+double TransformerSpec::output_params() const {
+  return (rms_norm ? 1 : 2) * static_cast<double>(hidden) + static_cast<double>(vocab) * hidden;
+}
+
+double TransformerSpec::total_params() const {
+  const double output = tied_embeddings ? output_params() - static_cast<double>(vocab) * hidden : output_params();
+  return layers * layer_params() + embedding_params() + output;
+}
+
+TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_view source) {
+  if (!object.is_object()) throw InputError(fmt::format("{}: a transformer must be a JSON object", source));
+  check_known_fields(object,
+                     {"name", "description", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+                      "seq_len", "mlp", "norm", "bias", "dropout", "positions", "tied_embeddings"},
+                     source);
+  TransformerSpec spec;
+  spec.name = string_field_or(object, "name", source, "");
+  spec.layers = int_field(object, "layers", source, 1);
+  spec.hidden = int_field(object, "hidden", source, 1);
+  spec.heads = int_field(object, "heads", source, 1);
+  spec.kv_heads = int_field_or(object, "kv_heads", source, 1, spec.heads);
+  spec.ffn_hidden = int_field_or(object, "ffn_hidden", source, 1, 4 * spec.hidden);
+  spec.vocab = int_field(object, "vocab", source, 1);
+  spec.seq_len = int_field(object, "seq_len", source, 1);
+  const std::string mlp = string_field_or(object, "mlp", source, "gelu");
+  if (mlp == "gelu") {
+    spec.mlp = Mlp::gelu;
+  } else if (mlp == "swiglu") {
+    spec.mlp = Mlp::swiglu;
+  } else {
+    throw InputError(fmt::format("{}: field 'mlp' is \"{}\": expected gelu or swiglu", source, mlp));
+  }
+  const std::string norm = string_field_or(object, "norm", source, "layernorm");
+  if (norm != "layernorm" && norm != "rmsnorm") {
+    throw InputError(fmt::format("{}: field 'norm' is \"{}\": expected layernorm or rmsnorm", source, norm));
+  }
+  spec.rms_norm = norm == "rmsnorm";
+  spec.bias = bool_field_or(object, "bias", source, true);
+  spec.dropout = bool_field_or(object, "dropout", source, true);
+  const std::string positions = string_field_or(object, "positions", source, "learned");
+  if (positions != "learned" && positions != "rope") {
+    throw InputError(fmt::format("{}: field 'positions' is \"{}\": expected learned or rope", source, positions));
+  }
+  spec.learned_positions = positions == "learned";
+  spec.tied_embeddings = bool_field_or(object, "tied_embeddings", source, true);
+  if (spec.hidden % spec.heads != 0) {
+    throw InputError(fmt::format("{}: field 'heads' is {}: it must divide hidden ({})", source, spec.heads,
+                                 spec.hidden));
+  }
+  if (spec.kv_heads > spec.heads || spec.heads % spec.kv_heads != 0) {
+    throw InputError(fmt::format("{}: field 'kv_heads' is {}: it must divide heads ({})", source, spec.kv_heads,
+                                 spec.heads));
+  }
+  return spec;
+}
+
+}  // namespace zb::models

@@ -1,0 +1,43 @@
+// A decoder-only transformer as data: shape, MLP and attention variants, parameter counts.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace zb::models {
+
+enum class Mlp { gelu, swiglu };  // gelu: h -> f -> h; swiglu: gate and up h -> f, down f -> h
+
+struct TransformerSpec {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;      // h
+  int heads = 0;       // a (query heads)
+  int kv_heads = 0;    // key/value heads (grouped-query attention when < heads)
+  int ffn_hidden = 0;  // f
+  int vocab = 0;       // V
+  int seq_len = 0;     // s
+  Mlp mlp = Mlp::gelu;
+  bool rms_norm = false;          // RMSNorm (weight only) instead of LayerNorm (weight and bias)
+  bool bias = true;               // linear layers have biases
+  bool dropout = true;            // attention and residual dropout (their masks are activations)
+  bool learned_positions = true;  // a position embedding table of s x h on the first stage
+  bool tied_embeddings = true;    // the output layer reuses the embedding (a copy on the last stage)
+
+  int head_dim() const { return hidden / heads; }
+  // Width of K (and of V): kv_heads * head_dim.
+  double kv_hidden() const { return static_cast<double>(kv_heads) * head_dim(); }
+  // Parameters of the matrix multiplications of one layer (what the GEMM flops scale with).
+  double layer_gemm_params() const;
+  double layer_params() const;      // GEMMs + biases + norms
+  double embedding_params() const;  // V x h (+ s x h learned positions): first stage
+  double output_params() const;     // final norm + V x h output layer: last stage
+  double total_params() const;      // counts a tied output layer once
+};
+
+// Reads a transformer preset; unknown fields are errors naming `source`.
+TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_view source);
+
+}  // namespace zb::models

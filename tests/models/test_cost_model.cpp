@@ -1,0 +1,170 @@
+// Stage costs, links, memory limits and splits of the cost model on small hand-checked setups.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cost_model.h"
+#include "layer_costs.h"
+#include "setup_error.h"
+
+namespace zb::models {
+namespace {
+
+// 4 layers, 100 TFLOPS at 50% MFU, nodes of 2 GPUs: NVLink 100 GB/s + 2 us, NIC 10 GB/s + 10 us.
+nlohmann::json tiny_scenario() {
+  return nlohmann::json::parse(R"({
+    "model": {"layers": 4, "hidden": 1024, "heads": 8, "vocab": 1000, "seq_len": 512},
+    "hardware": {"peak_tflops_bf16": 100, "memory_GB": 80, "reserved_GB": 0, "gpus_per_node": 2,
+                 "nvlink": {"bandwidth_GBps": 100, "latency_us": 2},
+                 "nic": {"bandwidth_GBps": 10, "latency_us": 10}},
+    "microbatch_size": 2, "mfu": 0.5})");
+}
+
+Problem shape(int p, int v = 1) {
+  Problem problem;
+  problem.devices = p;
+  problem.chunks = v;
+  problem.placement = v == 1 ? Placement::linear : Placement::interleaved;
+  return problem;
+}
+
+TEST(CostModel, StageTimesAreLayerFlopsOverEffectiveSpeed) {
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  const StageCosts costs = stage_costs(setup, shape(4), "tiny");
+  const PieceCosts layer = layer_costs(setup.model, 2, false);
+  const PieceCosts output = output_costs(setup.model, 2);
+  const double flops_per_ms = 100e12 * 0.5 / 1e3;
+  ASSERT_EQ(costs.layers, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_DOUBLE_EQ(costs.t_f_ms[0], layer.flops_f / flops_per_ms);
+  EXPECT_DOUBLE_EQ(costs.t_f_ms[1], layer.flops_f / flops_per_ms);
+  EXPECT_DOUBLE_EQ(costs.t_b_ms[2], layer.flops_b / flops_per_ms);
+  EXPECT_DOUBLE_EQ(costs.t_w_ms[3], (layer.flops_w + output.flops_w) / flops_per_ms);
+  // A GPT layer of b = 2, s = 512, h = 1024: F = bsh(24h + 4s) = 1024*1024*26624 flops.
+  EXPECT_DOUBLE_EQ(costs.t_f_ms[1], 2.0 * 512 * 1024 * (24 * 1024 + 4 * 512) / flops_per_ms);
+  // Memory per stage: F adds M_B, B adds M_W - M_B, W frees M_W (GB); the first stage's embedding
+  // gradient (2bsh bytes) waits from B to W.
+  EXPECT_DOUBLE_EQ(costs.mem_f_GB[1], layer.act_b_bytes * 1e-9);
+  EXPECT_DOUBLE_EQ(costs.mem_w_GB[1], -layer.act_w_bytes * 1e-9);
+  EXPECT_DOUBLE_EQ(costs.mem_w_GB[0], -(layer.act_w_bytes + 2.0 * 2 * 512 * 1024) * 1e-9);
+  for (int s = 0; s < 4; ++s) EXPECT_NEAR(costs.mem_f_GB[s] + costs.mem_b_GB[s] + costs.mem_w_GB[s], 0, 1e-15);
+}
+
+TEST(CostModel, TransfersCrossNvlinkInsideANodeAndTheNicBetweenNodes) {
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  const StageCosts costs = stage_costs(setup, shape(4), "tiny");
+  EXPECT_DOUBLE_EQ(costs.bytes_act, 2.0 * 2 * 512 * 1024);  // 16-bit b x s x h
+  const double intra = 0.002 + 2097152 / 100e9 * 1e3;       // ms
+  const double inter = 0.010 + 2097152 / 10e9 * 1e3;
+  ASSERT_EQ(costs.t_comm_ms.size(), 4u);
+  EXPECT_DOUBLE_EQ(costs.t_comm_ms[0], intra);  // d0 -> d1, node 0
+  EXPECT_DOUBLE_EQ(costs.t_comm_ms[1], inter);  // d1 (node 0) -> d2 (node 1)
+  EXPECT_DOUBLE_EQ(costs.t_comm_ms[2], intra);
+  EXPECT_DOUBLE_EQ(costs.t_comm_ms[3], inter);  // wrap-around d3 -> d0 (interleaved placements)
+}
+
+TEST(CostModel, ApplyFillsPerDeviceArraysAndTheAutoMemoryLimit) {
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  ProblemSpec spec;
+  spec.devices = 4;
+  spec.microbatches = 8;
+  apply_model(setup, spec, {}, "tiny");
+  const StageCosts costs = stage_costs(setup, shape(4), "tiny");
+  EXPECT_EQ(spec.t_f, costs.t_f_ms);
+  EXPECT_EQ(spec.t_comm, costs.t_comm_ms);
+  EXPECT_EQ(spec.time_unit, "ms");
+  ASSERT_TRUE(spec.mem_limit.has_value());
+  EXPECT_FALSE(spec.mem_limit->times_p);
+  // 16 bytes per parameter; the last device holds a layer, the final norm and the tied output layer.
+  const double last_static = (setup.model.layer_params() + setup.model.output_params()) * 16e-9;
+  EXPECT_DOUBLE_EQ(costs.static_GB[3], last_static);
+  double most = 0;
+  for (double g : costs.static_GB) most = std::max(most, g);
+  EXPECT_DOUBLE_EQ(spec.mem_limit->value, 80 - most);
+  const Problem problem = spec.build("tiny");
+  EXPECT_EQ(problem.stages(), 4);
+}
+
+TEST(CostModel, ExplicitFieldsWin) {
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  ProblemSpec spec;
+  spec.devices = 2;
+  spec.microbatches = 4;
+  spec.t_w = {0.25};
+  spec.mem_limit = MemoryLimit{2, true};
+  apply_model(setup, spec, {"t_w", "mem_limit"}, "tiny");
+  EXPECT_EQ(spec.t_w, (std::vector<double>{0.25}));
+  EXPECT_TRUE(spec.mem_limit->times_p);
+  EXPECT_EQ(spec.t_f.size(), 2u);  // the output layer makes the last device heavier
+}
+
+TEST(CostModel, EqualDevicesGiveScalars) {
+  nlohmann::json scenario = tiny_scenario();
+  scenario["model"]["vocab"] = 1;  // make the output layer negligible but not zero
+  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".");
+  ProblemSpec spec;
+  spec.devices = 2;
+  spec.microbatches = 4;
+  apply_model(setup, spec, {"t_comm"}, "tiny");
+  EXPECT_EQ(spec.t_comm, (std::vector<double>{0.0}));  // untouched default
+  EXPECT_EQ(spec.t_f.size(), 2u);
+}
+
+TEST(CostModel, InterleavedChunksGivePerStageArrays) {
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  ProblemSpec spec;
+  spec.devices = 2;
+  spec.chunks = 2;
+  spec.microbatches = 4;
+  apply_model(setup, spec, {}, "tiny");
+  EXPECT_EQ(spec.t_f.size(), 4u);
+  const Problem problem = spec.build("tiny");
+  // Stage 3 (device 1, chunk 1) holds the output layer.
+  EXPECT_GT(problem.t_f[3], problem.t_f[2]);
+}
+
+TEST(StageSplit, PaperSplitGivesTheEndsOneLayerFewer) {
+  EXPECT_EQ(split_layers(22, 8, Split{Split::Kind::paper, {}}, "t"), (std::vector<int>{2, 3, 3, 3, 3, 3, 3, 2}));
+  EXPECT_EQ(split_layers(30, 8, Split{Split::Kind::paper, {}}, "t"), (std::vector<int>{3, 4, 4, 4, 4, 4, 4, 3}));
+  EXPECT_EQ(split_layers(62, 32, Split{Split::Kind::paper, {}}, "t"), std::vector<int>(
+      {1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1}));
+  EXPECT_EQ(split_layers(11, 4, Split{Split::Kind::paper, {}}, "t"), (std::vector<int>{2, 4, 3, 2}));
+  EXPECT_EQ(split_layers(10, 4, Split{}, "t"), (std::vector<int>{3, 3, 2, 2}));
+  EXPECT_EQ(split_layers(5, 1, Split{Split::Kind::paper, {}}, "t"), (std::vector<int>{5}));
+}
+
+TEST(StageSplit, ImpossibleSplitsAreInfeasibleWithAReason) {
+  EXPECT_THROW(split_layers(4, 8, Split{}, "t"), SetupInfeasible);
+  EXPECT_THROW(split_layers(4, 2, Split{Split::Kind::list, {1, 2}}, "t"), SetupInfeasible);
+  try {
+    split_layers(4, 8, Split{}, "grid.json point 3");
+    FAIL();
+  } catch (const SetupInfeasible& e) {
+    EXPECT_STREQ(e.what(), "grid.json point 3: 4 layers cannot fill 8 stages");
+  }
+}
+
+TEST(CostModel, TooFewGpusOrTooLittleMemoryIsInfeasible) {
+  nlohmann::json scenario = tiny_scenario();
+  scenario["cluster"] = nlohmann::json::parse(R"({"nodes": 1, "gpus_per_node": 2,
+      "intra_node": {"bandwidth_GBps": 100, "latency_us": 1}})");
+  const ModelSetup small = model_setup_from_json(scenario, "tiny", ".");
+  EXPECT_THROW(stage_costs(small, shape(4), "tiny"), SetupInfeasible);
+
+  nlohmann::json big = tiny_scenario();
+  big["model"] = nlohmann::json::parse(R"({"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8,
+      "ffn_hidden": 28672, "vocab": 32000, "seq_len": 4096, "mlp": "swiglu"})");
+  const ModelSetup setup = model_setup_from_json(big, "big", ".");
+  ProblemSpec spec;
+  spec.devices = 2;
+  spec.microbatches = 4;
+  try {
+    apply_model(setup, spec, {}, "big");
+    FAIL();
+  } catch (const SetupInfeasible& e) {
+    EXPECT_NE(std::string(e.what()).find("for parameters, gradients and optimizer state"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zb::models
