@@ -6,5 +6,7 @@ namespace zb::cli {
 int run_compare(int argc, char** argv);
 int run_simulate(int argc, char** argv);
 int run_export(int argc, char** argv);
+int run_sweep(int argc, char** argv);
+int run_plot(int argc, char** argv);
 
 }  // namespace zb::cli

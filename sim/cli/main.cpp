@@ -22,6 +22,8 @@ constexpr Subcommand kSubcommands[] = {
     {"compare", "compare schedules on one problem: span, bubble rate, memory", zb::cli::run_compare},
     {"simulate", "run one schedule through an engine and write its trace", zb::cli::run_simulate},
     {"export", "write a schedule as text, JSON, PyTorch CSV, SVG or Chrome trace", zb::cli::run_export},
+    {"sweep", "run a grid of scenarios in parallel into CSV and JSON lines", zb::cli::run_sweep},
+    {"plot", "SVG charts from sweep results: bubble vs m, throughput, peak memory", zb::cli::run_plot},
 };
 
 void print_usage() {

@@ -3,15 +3,22 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "atomic_file.h"
 #include "error.h"
+#ifdef ZB_HAVE_MODELS
+#include "cost_model.h"
+#include "model_setup.h"
+#endif
 
 namespace zb::cli {
 
 namespace po = boost::program_options;
+
+bool Scenario::model_driven() const { return !model_json.empty(); }
 
 Scenario load_scenario(const std::string& path) {
   const std::string text = read_file(path);
@@ -21,16 +28,50 @@ Scenario load_scenario(const std::string& path) {
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: malformed JSON: {}", path, e.what()));
   }
+  Scenario scenario = scenario_from_json(object, path, std::filesystem::path(path).parent_path().string());
+  derive_model_costs(scenario);
+  return scenario;
+}
+
+namespace {
+
+bool is_model_key(std::string_view key) {
+#ifdef ZB_HAVE_MODELS
+  return models::is_model_field(key);
+#else
+  return key == "model" || key == "hardware" || key == "cluster" || key == "microbatch_size" || key == "split";
+#endif
+}
+
+}  // namespace
+
+Scenario scenario_from_json(const nlohmann::json& object, const std::string& path, const std::string& base_dir) {
   if (!object.is_object()) throw InputError(fmt::format("{}: a scenario must be a JSON object", path));
   Scenario scenario;
   scenario.source = path;
+  scenario.base_dir = base_dir;
+  nlohmann::json model = nlohmann::json::object();
+  for (const auto& [key, value] : object.items()) {
+    if (is_model_key(key)) model[key] = value;
+  }
+  const bool model_driven = model.contains("model");
+  if (!model_driven && !model.empty() && !(model.size() == 1 && model.contains("cluster"))) {
+    throw InputError(fmt::format("{}: field '{}' describes a model: it needs a field 'model' too", path,
+                                 model.begin().key()));
+  }
   bool has_problem = false;
   for (const auto& [key, value] : object.items()) {
     if (key == "name" || key == "description") {
       if (!value.is_string()) throw InputError(fmt::format("{}: field '{}' must be a string", path, key));
       (key == "name" ? scenario.name : scenario.description) = value.get<std::string>();
     } else if (key == "problem") {
-      scenario.spec = problem_spec_from_json(value, fmt::format("{}: problem", path));
+      nlohmann::json problem = value;
+      // "auto" (the limit from device memory) is the default of model-driven scenarios.
+      if (model_driven && problem.is_object() && problem.contains("mem_limit") && problem["mem_limit"] == "auto") {
+        problem.erase("mem_limit");
+      }
+      scenario.spec = problem_spec_from_json(problem, fmt::format("{}: problem", path));
+      for (const auto& item : problem.items()) scenario.explicit_fields.insert(item.key());
       has_problem = true;
     } else if (key == "schedules") {
       if (!value.is_array()) throw InputError(fmt::format("{}: field 'schedules' must be an array of names", path));
@@ -40,12 +81,28 @@ Scenario load_scenario(const std::string& path) {
         }
         scenario.schedules.push_back(item.get<std::string>());
       }
-    } else {
-      throw InputError(fmt::format("{}: unknown field '{}' (known: name, description, problem, schedules)", path, key));
+    } else if (!is_model_key(key)) {
+      throw InputError(fmt::format("{}: unknown field '{}' (known: name, description, problem, schedules, and for "
+                                   "model-driven scenarios model, hardware, cluster, microbatch_size, seq_len, split, "
+                                   "mfu, reserved_GB, bytes_per_param, flash_attention)",
+                                   path, key));
     }
   }
-  if (!has_problem) throw InputError(fmt::format("{}: missing field 'problem'", path));
+  if (!has_problem && !model_driven) throw InputError(fmt::format("{}: missing field 'problem'", path));
+  if (model_driven) scenario.model_json = model.dump();
   return scenario;
+}
+
+void derive_model_costs(Scenario& scenario) {
+  if (!scenario.model_driven()) return;
+#ifdef ZB_HAVE_MODELS
+  const auto setup = models::model_setup_from_json(nlohmann::json::parse(scenario.model_json), scenario.source,
+                                                   scenario.base_dir);
+  models::apply_model(setup, scenario.spec, scenario.explicit_fields, scenario.source);
+#else
+  throw InputError(fmt::format("{}: a model-driven scenario needs zb_models (this zbsim was built without models/)",
+                               scenario.source));
+#endif
 }
 
 po::options_description problem_options() {
@@ -64,7 +121,7 @@ po::options_description problem_options() {
       ("mem-f", po::value<std::string>(), "activation memory added by F (default 1 = M_B)")
       ("mem-b", po::value<std::string>(), "activation memory added by B (default -0.5)")
       ("mem-w", po::value<std::string>(), "activation memory added by W (default -0.5)")
-      ("mem-limit", po::value<std::string>(), "activation memory limit: a number, or Np for N*p*M_B (e.g. 2p)")
+      ("mem-limit", po::value<std::string>(), "activation memory limit: a number, or Np for N*p*M_B (e.g. 2p), or auto (model-driven scenarios: from device memory)")
       ("bytes-act", po::value<double>(), "activation bytes per microbatch between stages (SimGrid engine)")
       ("time-unit", po::value<std::string>(), "unit of the times (default ms)");
   return options;
@@ -84,12 +141,35 @@ Scenario scenario_from_options(const po::variables_map& options) {
   const std::pair<const char*, std::vector<double>*> lists[] = {
       {"tf", &spec.t_f},       {"tb", &spec.t_b},       {"tw", &spec.t_w},       {"tbw", &spec.t_bw},
       {"tcomm", &spec.t_comm}, {"mem-f", &spec.mem_f}, {"mem-b", &spec.mem_b}, {"mem-w", &spec.mem_w}};
-  for (const auto& [flag, target] : lists) {
-    if (options.count(flag)) *target = parse_number_list(options[flag].as<std::string>(), fmt::format("--{}", flag));
+  const char* fields[] = {"t_f", "t_b", "t_w", "t_bw", "t_comm", "mem_f", "mem_b", "mem_w"};
+  for (std::size_t i = 0; i < std::size(lists); ++i) {
+    const auto& [flag, target] = lists[i];
+    if (!options.count(flag)) continue;
+    *target = parse_number_list(options[flag].as<std::string>(), fmt::format("--{}", flag));
+    scenario.explicit_fields.insert(fields[i]);
   }
-  if (options.count("mem-limit")) spec.mem_limit = MemoryLimit::parse(options["mem-limit"].as<std::string>(), "--mem-limit");
-  if (options.count("bytes-act")) spec.bytes_act = options["bytes-act"].as<double>();
-  if (options.count("time-unit")) spec.time_unit = options["time-unit"].as<std::string>();
+  if (options.count("mem-limit")) {
+    const std::string limit = options["mem-limit"].as<std::string>();
+    if (limit == "auto") {
+      // The limit from device memory: model-driven scenarios only.
+      if (!scenario.model_driven()) {
+        throw InputError("--mem-limit auto: needs a model-driven scenario (--scenario with a 'model' field)");
+      }
+      scenario.explicit_fields.erase("mem_limit");
+    } else {
+      spec.mem_limit = MemoryLimit::parse(limit, "--mem-limit");
+      scenario.explicit_fields.insert("mem_limit");
+    }
+  }
+  if (options.count("bytes-act")) {
+    spec.bytes_act = options["bytes-act"].as<double>();
+    scenario.explicit_fields.insert("bytes_act");
+  }
+  if (options.count("time-unit")) {
+    spec.time_unit = options["time-unit"].as<std::string>();
+    scenario.explicit_fields.insert("time_unit");
+  }
+  derive_model_costs(scenario);
   return scenario;
 }
 

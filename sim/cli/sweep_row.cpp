@@ -1,0 +1,205 @@
+// Running one sweep point (scenario, cost model, generator, engine) and formatting its row.
+#include "sweep_row.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "engines.h"
+#include "error.h"
+#include "problem_options.h"
+#include "run_row.h"
+#ifdef ZB_HAVE_MODELS
+#include "presets.h"
+#include "setup_error.h"
+#endif
+
+namespace zb::cli {
+
+using ojson = nlohmann::ordered_json;
+
+const std::vector<std::string>& input_columns() {
+  static const std::vector<std::string> columns = {
+      "model", "hardware", "cluster", "microbatch_size", "p", "m", "chunks", "placement", "schedule", "engine",
+      "mem_limit", "mem_limit_abs", "t_f", "t_b", "t_w", "t_comm", "mem_f", "time_unit"};
+  return columns;
+}
+
+const std::vector<std::string>& metric_columns() {
+  static const std::vector<std::string> columns = {
+      "status", "makespan", "span", "work", "bubble_rate", "samples_per_s_per_gpu", "peak_memory_max", "idle_max",
+      "peak_memory", "idle", "step_time_barrier", "step_time_post_validation", "reason"};
+  return columns;
+}
+
+std::vector<std::string> sweep_columns(const SweepGrid& grid) {
+  std::vector<std::string> columns = {"point"};
+  for (const auto& extra : grid.extra_columns()) columns.push_back(extra);
+  for (const auto& c : input_columns()) columns.push_back(c);
+  for (const auto& c : metric_columns()) columns.push_back(c);
+  return columns;
+}
+
+std::string sweep_csv_header(const SweepGrid& grid) { return fmt::format("{}", fmt::join(sweep_columns(grid), ",")); }
+
+namespace {
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string csv_cell(const ojson& value) {
+  if (value.is_null()) return "";
+  if (value.is_string()) return csv_field(value.get<std::string>());
+  if (value.is_number_integer()) return fmt::format("{}", value.get<long long>());
+  if (value.is_number()) return fmt::format("{}", value.get<double>());
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_array()) {
+    std::vector<std::string> parts;
+    for (const auto& item : value) parts.push_back(item.is_string() ? item.get<std::string>() : csv_cell(item));
+    return csv_field(fmt::format("{}", fmt::join(parts, ";")));
+  }
+  return csv_field(value.dump());  // inline objects
+}
+
+// A per-stage array as written in a row: one number when all are equal.
+ojson compact(const std::vector<double>& values) {
+  if (values.empty()) return nullptr;
+  if (std::all_of(values.begin(), values.end(), [&](double v) { return v == values.front(); })) return values.front();
+  return values;
+}
+
+double max_of(const std::vector<double>& values) {
+  return values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
+}
+
+// The label a preset value is written as: its name or path, or the "name" of an inline object.
+ojson label_of(const nlohmann::json& scenario, const char* key) {
+  const auto it = scenario.find(key);
+  if (it == scenario.end() || it->is_null()) return nullptr;
+  if (it->is_object()) return it->contains("name") ? ojson((*it)["name"]) : ojson("inline");
+  return ojson(*it);
+}
+
+double seconds_per_unit(const std::string& unit) {
+  if (unit == "s") return 1;
+  if (unit == "ms") return 1e-3;
+  if (unit == "us") return 1e-6;
+  if (unit == "ns") return 1e-9;
+  return 0;
+}
+
+}  // namespace
+
+SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point) {
+  ojson row = ojson::object();
+  row["point"] = point.index;
+  for (const auto& extra : grid.extra_columns()) row[extra] = point.axes[extra];
+  const nlohmann::json& sc = point.scenario;
+  const nlohmann::json problem_in = sc.contains("problem") ? sc["problem"] : nlohmann::json::object();
+  const bool model_driven = sc.contains("model");
+  row["model"] = label_of(sc, "model");
+  row["hardware"] = label_of(sc, "hardware");
+  row["cluster"] = label_of(sc, "cluster");
+  row["microbatch_size"] = model_driven ? ojson(sc.value("microbatch_size", nlohmann::json(1))) : ojson(nullptr);
+  row["p"] = problem_in.contains("p") ? ojson(problem_in["p"]) : ojson(nullptr);
+  row["m"] = problem_in.contains("m") ? ojson(problem_in["m"]) : ojson(nullptr);
+  for (const char* key : {"chunks", "placement"}) row[key] = nullptr;
+  row["schedule"] = point.schedule;
+  row["engine"] = point.engine;
+  row["mem_limit"] = problem_in.contains("mem_limit") ? ojson(problem_in["mem_limit"])
+                                                      : ojson(model_driven ? ojson("auto") : ojson(nullptr));
+  for (const auto& c : input_columns()) {
+    if (!row.contains(c)) row[c] = nullptr;
+  }
+  for (const auto& c : metric_columns()) row[c] = nullptr;
+  row["status"] = "ok";
+
+  try {
+    Scenario scenario = scenario_from_json(sc, grid.source, grid.base_dir);
+    scenario.source = fmt::format("{} point {}", grid.source, point.index);
+    derive_model_costs(scenario);
+    const Problem problem = scenario.spec.build(scenario.source);
+    row["p"] = problem.devices;
+    row["m"] = problem.microbatches;
+    row["chunks"] = problem.chunks;
+    row["placement"] = std::string(placement_name(problem.placement));
+    if (const auto limit = problem.memory_limit()) row["mem_limit_abs"] = *limit;
+    row["t_f"] = compact(problem.t_f);
+    row["t_b"] = compact(problem.t_b);
+    row["t_w"] = compact(problem.t_w);
+    row["t_comm"] = compact(problem.t_comm);
+    row["mem_f"] = compact(problem.mem_f);
+    row["time_unit"] = problem.time_unit;
+
+    EngineOptions engine;
+    engine.engine = point.engine;
+    if (point.engine == "simgrid" && sc.contains("cluster") && !sc["cluster"].is_null()) {
+#ifdef ZB_HAVE_MODELS
+      const auto cluster = models::resolve_preset("clusters", sc["cluster"], grid.base_dir, "cluster");
+      if (cluster.path.empty()) throw InputError("cluster: the SimGrid engine needs a cluster file, not an object");
+      engine.cluster = cluster.path.string();
+#else
+      engine.cluster = sc["cluster"].get<std::string>();
+#endif
+    }
+    const ResultRow result = run_generator_row(point.schedule, scenario.spec, engine, nullptr);
+    row["status"] = result.status;
+    row["chunks"] = result.chunks;
+    if (!result.reason.empty()) row["reason"] = result.reason;
+    if (result.has_metrics) {
+      const Metrics& m = result.metrics;
+      row["makespan"] = m.makespan;
+      row["span"] = m.span;
+      row["work"] = m.work;
+      row["bubble_rate"] = m.bubble_rate;
+      const double unit = seconds_per_unit(problem.time_unit);
+      const double samples = problem.microbatches * (model_driven ? row["microbatch_size"].get<double>() : 1.0);
+      if (unit > 0 && m.makespan > 0) row["samples_per_s_per_gpu"] = samples / (m.makespan * unit) / problem.devices;
+      row["peak_memory_max"] = max_of(m.peak_memory);
+      row["idle_max"] = max_of(m.idle);
+      row["peak_memory"] = m.peak_memory;
+      row["idle"] = m.idle;
+      for (const auto& [key, value] : result.extras) {
+        if (key == "step_time_barrier" || key == "step_time_post_validation") row[key] = value;
+      }
+    }
+#ifdef ZB_HAVE_MODELS
+  } catch (const models::SetupInfeasible& e) {
+    row["status"] = "infeasible";
+    row["reason"] = e.what();
+#endif
+  } catch (const ScheduleError& e) {
+    row["status"] = "infeasible";
+    row["reason"] = e.what();
+  } catch (const InputError& e) {
+    row["status"] = "unsupported";
+    row["reason"] = e.what();
+  } catch (const Error& e) {
+    // An engine that failed on this point (e.g. a SimGrid child that died): the sweep goes on.
+    row["status"] = "error";
+    row["reason"] = e.what();
+  }
+
+  SweepRow out;
+  out.point = point.index;
+  out.status = row["status"].get<std::string>();
+  std::vector<std::string> cells;
+  for (const auto& [key, value] : row.items()) cells.push_back(csv_cell(value));
+  out.csv_line = fmt::format("{}", fmt::join(cells, ","));
+  ojson json = ojson::object();
+  json["point"] = point.index;
+  json["axes"] = point.axes;
+  for (const auto& [key, value] : row.items()) {
+    if (key != "point") json[key] = value;
+  }
+  out.json_line = json.dump();
+  return out;
+}
+
+}  // namespace zb::cli

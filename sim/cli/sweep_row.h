@@ -1,0 +1,30 @@
+// One sweep point run into one result row, in its CSV and JSON-lines forms.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sweep_grid.h"
+
+namespace zb::cli {
+
+// Inputs every row carries (axis values as written, plus what the problem became).
+const std::vector<std::string>& input_columns();
+// Metrics every row carries.
+const std::vector<std::string>& metric_columns();
+// "point", the extra axis columns, the inputs, the metrics.
+std::vector<std::string> sweep_columns(const SweepGrid& grid);
+std::string sweep_csv_header(const SweepGrid& grid);
+
+struct SweepRow {
+  long point = 0;
+  std::string status;
+  std::string csv_line;   // no newline
+  std::string json_line;  // no newline; {"point", "axes", then the columns}
+};
+
+// Runs one point. Never throws for a point that cannot run: a model that does not fit, a shape
+// a generator cannot build or an invalid combination become rows with a status and a reason.
+SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point);
+
+}  // namespace zb::cli

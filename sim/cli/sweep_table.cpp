@@ -1,0 +1,80 @@
+// A small RFC 4180 CSV reader for results files.
+#include "sweep_table.h"
+
+#include <fmt/format.h>
+
+#include "atomic_file.h"
+#include "error.h"
+
+namespace zb::cli {
+
+int SweepTable::column(const std::string& name) const {
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+const std::string& SweepTable::cell(std::size_t row, const std::string& name) const {
+  static const std::string empty;
+  const int c = column(name);
+  return c < 0 || static_cast<std::size_t>(c) >= rows[row].size() ? empty : rows[row][c];
+}
+
+SweepTable read_sweep_table(const std::string& path) {
+  const std::string text = read_file(path);
+  std::vector<std::vector<std::string>> records;
+  std::vector<std::string> record;
+  std::string cellText;
+  bool quoted = false;
+  bool any = false;
+  int line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cellText += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        if (c == '\n') ++line;
+        cellText += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      quoted = true;
+      any = true;
+    } else if (c == ',') {
+      record.push_back(std::move(cellText));
+      cellText.clear();
+      any = true;
+    } else if (c == '\n') {
+      record.push_back(std::move(cellText));
+      cellText.clear();
+      records.push_back(std::move(record));
+      record.clear();
+      any = false;
+      ++line;
+    } else if (c != '\r') {
+      cellText += c;
+      any = true;
+    }
+  }
+  if (quoted) throw InputError(fmt::format("{}: line {}: unterminated quoted cell", path, line));
+  (void)any;  // a last line without its newline is an unfinished write: left out
+  if (records.empty()) throw InputError(fmt::format("{}: empty: not a results file", path));
+  SweepTable table;
+  table.columns = std::move(records.front());
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    if (records[r].size() != table.columns.size()) {
+      throw InputError(fmt::format("{}: row {} has {} cells, the header {}", path, r + 1, records[r].size(),
+                                   table.columns.size()));
+    }
+    table.rows.push_back(std::move(records[r]));
+  }
+  return table;
+}
+
+}  // namespace zb::cli
