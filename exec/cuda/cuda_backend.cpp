@@ -94,6 +94,13 @@ CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options) {
   }
   fabric_ = std::make_unique<CudaFabric>(raw);
   if (fabric_->uses_nccl()) summary_ += ", NCCL links between neighbouring GPUs";
+  release_green_context();
+}
+
+void CudaBackend::release_green_context() const {
+  // A green context may be current to one thread at a time: the calling thread goes back to
+  // the primary context before (or after) the workers take theirs.
+  if (!partitions_.empty()) check(cudaSetDevice(devices_.front()->placement().ordinal), "cudaSetDevice(primary context)");
 }
 
 CudaBackend::~CudaBackend() {
@@ -123,6 +130,7 @@ void CudaBackend::label_actions(const zb::Schedule& schedule) {
 
 void CudaBackend::run_on_devices(const std::function<void(int device)>& body) {
   const int count = device_count();
+  release_green_context();
   fabric_->begin_run(count);
   std::mutex failure_mutex;
   std::string first_failure;

@@ -47,6 +47,8 @@ class CudaBackend final : public Backend {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
+  void release_green_context() const;
+
   std::vector<GreenPartition> partitions_;
   std::vector<std::unique_ptr<CudaDevice>> devices_;
   std::unique_ptr<CudaFabric> fabric_;

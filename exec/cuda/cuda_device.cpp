@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "exec/cuda/cuda_check.h"
@@ -87,6 +88,10 @@ CudaDevice::~CudaDevice() {
   frees_->close();
   cudaStreamSynchronize(compute_);
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
+  for (auto& slot : staging_) {
+    cudaEventDestroy(slot.done);
+    cudaFreeHost(slot.host);
+  }
   if (anchor_) cudaEventDestroy(anchor_);
   if (host_result_) cudaFreeHost(host_result_);
   if (reduce_scratch_) cudaFree(reduce_scratch_);
@@ -154,9 +159,34 @@ void CudaDevice::upload(Tensor& dst, std::span<const float> host) {
   }
   if (host.empty()) return;
   make_current();
-  // Pageable source: the copy is staged before the call returns, so `host` may go away after.
-  check(cudaMemcpyAsync(dst.data(), host.data(), dst.size_bytes(), cudaMemcpyHostToDevice, compute_),
+  cudaEvent_t* done = nullptr;
+  void* pinned = staging_buffer(dst.size_bytes(), done);
+  std::memcpy(pinned, host.data(), dst.size_bytes());
+  check(cudaMemcpyAsync(dst.data(), pinned, dst.size_bytes(), cudaMemcpyHostToDevice, compute_),
         where("cudaMemcpyAsync(upload)"));
+  check(cudaEventRecord(*done, compute_), where("cudaEventRecord(upload)"));
+}
+
+void* CudaDevice::staging_buffer(std::size_t bytes, cudaEvent_t*& done) {
+  for (auto& slot : staging_) {
+    if (slot.bytes < bytes) continue;
+    if (slot.used) {
+      const cudaError_t status = cudaEventQuery(slot.done);
+      if (status == cudaErrorNotReady) continue;
+      check(status, where("cudaEventQuery(upload)"));
+    }
+    slot.used = true;
+    done = &slot.done;
+    return slot.host;
+  }
+  Staging slot;
+  slot.bytes = bytes;
+  check(cudaMallocHost(&slot.host, bytes), where(fmt::format("cudaMallocHost({} bytes)", bytes).c_str()));
+  check(cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming), where("cudaEventCreate"));
+  slot.used = true;
+  staging_.push_back(slot);
+  done = &staging_.back().done;
+  return staging_.back().host;
 }
 
 std::vector<float> CudaDevice::download(const Tensor& src) {

@@ -103,6 +103,8 @@ class CudaDevice final : public Device {
  private:
   void release_pending_frees();
   std::string where(const char* call) const;
+  // A pinned host buffer of at least `bytes` whose previous copy has finished.
+  void* staging_buffer(std::size_t bytes, cudaEvent_t*& done);
 
   int index_;
   DevicePlacement placement_;
@@ -118,6 +120,15 @@ class CudaDevice final : public Device {
   std::size_t used_events_ = 0;
   cudaEvent_t anchor_ = nullptr;
   double anchor_us_ = 0;  // host time of the anchor event, us since the backend's epoch
+  // Uploads go through pinned buffers: a copy from pageable memory may wait for the stream to
+  // drain, which would stall the host (and then the GPU) at every F of the first and last stage.
+  struct Staging {
+    void* host = nullptr;
+    std::size_t bytes = 0;
+    cudaEvent_t done = nullptr;
+    bool used = false;
+  };
+  std::vector<Staging> staging_;
   std::vector<std::string> labels_;
   bool range_open_ = false;
 };

@@ -24,6 +24,9 @@ namespace zb::exec::cuda {
 // has produced the tensor, the receiver enqueues its half on its own communication stream and
 // makes its compute stream wait for it. Neither compute stream ever waits for a send.
 //
+// A channel from a device to itself (the turn of a V placement) hands the tensor over, as on the
+// CPU: one compute stream orders producer and consumers.
+//
 // Every directed device pair is its own link: its own streams and, between GPUs, its own 2-rank
 // NCCL communicator. So NCCL's in-order matching only ever sees the sends of one sender and the
 // receives of one receiver, and a blocked send holds up nothing but later sends on that link.
