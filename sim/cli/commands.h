@@ -6,6 +6,8 @@ namespace zb::cli {
 int run_compare(int argc, char** argv);
 int run_simulate(int argc, char** argv);
 int run_export(int argc, char** argv);
+int run_solve(int argc, char** argv);     // with zb_solver
+int run_frontier(int argc, char** argv);  // with zb_solver
 int run_sweep(int argc, char** argv);
 int run_plot(int argc, char** argv);
 

@@ -22,6 +22,10 @@ constexpr Subcommand kSubcommands[] = {
     {"compare", "compare schedules on one problem: span, bubble rate, memory", zb::cli::run_compare},
     {"simulate", "run one schedule through an engine and write its trace", zb::cli::run_simulate},
     {"export", "write a schedule as text, JSON, PyTorch CSV, SVG or Chrome trace", zb::cli::run_export},
+#ifdef ZB_HAVE_SOLVER
+    {"solve", "the ILP optimum (zb-ilp) under a memory limit: status, span, bound, gap", zb::cli::run_solve},
+    {"frontier", "bubble rate of zb-auto (and zb-ilp) against the memory limit, 1p..3p", zb::cli::run_frontier},
+#endif
     {"sweep", "run a grid of scenarios in parallel into CSV and JSON lines", zb::cli::run_sweep},
     {"plot", "SVG charts from sweep results: bubble vs m, throughput, peak memory", zb::cli::run_plot},
 };

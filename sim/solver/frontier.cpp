@@ -22,6 +22,7 @@ std::vector<FrontierPoint> memory_frontier(const Problem& problem, const Frontie
     FrontierPoint point;
     point.limit_times_p = options.from_times_p + k * options.step_times_p;
     point.limit = point.limit_times_p * unit;
+    point.work = work;
     try {
       const GreedyResult greedy = greedy_schedule(problem, point.limit);
       point.auto_span = greedy.span;

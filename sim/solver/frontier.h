@@ -24,6 +24,7 @@ struct FrontierPoint {
   double auto_span = 0;
   double auto_bubble_rate = 0;
   double auto_peak_memory = 0;   // largest device peak of the zb-auto order
+  double work = 0;               // the bubble-rate denominator's work (Problem::work())
   std::optional<IlpResult> ilp;  // when with_ilp
   double ilp_bubble_rate = 0;
 };

@@ -128,7 +128,8 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     return finish();
   }
   if (!ilp_available()) {
-    throw Error("zb-ilp: this build has no COIN-OR CBC (Debian: coinor-libcbc-dev); use zb-auto");
+    result.message = "built without COIN-OR CBC (Debian: coinor-libcbc-dev): zb-auto and its lower bound only";
+    return finish();
   }
 
   IlpModelOptions model_options;

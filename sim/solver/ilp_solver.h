@@ -51,7 +51,8 @@ struct IlpResult {
 };
 
 // Never throws on an infeasible limit (status infeasible, message says why); throws InputError
-// for problems it does not handle (chunks != 1) and Error when CBC is not built in.
+// for problems it does not handle (chunks != 1). Without CBC it returns zb-auto with the lower
+// bound (optimal only when they meet) and says so in `message`.
 IlpResult solve_ilp(const Problem& problem, const IlpOptions& options);
 
 // The schedule of a result, or InputError with its message when it is infeasible.
