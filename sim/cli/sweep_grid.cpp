@@ -208,7 +208,9 @@ SweepGrid load_sweep_grid(const std::string& path) {
         // A combination, not a bad value.
 #endif
       } catch (const InputError& e) {
-        throw InputError(fmt::format("{}: {}", context, e.what()));
+        std::string message = e.what();
+        if (message.starts_with(path + ": ")) message.erase(0, path.size() + 2);  // named once, in front
+        throw InputError(fmt::format("{}: {}", context, message));
       }
     }
   }
