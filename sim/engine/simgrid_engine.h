@@ -21,6 +21,13 @@ struct SimgridOptions {
   double optimizer_step_time = 0;
   // Size of the grad-norm partial / all-reduce message of the optimizer step models.
   double grad_norm_bytes = 8;
+  // Cluster only: each device sends to each peer through one in-order stream (like NCCL
+  // send kernels on one CUDA stream: a message starts when the previous one to that peer has
+  // arrived), while streams to different peers run concurrently and share links. false: every
+  // message starts when produced and all in-flight messages share bandwidth fairly. (The ideal
+  // network always starts messages when produced: with unlimited bandwidth a message occupies
+  // no stream time, exactly as in the evaluator.)
+  bool fifo_sends = true;
   // SimGrid's own log messages on stderr (silenced otherwise).
   bool verbose = false;
 };

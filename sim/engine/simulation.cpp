@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <ctime>
+#include <deque>
+#include <map>
 
 #include "deadlock_report.h"
 #include "error.h"
@@ -37,6 +39,18 @@ void* pack(int microbatch, Pass pass) {
 }
 int microbatch_of(void* payload) { return static_cast<int>(reinterpret_cast<std::uintptr_t>(payload) >> 2) - 1; }
 Pass pass_of(void* payload) { return static_cast<Pass>(reinterpret_cast<std::uintptr_t>(payload) & 3U); }
+
+// One in-order send stream from a device to one peer (cluster mode with fifo_sends).
+struct SendStream {
+  struct Pending {
+    int channel;
+    int microbatch;
+    Pass pass;
+  };
+  std::deque<Pending> queue;
+  sg4::ActorPtr actor;
+  bool idle = false;  // suspended, waiting for the next message
+};
 
 struct DeviceRun {
   std::size_t position = 0;  // next step; == list size once finished
@@ -83,6 +97,23 @@ class Simulation {
       actors.push_back(sg4::Actor::create(fmt::format("device{}", d), platform_.hosts[d],
                                           [this, d] { device_main(static_cast<int>(d)); }));
     }
+    stream_of_channel_.assign(plan_.channels.size(), -1);
+    if (options_.cluster && options_.fifo_sends) {
+      std::map<std::pair<int, int>, int> stream_of_pair;
+      for (std::size_t c = 0; c < plan_.channels.size(); ++c) {
+        const Channel& channel = plan_.channels[c];
+        auto [it, inserted] =
+            stream_of_pair.emplace(std::pair{channel.producer, channel.consumer}, static_cast<int>(streams_.size()));
+        if (inserted) streams_.emplace_back();
+        stream_of_channel_[c] = it->second;
+      }
+      for (const auto& [pair, index] : stream_of_pair) {
+        const auto stream = static_cast<std::size_t>(index);
+        streams_[stream].actor =
+            sg4::Actor::create(fmt::format("stream{}-{}", pair.first, pair.second),
+                               platform_.hosts[static_cast<std::size_t>(pair.first)], [this, stream] { stream_main(stream); });
+      }
+    }
     // Eager transfers: a message travels as soon as it is sent, whether or not its consumer
     // is already waiting, exactly like the evaluator's "ready + t_comm".
     for (std::size_t c = 0; c < plan_.channels.size(); ++c) {
@@ -126,16 +157,48 @@ class Simulation {
       ++activities_;
       run.compute.push_back({d, Stream::compute, item.action.pass, item.stage, mb, item.action.chunk,
                              start * to_units_, end * to_units_});
-      if (item.output_channel >= 0) {
-        const auto channel = static_cast<std::size_t>(item.output_channel);
-        sent_at_[channel][static_cast<std::size_t>(mb)] = end;
-        channel_boxes_[channel]->put_init(pack(mb, item.action.pass), platform_.activation_bytes)->detach();
-        ++activities_;
-      }
+      if (item.output_channel >= 0) send(item.output_channel, mb, item.action.pass);
     }
     run.position = actions.size();
     run.finished = true;
     run.gradients_ready = sg4::Engine::get_clock() * to_units_;
+  }
+
+  // Sends an output: at once (a detached eager message that overlaps the following compute), or
+  // through the in-order stream to that peer.
+  void send(int channel_index, int microbatch, Pass pass) {
+    const auto channel = static_cast<std::size_t>(channel_index);
+    ++activities_;
+    const int stream_index = stream_of_channel_[channel];
+    if (stream_index < 0) {
+      sent_at_[channel][static_cast<std::size_t>(microbatch)] = sg4::Engine::get_clock();
+      channel_boxes_[channel]->put_init(pack(microbatch, pass), platform_.activation_bytes)->detach();
+      return;
+    }
+    SendStream& stream = streams_[static_cast<std::size_t>(stream_index)];
+    stream.queue.push_back({channel_index, microbatch, pass});
+    if (stream.idle) {
+      stream.idle = false;
+      stream.actor->resume();
+    }
+  }
+
+  // A send stream: one message at a time, each started when the previous one has arrived.
+  // A daemon: it ends with the last device.
+  void stream_main(std::size_t index) {
+    sg4::Actor::self()->daemonize();
+    SendStream& stream = streams_[index];
+    for (;;) {
+      while (stream.queue.empty()) {
+        stream.idle = true;
+        sg4::this_actor::suspend();
+      }
+      const SendStream::Pending next = stream.queue.front();
+      stream.queue.pop_front();
+      const auto channel = static_cast<std::size_t>(next.channel);
+      sent_at_[channel][static_cast<std::size_t>(next.microbatch)] = sg4::Engine::get_clock();
+      channel_boxes_[channel]->put_init(pack(next.microbatch, next.pass), platform_.activation_bytes)->start()->wait();
+    }
   }
 
   // Blocks until message `microbatch` of `channel` has arrived. Messages of one channel arrive in
@@ -292,6 +355,8 @@ class Simulation {
   double to_units_ = 1;
   std::vector<DeviceRun> devices_;
   std::vector<sg4::Mailbox*> channel_boxes_;
+  std::vector<SendStream> streams_;       // cluster with fifo_sends: per (device, peer)
+  std::vector<int> stream_of_channel_;    // index into streams_, -1: send at once
   std::vector<sg4::Mailbox*> reduce_boxes_;  // reduce_boxes_[d]: the partial from d-1
   std::vector<sg4::Mailbox*> result_boxes_;  // result_boxes_[d]: the reduced grad norm from d+1
   std::vector<std::vector<double>> arrival_;  // [channel][microbatch]: simulated arrival, or kNotYet

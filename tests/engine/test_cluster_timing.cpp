@@ -64,6 +64,7 @@ TEST(SimgridCluster, ATransferTakesLatencyPlusBytesOverBandwidth) {
 // Two transfers on one link at once share its bandwidth: each takes twice as long. d0's two
 // forwards take eps each, so the messages leave eps apart; with D = bytes / bandwidth:
 // the first arrives at L + 2D, the second at L + 2D + eps (alone they would take L + D).
+// (fifo_sends = false: both messages start when produced.)
 TEST(SimgridCluster, TwoTransfersSharingALinkTakeTwiceAsLong) {
   const double eps = 0.001;
   ProblemSpec spec;
@@ -76,6 +77,7 @@ TEST(SimgridCluster, TwoTransfersSharingALinkTakeTwiceAsLong) {
   const Problem problem = spec.build();
   SimgridOptions options;
   options.cluster = network_of(2, 10, 0);
+  options.fifo_sends = false;
   const Schedule schedule = generate(GeneratorRegistry::with_builtins(), "gpipe", problem);
   const Trace trace = simulate_simgrid(problem, schedule, options);
   EXPECT_NEAR(find(trace, 1, Stream::recv, Pass::F, 0).end, 20.0, 1e-9);
@@ -88,6 +90,32 @@ TEST(SimgridCluster, TwoTransfersSharingALinkTakeTwiceAsLong) {
   const Problem alone = spec.build();
   const Trace single = simulate_simgrid(alone, generate(GeneratorRegistry::with_builtins(), "gpipe", alone), options);
   EXPECT_NEAR(find(single, 1, Stream::recv, Pass::F, 0).end, eps + 10.0, 1e-9);
+}
+
+// The default send stream per peer is in order: the second message waits for the first, so
+// they arrive at eps + L + D and eps + 2(L + D) (a stream runs one send at a time, latency included).
+TEST(SimgridCluster, MessagesToOnePeerGoInOrderOneAtATime) {
+  const double eps = 0.001;
+  ProblemSpec spec;
+  spec.devices = 2;
+  spec.microbatches = 3;
+  spec.t_f = {eps, 1.0};
+  spec.t_b = {1.0, 1.0};
+  spec.t_w = {1.0, 1.0};
+  spec.bytes_act = 100e6;  // D = 10 ms at 10 GB/s
+  const Problem problem = spec.build();
+  SimgridOptions options;
+  options.cluster = network_of(2, 10, 500);  // L = 0.5 ms
+  const Trace trace = simulate_simgrid(problem, generate(GeneratorRegistry::with_builtins(), "gpipe", problem), options);
+  const double hop = 0.5 + 10.0;
+  for (int mb = 0; mb < 3; ++mb) {
+    const Span& recv = find(trace, 1, Stream::recv, Pass::F, mb);
+    EXPECT_NEAR(recv.end, eps + (mb + 1) * hop, 1e-9) << mb;
+    // The span starts when the stream takes the message, not when it was produced.
+    EXPECT_NEAR(recv.start, mb == 0 ? eps : eps + mb * hop, 1e-9) << mb;
+    EXPECT_NEAR(find(trace, 0, Stream::send, Pass::F, mb).end, recv.end, 1e-12);
+  }
+  EXPECT_NEAR(find(trace, 1, Stream::compute, Pass::F, 2).start, eps + 3 * hop, 1e-9);
 }
 
 // d0's activations going forward and d1's gradients coming back use opposite directions of the

@@ -38,6 +38,22 @@ TEST(SimgridFailures, ACrossDeviceDeadlockNamesTheStuckDevicesAndWhatTheyWaitFor
   EXPECT_THAT(message, HasSubstr("<-- here"));  // the step grid
 }
 
+TEST(SimgridFailures, ADeadlockOnAClusterWithSendStreamsIsReportedToo) {
+  const Problem problem = testing::uniform_problem(2, 2, 1, 1, 1);
+  ClusterSpec cluster;
+  cluster.nodes = 2;
+  cluster.gpus_per_node = 1;
+  cluster.gpu_tflops = 10;
+  cluster.intra_node = {100, 1};
+  cluster.inter_node = {10, 5};
+  SimgridOptions options;
+  options.cluster = cluster;
+  const Schedule schedule = parse_schedule_text("d0: F0 BW0 F1 BW1\nd1: F0 F1 BW0 BW1\n", "crossed");
+  const std::string message = schedule_error(problem, schedule, options);
+  EXPECT_THAT(message, HasSubstr("d0 at step 1 (BW0, stage 0): waits for the gradient of microbatch 0"));
+  EXPECT_THAT(message, HasSubstr("d1 at step 1 (F1, stage 1): waits for the activation of microbatch 1"));
+}
+
 TEST(SimgridFailures, AnInputScheduledLaterOnTheSameDeviceIsADeadlock) {
   const Problem problem = testing::uniform_problem(2, 1, 1, 1, 1);
   const std::string message = schedule_error(problem, parse_schedule_text("d0: F0 B0 W0\nd1: W0 F0 B0\n", "late"));
