@@ -107,6 +107,39 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
   form->addRow("memory limit", limit_);
   outer->addWidget(shape);
 
+  if (models_available()) {
+    auto* preset = new QGroupBox("Model preset (models/)");
+    preset->setToolTip("derive t_f, t_b, t_w, t_comm, memory and the limit from a transformer on a GPU; they are "
+                       "derived again when p, chunks or the placement change; a cost you edit keeps your value");
+    auto* preset_form = new QFormLayout(preset);
+    model_ = new QComboBox;
+    model_->setObjectName("model");
+    model_->addItem("none (costs from the boxes above)");
+    for (const std::string& name : model_preset_names("transformers")) model_->addItem(qstr(name));
+    hardware_ = new QComboBox;
+    hardware_->setObjectName("hardware");
+    for (const std::string& name : model_preset_names("hardware")) hardware_->addItem(qstr(name));
+    microbatch_size_ = new QSpinBox;
+    microbatch_size_->setObjectName("microbatch_size");
+    microbatch_size_->setRange(1, 256);
+    preset_form->addRow("model", model_);
+    preset_form->addRow("hardware", hardware_);
+    preset_form->addRow("microbatch size", microbatch_size_);
+    auto model_changed = [this] {
+      explicit_fields_.clear();
+      const bool active = model_->currentIndex() > 0;
+      hardware_->setEnabled(active);
+      microbatch_size_->setEnabled(active);
+      emit changed();
+    };
+    connect(model_, qOverload<int>(&QComboBox::currentIndexChanged), this, model_changed);
+    connect(hardware_, qOverload<int>(&QComboBox::currentIndexChanged), this, model_changed);
+    connect(microbatch_size_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
+    hardware_->setEnabled(false);
+    microbatch_size_->setEnabled(false);
+    outer->addWidget(preset);
+  }
+
   auto* chosen = new QGroupBox("Schedules");
   auto* list_layout = new QVBoxLayout(chosen);
   schedules_ = new QListWidget;
@@ -188,6 +221,7 @@ void ExplorerPanel::show_cost(CostControl& control) {
 
 void ExplorerPanel::cost_edited(CostControl& control, double value) {
   spec_.*(control.field) = {value};
+  if (model_choice()) explicit_fields_.insert(control.spin->objectName().toStdString());
   {
     const QSignalBlocker block(control.slider);
     control.slider->setValue(static_cast<int>(std::lround(std::min(value / control.slider_step, double(kSliderSteps)))));
@@ -229,6 +263,7 @@ void ExplorerPanel::limit_edited() {
                       (!limit || (limit->value == spec_.mem_limit->value && limit->times_p == spec_.mem_limit->times_p));
     if (same) return;
     spec_.mem_limit = limit;
+    if (model_choice()) explicit_fields_.insert("mem_limit");
     emit changed();
   } catch (const Error& e) {
     limit_->setStyleSheet("QLineEdit { background: #f8d0d0; }");
@@ -260,6 +295,33 @@ std::vector<std::string> ExplorerPanel::selected_schedules() const {
     if (schedules_->item(i)->checkState() == Qt::Checked) names.push_back(schedules_->item(i)->text().toStdString());
   }
   return names;
+}
+
+std::optional<ModelChoice> ExplorerPanel::model_choice() const {
+  if (!model_ || model_->currentIndex() <= 0 || hardware_->currentIndex() < 0) return std::nullopt;
+  return ModelChoice{model_->currentText().toStdString(), hardware_->currentText().toStdString(), microbatch_size_->value()};
+}
+
+void ExplorerPanel::set_model_choice(const std::optional<ModelChoice>& choice) {
+  if (!model_) return;
+  const QSignalBlocker b1(model_), b2(hardware_), b3(microbatch_size_);
+  explicit_fields_.clear();
+  if (!choice) {
+    model_->setCurrentIndex(0);
+  } else {
+    model_->setCurrentIndex(std::max(0, model_->findText(qstr(choice->model))));
+    hardware_->setCurrentIndex(std::max(0, hardware_->findText(qstr(choice->hardware))));
+    microbatch_size_->setValue(choice->microbatch_size);
+  }
+  hardware_->setEnabled(model_->currentIndex() > 0);
+  microbatch_size_->setEnabled(model_->currentIndex() > 0);
+}
+
+void ExplorerPanel::show_derived(const ProblemSpec& derived) {
+  spec_ = derived;
+  for (CostControl& control : costs_) show_cost(control);
+  const QSignalBlocker block(limit_);
+  limit_->setText(spec_.mem_limit ? qstr(spec_.mem_limit->to_string()) : QString());
 }
 
 int ExplorerPanel::engine_index() const { return std::max(0, engine_->currentIndex()); }

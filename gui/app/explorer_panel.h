@@ -4,10 +4,13 @@
 
 #include <QWidget>
 
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "schedule/problem_spec.h"
+#include "timeline/model_presets.h"
 
 class QComboBox;
 class QFormLayout;
@@ -33,6 +36,14 @@ class ExplorerPanel : public QWidget {
   void set_spec(const ProblemSpec& spec);
 
   std::vector<std::string> selected_schedules() const;
+  // The model preset chosen (absent: costs come from the spin boxes alone).
+  std::optional<ModelChoice> model_choice() const;
+  void set_model_choice(const std::optional<ModelChoice>& choice);
+  // Cost fields edited since the model was chosen: those keep the user's values ("t_f", "mem_limit").
+  const std::set<std::string>& explicit_fields() const { return explicit_fields_; }
+  // Shows costs derived from the model without emitting changed() (shape fields are unchanged).
+  void show_derived(const ProblemSpec& derived);
+
   // The engine chosen (index into the labels given); 0 is the evaluator.
   int engine_index() const;
   void set_engine_index(int index);
@@ -70,6 +81,10 @@ class ExplorerPanel : public QWidget {
   QLineEdit* limit_ = nullptr;
   QListWidget* schedules_ = nullptr;
   QComboBox* engine_ = nullptr;
+  QComboBox* model_ = nullptr;
+  QComboBox* hardware_ = nullptr;
+  QSpinBox* microbatch_size_ = nullptr;
+  std::set<std::string> explicit_fields_;
 };
 
 }  // namespace zb::view

@@ -19,6 +19,7 @@
 #include "timeline/engines.h"
 #include "timeline/explorer_run.h"
 #include "timeline/input_files.h"
+#include "timeline/model_presets.h"
 #include "timeline/viewer_options.h"
 
 namespace {
@@ -82,6 +83,12 @@ int run(int argc, char** argv) {
   window.set_show_memory(options.show_memory);
   window.set_show_arrows(options.show_arrows);
   window.resize(options.width_px, options.height_px);
+  if (options.model) {
+    const ModelChoice choice{*options.model, options.hardware.value_or("h100-sxm"), options.microbatch_size};
+    (void)derive_model_costs(spec, choice, {});  // a bad preset name fails here, listing the known ones
+    window.panel()->set_model_choice(choice);
+    if (!window.panel()->model_choice()) throw zb::InputError("zbview: --model needs zbview built with models/");
+  }
   window.set_problem(spec, schedules);
 
   std::vector<std::string> files = options.traces;

@@ -34,6 +34,7 @@
 #include "schedule/atomic_file.h"
 #include "schedule/error.h"
 #include "timeline/input_files.h"
+#include "timeline/model_presets.h"
 
 namespace zb::view {
 
@@ -179,9 +180,13 @@ void MainWindow::set_problem(const ProblemSpec& spec, const std::vector<std::str
 }
 
 void MainWindow::recompute() {
-  const ProblemSpec& spec = panel_->spec();
+  ProblemSpec spec = panel_->spec();
   Problem problem;
   try {
+    if (const auto choice = panel_->model_choice()) {
+      spec = derive_model_costs(spec, *choice, panel_->explicit_fields());
+      panel_->show_derived(spec);
+    }
     problem = spec.build("explorer");
   } catch (const Error& e) {
     // A problem that does not build (e.g. per-stage arrays of the wrong length) keeps the last view.
@@ -316,7 +321,7 @@ void MainWindow::fill_table() {
     if (row.status != "ok") status->setForeground(QColor(0xB0, 0x20, 0x20));
     table_->setItem(r, 2, status);
     table_->setItem(r, 3, cell(row.span ? number(row.span) + unit : QString(), true));
-    table_->setItem(r, 4, cell(row.bubble_rate ? number(*row.bubble_rate * 100, "{:.2f}") + " %" : QString(), true));
+    table_->setItem(r, 4, cell(row.bubble_rate ? number(percent(*row.bubble_rate), "{:.2f}") + " %" : QString(), true));
     table_->setItem(r, 5, cell(number(row.peak_memory), true));
     table_->setItem(r, 6, cell(row.step_time ? number(row.step_time) + unit : QString(), true));
     table_->setItem(r, 7, cell(row.reference.empty() ? QString()
@@ -344,6 +349,7 @@ bool MainWindow::open_file(const QString& path) {
     case InputKind::scenario: {
       std::vector<std::string> schedules = input.scenario->schedules;
       if (schedules.empty()) schedules = panel_->selected_schedules();
+      panel_->set_model_choice(std::nullopt);  // a scenario's costs are final (model-driven ones already derived)
       set_problem(input.scenario->spec, schedules);
       break;
     }

@@ -3,11 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "schedule/atomic_file.h"
 #include "schedule/error.h"
 #include "schedule/trace_json.h"
+#include "timeline/model_presets.h"
 
 namespace zb::view {
 
@@ -31,10 +35,23 @@ ScenarioInput scenario_from_json(const nlohmann::json& object, std::string_view 
     if (!object["name"].is_string()) throw InputError(fmt::format("{}: field \"name\" must be a string", source));
     scenario.name = object["name"].get<std::string>();
   }
-  if (!object["problem"].is_object()) {
-    throw InputError(fmt::format("{}: field \"problem\" must be an object", source));
+  const bool model_driven = is_model_driven(object);
+  std::set<std::string> explicit_fields;
+  if (object.contains("problem") || !model_driven) {
+    if (!object.contains("problem") || !object.at("problem").is_object()) {
+      throw InputError(fmt::format("{}: field \"problem\" must be an object", source));
+    }
+    nlohmann::json problem = object.at("problem");
+    // "auto" (the limit from device memory) is what a model-driven scenario derives anyway.
+    if (model_driven && problem.contains("mem_limit") && problem["mem_limit"] == "auto") problem.erase("mem_limit");
+    scenario.spec = problem_spec_from_json(problem, fmt::format("{}: problem", source));
+    for (const auto& item : problem.items()) explicit_fields.insert(item.key());
   }
-  scenario.spec = problem_spec_from_json(object["problem"], fmt::format("{}: problem", source));
+  if (model_driven) {
+    // Costs, memory and the limit from the model and hardware presets, as zbsim derives them.
+    const std::string base_dir = std::filesystem::path(std::string(source)).parent_path().string();
+    scenario.spec = derive_scenario_costs(object, scenario.spec, explicit_fields, source, base_dir.empty() ? "." : base_dir);
+  }
   if (object.contains("schedules")) {
     const auto& list = object["schedules"];
     if (!list.is_array()) throw InputError(fmt::format("{}: field \"schedules\" must be an array of names", source));
@@ -88,7 +105,7 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
       input.kind = InputKind::trace;
       input.trace = trace_from_json(object, source);
       input.trace_memory_limit = limit_of_embedded_problem(*input.trace, source);
-    } else if (object.contains("problem")) {
+    } else if (object.contains("problem") || is_model_driven(object)) {
       input.kind = InputKind::scenario;
       input.scenario = scenario_from_json(object, source);
     } else if (object.contains("devices") && object["devices"].is_array()) {

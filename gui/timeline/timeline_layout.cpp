@@ -28,7 +28,10 @@ MemoryChartItem memory_chart(const TraceGroup& group, int group_index, const Vie
   MemoryChartItem chart;
   chart.rect = rect;
   chart.group = group_index;
-  double top = std::max(group.memory_peak, group.memory_limit.value_or(0.0));
+  // A limit far above the peak (device memory of a big GPU) would flatten the lines to the floor:
+  // then the chart scales to the peak and the caption gives the limit.
+  const bool limit_in_scale = group.memory_limit && *group.memory_limit <= 2 * group.memory_peak;
+  double top = std::max(group.memory_peak, limit_in_scale ? *group.memory_limit : 0.0);
   if (!(top > 0)) top = 1;
   chart.max_value = top * 1.1;  // headroom so the peak and the limit are not on the frame
   auto y_of = [&](double value) { return rect.bottom() - value / chart.max_value * rect.h; };
@@ -46,9 +49,13 @@ MemoryChartItem memory_chart(const TraceGroup& group, int group_index, const Vie
     line.push_back({x_of(group.end_time), y_of(value)});
     chart.device_lines.push_back(std::move(line));
   }
-  if (group.memory_limit) chart.limit_y = y_of(*group.memory_limit);
-  chart.caption = group.memory_limit ? fmt::format("memory (peak {:.4g}, limit {:.4g})", group.memory_peak, *group.memory_limit)
-                                     : fmt::format("memory (peak {:.4g})", group.memory_peak);
+  if (limit_in_scale) chart.limit_y = y_of(*group.memory_limit);
+  if (!group.memory_limit) {
+    chart.caption = fmt::format("memory (peak {:.4g})", group.memory_peak);
+  } else {
+    chart.caption = fmt::format("memory (peak {:.4g}, limit {:.4g}{})", group.memory_peak, *group.memory_limit,
+                                limit_in_scale ? "" : ", above the chart");
+  }
   return chart;
 }
 
@@ -64,6 +71,11 @@ double layout_height(const TimelineScene& scene, const LayoutStyle& style) {
   return h;
 }
 
+double percent(double fraction) {
+  const double value = 100.0 * fraction;
+  return std::abs(value) < 5e-3 ? 0.0 : value;  // no "-0.0%" from rounding noise
+}
+
 std::string group_title(const TraceGroup& group) {
   const Metrics& m = group.trace.metrics;
   const std::string& unit = group.trace.meta.time_unit;
@@ -73,7 +85,7 @@ std::string group_title(const TraceGroup& group) {
   if (!group.trace.meta.engine.empty() && group.trace.meta.engine != "eval") {
     title += fmt::format(" [{}]", group.trace.meta.engine);
   }
-  title += fmt::format("   span {:.4g} {}   bubble {:.1f}%   peak mem {:.4g}", m.span, unit, 100.0 * m.bubble_rate, peak);
+  title += fmt::format("   span {:.4g} {}   bubble {:.1f}%   peak mem {:.4g}", m.span, unit, percent(m.bubble_rate), peak);
   return title;
 }
 

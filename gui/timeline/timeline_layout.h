@@ -109,6 +109,9 @@ double layout_height(const TimelineScene& scene, const LayoutStyle& style);
 // The box under a point, if any (the last drawn wins, as on screen).
 const BoxItem* hit_test(const TimelineLayout& layout, double x_px, double y_px);
 
+// A fraction as a percentage for display, with rounding noise around zero shown as 0.
+double percent(double fraction);
+
 // The group header line: "zb-h1  span 27 ms  bubble 11.1%  peak mem 4".
 std::string group_title(const TraceGroup& group);
 

@@ -33,6 +33,9 @@ po::options_description describe_options() {
       ("tw", po::value<std::string>(), "weight-gradient backward time")
       ("tcomm", po::value<std::string>(), "transfer time between devices")
       ("mem-limit", po::value<std::string>(), "memory limit: a number or Np (e.g. 2p)")
+      ("model", po::value<std::string>(), "derive costs from a transformer preset (models/transformers)")
+      ("hardware", po::value<std::string>(), "the GPU preset for --model (models/hardware), default h100-sxm")
+      ("microbatch-size", po::value<int>(), "sequences per microbatch for --model (default 1)")
       ("engine", po::value<std::string>(), "also run on: simgrid (ideal network) or a cluster preset name");
   po::options_description output("Headless output");
   output.add_options()
@@ -88,6 +91,13 @@ ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
   options.tcomm = get<std::string>(vm, "tcomm");
   options.mem_limit = get<std::string>(vm, "mem-limit");
   options.engine = get<std::string>(vm, "engine");
+  options.model = get<std::string>(vm, "model");
+  options.hardware = get<std::string>(vm, "hardware");
+  if (auto b = get<int>(vm, "microbatch-size")) {
+    if (*b < 1) throw InputError(fmt::format("zbview: --microbatch-size must be >= 1, got {}", *b));
+    options.microbatch_size = *b;
+  }
+  if (options.hardware && !options.model) throw InputError("zbview: --hardware needs --model");
   options.screenshot = get<std::string>(vm, "screenshot");
   options.svg = get<std::string>(vm, "svg");
   options.show_arrows = vm.count("arrows") > 0;

@@ -18,6 +18,8 @@ struct ViewerOptions {
   // Problem flags as written (applied over the scenario or the default problem).
   std::optional<int> p, m, chunks;
   std::optional<std::string> placement, tf, tb, tw, tcomm, mem_limit;
+  std::optional<std::string> model, hardware;  // model preset (models/transformers, models/hardware)
+  int microbatch_size = 1;
   std::optional<std::string> engine;      // "eval", "simgrid" (ideal network) or a cluster preset name
   std::optional<std::string> screenshot;  // PNG of the whole window, then exit
   std::optional<std::string> svg;         // SVG of the timeline, then exit

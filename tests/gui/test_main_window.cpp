@@ -342,3 +342,28 @@ TEST(MainWindowBackground, AnotherEngineAddsAComparedGroupPerSchedule) {
 
 }  // namespace
 }  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+TEST_F(MainWindowTest, AModelPresetDrivesTheCostsAndFollowsP) {
+  if (!models_available()) GTEST_SKIP() << "built without models/";
+  auto* model = window_->panel()->findChild<QComboBox*>("model");
+  auto* hardware = window_->panel()->findChild<QComboBox*>("hardware");
+  ASSERT_NE(model, nullptr);
+  hardware->setCurrentIndex(hardware->findText("h100-sxm"));
+  model->setCurrentIndex(model->findText("gpt-1.5b"));
+  auto* tf = window_->panel()->findChild<QDoubleSpinBox*>("t_f");
+  const double tf_p4 = tf->value();
+  EXPECT_NE(tf_p4, 1.0);
+  EXPECT_TRUE(window_->panel()->spec().mem_limit.has_value());
+  window_->panel()->findChild<QSpinBox*>("p")->setValue(2);
+  EXPECT_GT(tf->value(), 1.5 * tf_p4);  // twice the layers per device
+  EXPECT_EQ(window_->scene().row_count(), 3 * 2);
+  // Back to no model: the derived values stay as plain values.
+  model->setCurrentIndex(0);
+  EXPECT_FALSE(window_->panel()->model_choice());
+}
+
+}  // namespace
+}  // namespace zb::view

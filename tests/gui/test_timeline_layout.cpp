@@ -264,3 +264,21 @@ TEST(Colours, MatchTheSvgWriter) {
 
 }  // namespace
 }  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+TEST(Layout, AMemoryLimitFarAboveThePeakDoesNotFlattenTheChart) {
+  TimelineScene scene;
+  scene.add(make_group("zb-h1", evaluated("zb-h1", uniform_spec(4, 8)), 100.0));  // peak 4
+  const TimelineLayout layout = layout_timeline(scene, Viewport(0, 10), 800);
+  ASSERT_EQ(layout.memory.size(), 1u);
+  EXPECT_FALSE(layout.memory[0].limit_y.has_value());
+  EXPECT_NEAR(layout.memory[0].max_value, 4 * 1.1, 1e-9);
+  EXPECT_NE(layout.memory[0].caption.find("limit 100, above the chart"), std::string::npos) << layout.memory[0].caption;
+  EXPECT_EQ(percent(-1e-9), 0.0);
+  EXPECT_DOUBLE_EQ(percent(0.25), 25.0);
+}
+
+}  // namespace
+}  // namespace zb::view
