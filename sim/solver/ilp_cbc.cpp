@@ -56,7 +56,9 @@ class DeadlineHandler : public CbcEventHandler {
   std::shared_ptr<bool> stopped_ = std::make_shared<bool>(false);
 };
 
-MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, int threads, const std::string& lp_file) {
+MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, const MipSettings& settings) {
+  const int threads = settings.threads;
+  const std::string& lp_file = settings.lp_file;
   const auto start = Clock::now();
   const LinearProgram& lp = model.lp;
   const int columns = static_cast<int>(lp.columns.size());
@@ -114,7 +116,7 @@ MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, int thre
   for (int c = 0; c < columns; ++c) {
     start_values.emplace_back(lp.columns[static_cast<std::size_t>(c)].name, model.warm_start[static_cast<std::size_t>(c)]);
   }
-  cbc.setMIPStart(start_values);
+  if (settings.use_warm_start) cbc.setMIPStart(start_values);
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   const double budget = std::max(0.05, time_limit_s - elapsed);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget));
@@ -129,6 +131,12 @@ MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, int thre
   if (threads > 1) {
     argv.push_back("-threads");
     argv.push_back(thread_count.c_str());
+  }
+  // Spans on a grid: a node whose bound is within one step of the incumbent cannot improve it.
+  const std::string step = fmt::format("{:.9g}", settings.objective_step * (1 - 1e-6));
+  if (settings.objective_step > 0) {
+    argv.push_back("-increment");
+    argv.push_back(step.c_str());
   }
   argv.push_back("-solve");
   argv.push_back("-quit");
@@ -189,11 +197,11 @@ std::optional<MipOutcome> decode(const std::string& bytes) {
 bool ilp_available() { return true; }
 
 MipOutcome solve_mip(const IlpModel& model, const MipSettings& settings) {
-  if (!settings.isolate) return solve_in_process(model, settings.time_limit_s, settings.threads, settings.lp_file);
+  if (!settings.isolate) return solve_in_process(model, settings.time_limit_s, settings);
   // CBC aims at 90% of the budget; the child is killed at the budget plus a short grace.
   const double cbc_budget = 0.9 * settings.time_limit_s;
   const IsolatedResult run = run_isolated(
-      [&] { return encode(solve_in_process(model, cbc_budget, settings.threads, settings.lp_file)); },
+      [&] { return encode(solve_in_process(model, cbc_budget, settings)); },
       settings.time_limit_s + kKillGraceSeconds);
   if (run.end == IsolatedEnd::finished) {
     if (auto outcome = decode(run.bytes)) return *outcome;

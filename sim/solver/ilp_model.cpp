@@ -87,6 +87,7 @@ class ModelBuilder {
     layout();
     first_starts();
     windows();
+    if (model_.empty_windows) return std::move(model_);
     columns();
     precedence_rows();
     order_variables();
@@ -258,7 +259,7 @@ class ModelBuilder {
     }
     if (static_cast<int>(order.size()) != nodes) throw Error("zb-ilp: internal error: cyclic precedence graph");
 
-    const double u = options_.incumbent_span + kSlack * std::max(1.0, options_.incumbent_span);
+    const double u = search_span();
     model_.earliest_end.assign(idx(nodes), 0.0);
     model_.latest_end.assign(idx(nodes), 0.0);
     std::vector<double> before_work(idx(3 * m_)), after_work(idx(3 * m_));
@@ -296,8 +297,12 @@ class ModelBuilder {
     }
     for (int n = 0; n < nodes; ++n) {
       if (model_.earliest_end[idx(n)] > model_.latest_end[idx(n)] + 1e-6 * std::max(1.0, u)) {
-        throw Error(fmt::format("zb-ilp: internal error: empty time window for node {} ([{}, {}])", n,
-                                model_.earliest_end[idx(n)], model_.latest_end[idx(n)]));
+        if (options_.search_span <= 0) {
+          throw Error(fmt::format("zb-ilp: internal error: empty time window for node {} ([{}, {}])", n,
+                                  model_.earliest_end[idx(n)], model_.latest_end[idx(n)]));
+        }
+        model_.empty_windows = true;
+        return;
       }
       model_.latest_end[idx(n)] = std::max(model_.latest_end[idx(n)], model_.earliest_end[idx(n)]);
     }
@@ -314,9 +319,13 @@ class ModelBuilder {
             model_.latest_end[idx(n)], 0, false);
       }
     }
-    const double u = options_.incumbent_span + kSlack * std::max(1.0, options_.incumbent_span);
-    model_.span_column =
-        model_.lp.add_column("span", std::min(options_.lower_bound, options_.incumbent_span), u, 1.0, false);
+    const double u = search_span();
+    model_.span_column = model_.lp.add_column("span", std::min(options_.lower_bound, u), u, 1.0, false);
+  }
+
+  double search_span() const {
+    const double u = options_.search_span > 0 ? options_.search_span : options_.incumbent_span;
+    return u + kSlack * std::max(1.0, u);
   }
 
   int end_col(int s, int pass) const { return model_.end_column[idx(node(s, pass))]; }

@@ -45,7 +45,10 @@ struct StagePass {
 
 struct IlpModelOptions {
   double memory_limit = 0;      // absolute
-  double incumbent_span = 0;    // U: only schedules with span <= U are searched (windows use it)
+  double incumbent_span = 0;    // U: the reference order's span
+  // When > 0, only schedules with span <= search_span are searched (time windows, the span's
+  // upper bound): U minus the time grid for a strict improvement. Otherwise U.
+  double search_span = 0;
   double lower_bound = 0;       // valid bound on the span (column lower bound of the objective)
   // Per stage: how many actions of the reference order at its start (head) and end (tail) are
   // free to reorder; the rest keeps the reference order. head >= 3m means the full model.
@@ -71,6 +74,9 @@ struct IlpModel {
   std::vector<double> warm_start;           // column values of the reference order
   std::size_t order_pairs = 0;              // order variables (after window fixing)
   std::size_t fixed_by_windows = 0;         // pairs the time windows ordered without a variable
+  // Some pass has no room between its earliest and latest end: no schedule of this model has a
+  // span <= the search span (the model is left without rows).
+  bool empty_windows = false;
 
   // Per stage, the relation of every pair that has a variable: key (a, b) with a < b as pass ids
   // (kind * m + i) -> column; the variable is 1 iff a runs before b.

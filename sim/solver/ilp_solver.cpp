@@ -39,6 +39,22 @@ double seconds_since(Clock::time_point start) {
 
 bool close_enough(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); }
 
+// The largest of a few round steps that every cost and transfer time is a multiple of (0: none):
+// list-scheduled times are sums of them, so every span is a multiple too.
+double time_granularity(const Problem& problem) {
+  std::vector<double> values;
+  for (const auto* costs : {&problem.t_f, &problem.t_b, &problem.t_w}) values.insert(values.end(), costs->begin(), costs->end());
+  for (int s = 0; s + 1 < problem.stages(); ++s) values.push_back(problem.comm_after(s));
+  for (double step : {1.0, 0.5, 0.25, 0.125, 0.1, 0.05, 0.01, 0.001}) {
+    const bool all = std::all_of(values.begin(), values.end(), [&](double v) {
+      const double units = v / step;
+      return std::abs(units - std::round(units)) <= 1e-9 * std::max(1.0, std::abs(units));
+    });
+    if (all) return step;
+  }
+  return 0.0;
+}
+
 // One microbatch at a time through the whole pipeline: needs only one forward in flight, so it
 // fits every limit that any schedule fits. The fallback when zb-auto cannot free memory in time.
 Schedule sequential_schedule(const Problem& problem) {
@@ -132,9 +148,14 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     return finish();
   }
 
+  // With costs on a grid every span is on it too: search only for spans at least one step
+  // shorter (tighter windows), and round the bound up to the grid.
+  const double step = options.strict_improvement ? time_granularity(problem) : 0.0;
+  auto on_grid = [&](double value) { return step > 0 ? std::ceil(value / step - 1e-6) * step : value; };
   IlpModelOptions model_options;
   model_options.memory_limit = limit;
   model_options.incumbent_span = result.span;
+  model_options.search_span = step > 0 ? result.span - step : 0.0;
   model_options.lower_bound = bound.span;
   const double m = problem.microbatches;
   const double full_pairs = problem.devices * 3.0 * m * (m - 1) / 2.0;
@@ -147,6 +168,13 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   result.decomposed = model.decomposed;
   result.order_variables = model.order_pairs;
   result.rows = model.lp.rows.size();
+  if (model.empty_windows) {
+    // The time windows alone rule out any span one step below zb-auto's.
+    if (!model.decomposed) result.best_bound = result.span;
+    result.message = model.decomposed ? "no improvement within the decomposed neighbourhood (time windows)"
+                                      : "time windows rule out any shorter span";
+    return finish();
+  }
   result.solver_called = true;
 
   const double remaining = options.time_limit_s - seconds_since(start);
@@ -159,6 +187,8 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   settings.threads = options.threads;
   settings.lp_file = options.lp_file;
   settings.isolate = options.isolate;
+  settings.objective_step = step;
+  settings.use_warm_start = step <= 0;  // the warm start lies outside a strict-improvement search
   const MipOutcome outcome = solve_mip(model, settings);
   if (!outcome.values.empty()) {
     Schedule order = ilp_solution_order(model, outcome.values);
@@ -174,10 +204,11 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
       // A degenerate tie order that deadlocks: keep the warm start.
     }
   }
-  if (!model.decomposed && outcome.proven_optimal) {
+  const bool no_better = step > 0 && outcome.proven_infeasible;  // nothing one step shorter exists
+  if (!model.decomposed && (outcome.proven_optimal || no_better)) {
     result.best_bound = result.span;
   } else if (!model.decomposed) {
-    result.best_bound = std::clamp(outcome.best_bound, bound.span, result.span);
+    result.best_bound = std::clamp(on_grid(outcome.best_bound), bound.span, result.span);
   }
   if (model.decomposed) {
     result.message = fmt::format("decomposed: the first and last {} actions of each stage reordered, the middle "

@@ -32,6 +32,9 @@ struct IlpOptions {
   // is not checked in every phase, and CBC 2.10 can crash when its limit hits before the root
   // node is done. Off: solve in this process (CBC gets the whole budget, no hard deadline).
   bool isolate = true;
+  // When all costs lie on a grid (e.g. integers), search only for spans one grid step shorter
+  // than zb-auto's: tighter time windows, and a proof of optimality when none exists.
+  bool strict_improvement = true;
 };
 
 struct IlpResult {
@@ -62,6 +65,8 @@ Schedule require_schedule(const IlpResult& result);
 struct IlpModel;
 struct MipSettings {
   double time_limit_s = 10;
+  double objective_step = 0;  // spans lie on this grid: CBC may prune nodes within one step
+  bool use_warm_start = true; // pass the model's warm start (off when it is outside the search)
   int threads = 1;
   std::string lp_file;
   bool isolate = true;
