@@ -166,12 +166,15 @@ int run_plot(int argc, char** argv) {
     chart.x_label = "activation memory limit (absolute, memory units of the problem)";
     chart.y_label = "samples / s / GPU";
     chart.series = plot.series("mem_limit_abs", "samples_per_s_per_gpu", {"mem_limit"});
-    // Only worth drawing when the limit varies (or when asked for explicitly).
     std::set<double> limits;
     for (const auto& s : chart.series) {
       for (const auto& point : s.points) limits.insert(point.first);
     }
-    if (!chart.series.empty() && (limits.size() > 1 || chart_kind == "throughput")) charts.push_back(std::move(chart));
+    // Only worth drawing when the limit is swept (a limit derived per model is no axis).
+    const bool swept = std::find(plot.varying.begin(), plot.varying.end(), "mem_limit") != plot.varying.end();
+    if (!chart.series.empty() && ((swept && limits.size() > 1) || chart_kind == "throughput")) {
+      charts.push_back(std::move(chart));
+    }
   }
   if (chart_kind == "all" || chart_kind == "memory") {
     // The configuration of the last ok row (all inputs but the schedule), one bar per device.
@@ -205,6 +208,18 @@ int run_plot(int argc, char** argv) {
       chart.y_reference_label = fmt::format("memory limit {:.4g}", *limit);
     }
     if (!chart.series.empty()) charts.push_back(std::move(chart));
+  }
+  // One colour per schedule in every chart when the series are just schedules.
+  std::vector<std::string> schedules;
+  for (std::size_t r : plot.rows) {
+    const std::string& name = table.cell(r, "schedule");
+    if (std::find(schedules.begin(), schedules.end(), name) == schedules.end()) schedules.push_back(name);
+  }
+  for (auto& chart : charts) {
+    for (auto& s : chart.series) {
+      const auto it = std::find(schedules.begin(), schedules.end(), s.label);
+      if (it != schedules.end()) s.color = static_cast<int>(it - schedules.begin());
+    }
   }
   if (charts.empty()) throw InputError(fmt::format("{}: nothing to draw for --chart {}", path, chart_kind));
   (void)unit;

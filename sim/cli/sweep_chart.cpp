@@ -37,7 +37,7 @@ std::string number(double v) {
   if (v == 0) return "0";
   const double a = std::abs(v);
   if (a >= 1e5 || a < 1e-3) return fmt::format("{:.3g}", v);
-  if (a >= 100 || v == std::round(v)) return fmt::format("{:.0f}", v);
+  if (a >= 100 || std::abs(v - std::round(v)) < 1e-9 * std::max(1.0, a)) return fmt::format("{:.0f}", v);
   if (a >= 10) return fmt::format("{:.1f}", v);
   return fmt::format("{:.3g}", v);
 }
@@ -106,8 +106,11 @@ std::string render_one(const Chart& chart, double y0) {
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", kLeft - 6,
                        ypos(t) + 4, chart.y_percent ? number(100 * t) + "%" : number(t));
   }
+  double last_label = -1e9;
   for (double t : xticks) {
     if (log2 && t <= 0) continue;
+    if (xpos(t) - last_label < 34) continue;  // labels would overlap
+    last_label = xpos(t);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n", xpos(t),
                        kTop + plot_h + 16, number(t));
   }
@@ -121,7 +124,8 @@ std::string render_one(const Chart& chart, double y0) {
   const std::size_t n = chart.series.size();
   for (std::size_t i = 0; i < n; ++i) {
     const auto& s = chart.series[i];
-    const char* color = kColors[i % std::size(kColors)];
+    const std::size_t slot = s.color >= 0 ? static_cast<std::size_t>(s.color) : i;
+    const char* color = kColors[slot % std::size(kColors)];
     auto points = s.points;
     std::sort(points.begin(), points.end());
     if (chart.bars) {
@@ -137,7 +141,7 @@ std::string render_one(const Chart& chart, double y0) {
     }
     std::string path;
     for (const auto& [x, y] : points) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", xpos(x), ypos(y));
-    const char* dash = kDashes[(i / std::size(kColors)) % std::size(kDashes)];
+    const char* dash = kDashes[(slot / std::size(kColors)) % std::size(kDashes)];
     svg += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", path, color,
                        *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : "");
     for (const auto& [x, y] : points) {
@@ -156,7 +160,8 @@ std::string render_one(const Chart& chart, double y0) {
   // Legend.
   for (std::size_t i = 0; i < n; ++i) {
     const double y = kTop + 8 + 18 * static_cast<double>(i);
-    const char* color = kColors[i % std::size(kColors)];
+    const int c = chart.series[i].color;
+    const char* color = kColors[(c >= 0 ? static_cast<std::size_t>(c) : i) % std::size(kColors)];
     svg += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n", kWidth + 4, y - 9, color);
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", kWidth + 24, y, escape(chart.series[i].label));
   }

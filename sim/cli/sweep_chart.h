@@ -10,6 +10,7 @@ namespace zb::cli {
 struct ChartSeries {
   std::string label;
   std::vector<std::pair<double, double>> points;  // (x, y), drawn in x order
+  int color = -1;  // palette index; -1: the series' position in the chart
 };
 
 struct Chart {
