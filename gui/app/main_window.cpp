@@ -4,6 +4,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QBuffer>
+#include <QClipboard>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -142,6 +143,11 @@ void MainWindow::build_menus() {
   rebuild_recent_menu();
   file->addAction("&Close Opened Files", this, [this] { clear_files(); });
   file->addSeparator();
+  QAction* copy = file->addAction("&Copy Metrics Table", this, [this] {
+    QApplication::clipboard()->setText(qstr(to_tsv(rows_)));
+    status_->setText("metrics copied as tab-separated text");
+  });
+  copy->setShortcut(QKeySequence::Copy);
   file->addAction("Export &PNG...", this, [this] { export_dialog(false); });
   QAction* svg = file->addAction("Export &SVG...", this, [this] { export_dialog(true); });
   svg->setEnabled(TimelineView::svg_supported());
@@ -152,6 +158,11 @@ void MainWindow::build_menus() {
   QMenu* view = menuBar()->addMenu("&View");
   QAction* fit = view->addAction("&Fit to Window", this, [this] { view_->fit_to_window(); });
   fit->setShortcut(QKeySequence("F"));
+  QAction* zoom_in = view->addAction("Zoom &In", this, [this] { view_->zoom_by(1.5); });
+  zoom_in->setShortcuts({QKeySequence::ZoomIn, QKeySequence("+")});
+  QAction* zoom_out = view->addAction("Zoom &Out", this, [this] { view_->zoom_by(1 / 1.5); });
+  zoom_out->setShortcuts({QKeySequence::ZoomOut, QKeySequence("-")});
+  view->addSeparator();
   QAction* memory = view->addAction("Show &Memory");
   memory->setCheckable(true);
   memory->setChecked(true);

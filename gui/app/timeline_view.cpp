@@ -49,6 +49,12 @@ void TimelineView::fit_to_window() {
   relayout();
 }
 
+void TimelineView::zoom_by(double factor) {
+  viewport_.zoom_at(layout_.plot.w / 2, factor);
+  auto_fit_ = false;
+  relayout();
+}
+
 void TimelineView::set_show_memory(bool show) {
   style_.show_memory = show;
   relayout();

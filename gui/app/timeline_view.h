@@ -27,6 +27,8 @@ class TimelineView : public QWidget {
   void scene_changed();
 
   void fit_to_window();
+  // Zooms about the middle of the plot (keyboard and menu zoom).
+  void zoom_by(double factor);
   void set_show_memory(bool show);
   void set_show_arrows(bool show);
   bool auto_fit() const { return auto_fit_; }

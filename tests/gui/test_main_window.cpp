@@ -367,3 +367,49 @@ TEST_F(MainWindowTest, AModelPresetDrivesTheCostsAndFollowsP) {
 
 }  // namespace
 }  // namespace zb::view
+
+#include <QAction>
+#include <QClipboard>
+#include <QHelpEvent>
+#include <QToolTip>
+
+namespace zb::view {
+namespace {
+
+TEST_F(MainWindowTest, TooltipNamesTheActionUnderTheCursor) {
+  TimelineView* view = window_->timeline();
+  const auto& layout = view->layout();
+  // The first box of zb-h1 (group 1) on device 0 is F0 at [0, 1].
+  const BoxItem* target = nullptr;
+  for (const BoxItem& box : layout.boxes) {
+    if (box.group == 1 && window_->scene().groups()[1].trace.spans[static_cast<std::size_t>(box.span)].device == 0) {
+      target = &box;
+      break;
+    }
+  }
+  ASSERT_NE(target, nullptr);
+  const QPoint at(static_cast<int>(target->rect.x + target->rect.w / 2), static_cast<int>(target->rect.y + target->rect.h / 2));
+  QHelpEvent help(QEvent::ToolTip, at, view->mapToGlobal(at));
+  QCoreApplication::sendEvent(view, &help);
+  const QString tip = QToolTip::text();
+  EXPECT_TRUE(tip.startsWith("zb-h1: F0")) << tip.toStdString();
+  EXPECT_TRUE(tip.contains("start 0 ms, end 1 ms, duration 1 ms")) << tip.toStdString();
+}
+
+TEST_F(MainWindowTest, KeyboardZoomAndCopyingTheMetrics) {
+  TimelineView* view = window_->timeline();
+  const double fitted = view->viewport().px_per_time();
+  view->zoom_by(2);
+  EXPECT_NEAR(view->viewport().px_per_time(), 2 * fitted, 1e-9);
+  QApplication::clipboard()->clear();
+  QAction* copy = nullptr;
+  for (QAction* action : window_->findChildren<QAction*>()) {
+    if (action->text() == "&Copy Metrics Table") copy = action;
+  }
+  ASSERT_NE(copy, nullptr);
+  copy->trigger();
+  EXPECT_TRUE(QApplication::clipboard()->text().contains("zb-h1\teval\tok\t27\t"));
+}
+
+}  // namespace
+}  // namespace zb::view
