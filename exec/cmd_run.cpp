@@ -24,6 +24,7 @@
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
+#include "sim/schedule/pytorch_csv.h"
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/trace_json.h"
 #include "sim/schedule/trace_writers.h"
@@ -93,7 +94,7 @@ int run_run(int argc, char** argv) {
 #endif
   options.add_options()
       ("schedule", po::value(&flags.schedule)->default_value("1f1b"), "generator name: gpipe, 1f1b, 1f1b-i, zb-h1, zb-h2, zb-auto, zb-1p, zb-2p, zb-ilp")
-      ("schedule-file", po::value(&flags.schedule_file), "run this schedule (text or JSON form) instead of a generator")
+      ("schedule-file", po::value(&flags.schedule_file), "run this schedule (text or JSON form, or a PyTorch pipeline .csv whose shape then replaces --p/--m/--chunks) instead of a generator")
       ("mem-limit", po::value(&flags.mem_limit), "memory limit for the memory-aware generators (X or Np)")
       ("steps", po::value(&flags.steps)->default_value(3), "training steps")
       ("optimizer", po::value(&flags.optimizer)->default_value("adamw"), "adamw | sgd (with momentum)")
@@ -114,7 +115,17 @@ int run_run(int argc, char** argv) {
                      "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify")) {
     return 0;
   }
-  const zb::Placement placement = resolve_shape(flags.shape);
+  zb::Placement placement = resolve_shape(flags.shape);
+  // A PyTorch pipeline CSV (torch.distributed.pipelining) carries its own shape: p, m, chunks and
+  // the placement come from the file.
+  std::optional<zb::ImportedSchedule> imported;
+  if (flags.schedule_file.ends_with(".csv")) {
+    imported = zb::parse_pytorch_csv(zb::read_file(flags.schedule_file), flags.schedule_file);
+    flags.shape.devices = imported->devices;
+    flags.shape.microbatches = imported->microbatches;
+    flags.shape.chunks = imported->chunks;
+    placement = imported->placement;
+  }
   const ShapeFlags& shape = flags.shape;
 
   ExecOptions exec_options;
@@ -169,9 +180,9 @@ int run_run(int argc, char** argv) {
   if (!flags.mem_limit.empty()) spec.mem_limit = zb::MemoryLimit::parse(flags.mem_limit, "--mem-limit");
   const zb::Problem problem = spec.build("zbexec run");
 
-  const zb::Schedule schedule = flags.schedule_file.empty()
-                                    ? zb::generate(exec_generators(), flags.schedule, problem)
-                                    : load_schedule_file(flags.schedule_file);
+  const zb::Schedule schedule = imported                       ? imported->schedule
+                                : flags.schedule_file.empty() ? zb::generate(exec_generators(), flags.schedule, problem)
+                                                              : load_schedule_file(flags.schedule_file);
 #ifdef ZB_HAVE_CUDA
   cuda::label_actions(*backend, schedule);  // NVTX ranges F3, B3, W3, F3.1 in Nsight Systems
 #endif

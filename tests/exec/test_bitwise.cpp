@@ -3,11 +3,15 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <ostream>
 
 #include "exec/generators.h"
 #include "exec_test_support.h"
+#include "sim/schedule/atomic_file.h"
 #include "sim/schedule/generator_registry.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/pytorch_csv.h"
 
 namespace zb::exec {
 namespace {
@@ -110,6 +114,30 @@ TEST(ExecBitwiseVShape, LocalStageBoundaryAndTwoChunksMatchTheReference) {
   CpuBackend backend(3);
   const ExecResult result = run_schedule(backend, problem, v_shape_schedule(problem), options);
   EXPECT_EQ(max_abs_difference(result.weights, test::reference_for(options, problem).weights), 0.0);
+}
+
+// Schedules written by PyTorch's own scheduler (copies of ../shared/fixtures/pytorch): a looped
+// ZB1P with 2 chunks and DualPipeV (V placement, OVERLAP_F_B composites) run exactly too.
+TEST(ExecBitwisePytorch, PytorchWrittenSchedulesMatchTheReference) {
+  for (const char* name : {"zb1p_2rank_2stagep_compute.csv", "dualpipev_4rank_10mb.csv"}) {
+    const std::string path = std::string(ZB_SOURCE_DIR) + "/tests/data/pytorch/" + name;
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << "fixture missing: " << path;
+    const zb::ImportedSchedule imported = zb::parse_pytorch_csv(zb::read_file(path), name);
+    zb::ProblemSpec spec;
+    spec.devices = imported.devices;
+    spec.microbatches = imported.microbatches;
+    spec.chunks = imported.chunks;
+    spec.placement = imported.placement;
+    spec.t_f = {1.0};
+    spec.t_b = {1.0};
+    spec.t_w = {1.0};
+    const zb::Problem problem = spec.build(name);
+    ExecOptions options = test::small_options(problem.stages());
+    options.mode = SyncMode::post_validation;
+    CpuBackend backend(problem.devices);
+    const ExecResult result = run_schedule(backend, problem, imported.schedule, options);
+    EXPECT_EQ(max_abs_difference(result.weights, test::reference_for(options, problem).weights), 0.0) << name;
+  }
 }
 
 }  // namespace

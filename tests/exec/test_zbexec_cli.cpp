@@ -91,6 +91,16 @@ TEST(ZbexecCli, ADeadlockingScheduleFileIsRefusedWithTheGrid) {
   EXPECT_THAT(outcome.output, AllOf(HasSubstr("deadlock"), HasSubstr("<-- here")));
 }
 
+TEST(ZbexecCli, APytorchCsvBringsItsOwnShape) {
+  const std::string path = std::string(ZB_SOURCE_DIR) + "/tests/data/pytorch/zb1p_2rank_2stagep_compute.csv";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "fixture missing: " << path;
+  const auto dir = temp_dir();
+  const Outcome run = zbexec("run --schedule-file " + path + " --layers 4 --hidden 16 --steps 2 --verify --svg " +
+                             (dir / "t.svg").string());
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, AllOf(HasSubstr("p=2 m=8 v=2 (interleaved)"), HasSubstr("max |dw| = 0,")));
+}
+
 TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
   const auto dir = temp_dir();
   const std::string scenario = (dir / "calibrated.json").string();
