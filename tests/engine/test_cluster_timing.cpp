@@ -173,5 +173,39 @@ TEST(SimgridCluster, ASharedNicIsSlowerThanOnePerGpu) {
   EXPECT_GT(slow, fast + 1.0) << "ideal " << ideal;
 }
 
+// A multi-node cluster with a NIC per GPU and no queueing (every transfer shorter than the
+// passes between two sends) is the evaluator with per-boundary t_comm = latency + bytes /
+// bandwidth of the link each boundary crosses: NVLink inside a node, the network between nodes.
+TEST(SimgridCluster, WithoutContentionAClusterIsTheEvaluatorWithPerBoundaryTransferTimes) {
+  ClusterSpec cluster;
+  cluster.nodes = 2;
+  cluster.gpus_per_node = 4;
+  cluster.gpu_tflops = 400;
+  cluster.intra_node = {450, 3};
+  cluster.inter_node = {25, 10};
+  const double bytes = 16.8e6;
+  ProblemSpec spec;
+  spec.devices = 8;
+  spec.microbatches = 16;
+  spec.t_f = {1.0};
+  spec.t_b = {1.0};
+  spec.t_w = {0.8};
+  spec.bytes_act = bytes;
+  const Problem problem = spec.build();
+  spec.t_comm.assign(8, 0.0);
+  for (int s = 0; s < 8; ++s) {
+    const bool crosses_nodes = s == 3;
+    const LinkSpec& link = crosses_nodes ? cluster.inter_node : cluster.intra_node;
+    spec.t_comm[static_cast<std::size_t>(s)] = link.latency_us * 1e-3 + bytes / (link.bandwidth_GBps * 1e9) * 1e3;
+  }
+  const Problem derived = spec.build();
+  SimgridOptions options;
+  options.cluster = cluster;
+  for (const char* name : {"1f1b", "zb-h1", "zb-h2"}) {
+    const Schedule schedule = generate(GeneratorRegistry::with_builtins(), name, problem);
+    EXPECT_TRUE(testing::same_trace(evaluate(derived, schedule), simulate_simgrid(problem, schedule, options))) << name;
+  }
+}
+
 }  // namespace
 }  // namespace zb
