@@ -37,6 +37,10 @@ void write_all(int fd, const char* data, std::size_t size) {
 }
 
 [[noreturn]] void child_main(int fd, const std::function<std::string()>& body, bool quiet) {
+  // Other threads' pipes (parallel sweeps) must not stay open here, or their readers would wait
+  // for this child too before seeing end-of-file.
+  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd - 1), 0);
+  ::close_range(static_cast<unsigned>(fd + 1), ~0U, 0);
   if (quiet) {
     const int null_fd = ::open("/dev/null", O_WRONLY);
     if (null_fd >= 0) {

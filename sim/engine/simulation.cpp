@@ -145,6 +145,7 @@ class Simulation {
   void run_actions(int d, DeviceRun& run) {
     const auto& actions = plan_.devices[static_cast<std::size_t>(d)];
     const double flops_per_unit = platform_.flops_per_unit;
+    run.compute.reserve(actions.size());
     for (std::size_t step = 0; step < actions.size(); ++step) {
       run.position = step;
       const PlannedAction& item = actions[step];

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <thread>
 
 #include "engine_test_support.h"
 #include "error.h"
@@ -156,6 +157,22 @@ TEST(SimgridFailures, ManySimulationsInOneProcessGiveIdenticalResults) {
       ASSERT_EQ(again.spans[s].end, first.spans[s].end);
     }
   }
+}
+
+// Sweeps may simulate from several threads at once: every child gets its own pipe and engine.
+TEST(SimgridFailures, SimulationsFromSeveralThreadsAtOnce) {
+  const Problem problem = testing::uniform_problem(4, 12, 1.0, 1.1, 0.9, 0.3);
+  const Schedule schedule = generate(GeneratorRegistry::with_builtins(), "zb-h1", problem);
+  const double expected = simulate_simgrid(problem, schedule).metrics.makespan;
+  std::vector<double> makespans(4 * 5, 0.0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) makespans[static_cast<std::size_t>(t * 5 + i)] = simulate_simgrid(problem, schedule).metrics.makespan;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const double makespan : makespans) EXPECT_EQ(makespan, expected);
 }
 
 TEST(ForkRunner, CarriesBytesAndErrorTypesBack) {
