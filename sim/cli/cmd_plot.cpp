@@ -141,7 +141,6 @@ int run_plot(int argc, char** argv) {
     }
   }
   const std::string left_out = skipped ? fmt::format("; {} rows not ok left out", skipped) : "";
-  const std::string unit = table.cell(plot.rows.front(), "time_unit");
 
   std::vector<Chart> charts;
   if (chart_kind == "all" || chart_kind == "bubble") {
@@ -222,7 +221,6 @@ int run_plot(int argc, char** argv) {
     }
   }
   if (charts.empty()) throw InputError(fmt::format("{}: nothing to draw for --chart {}", path, chart_kind));
-  (void)unit;
   write_file_atomically(values["svg"].as<std::string>(), render_charts(charts));
   fmt::print("plot: {} chart{} from {} rows of {} -> {}\n", charts.size(), charts.size() == 1 ? "" : "s",
              plot.rows.size(), path, values["svg"].as<std::string>());

@@ -27,7 +27,6 @@ SweepTable read_sweep_table(const std::string& path) {
   std::vector<std::string> record;
   std::string cellText;
   bool quoted = false;
-  bool any = false;
   int line = 1;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -45,25 +44,21 @@ SweepTable read_sweep_table(const std::string& path) {
     }
     if (c == '"') {
       quoted = true;
-      any = true;
     } else if (c == ',') {
       record.push_back(std::move(cellText));
       cellText.clear();
-      any = true;
     } else if (c == '\n') {
       record.push_back(std::move(cellText));
       cellText.clear();
       records.push_back(std::move(record));
       record.clear();
-      any = false;
       ++line;
     } else if (c != '\r') {
       cellText += c;
-      any = true;
     }
   }
   if (quoted) throw InputError(fmt::format("{}: line {}: unterminated quoted cell", path, line));
-  (void)any;  // a last line without its newline is an unfinished write: left out
+  // A last line without its newline is an unfinished write: left out.
   if (records.empty()) throw InputError(fmt::format("{}: empty: not a results file", path));
   SweepTable table;
   table.columns = std::move(records.front());
