@@ -333,7 +333,7 @@ void MainWindow::fill_table() {
     table_->setItem(r, 2, status);
     table_->setItem(r, 3, cell(row.span ? number(row.span) + unit : QString(), true));
     table_->setItem(r, 4, cell(row.bubble_rate ? number(percent(*row.bubble_rate), "{:.2f}") + " %" : QString(), true));
-    table_->setItem(r, 5, cell(number(row.peak_memory), true));
+    table_->setItem(r, 5, cell(row.peak_memory ? qstr(format_amount(*row.peak_memory)) : QString(), true));
     table_->setItem(r, 6, cell(row.step_time ? number(row.step_time) + unit : QString(), true));
     table_->setItem(r, 7, cell(row.reference.empty() ? QString()
                                                      : qstr(fmt::format("vs {}: {}", row.reference, row.span_delta_text))));

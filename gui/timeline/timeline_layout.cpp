@@ -51,10 +51,10 @@ MemoryChartItem memory_chart(const TraceGroup& group, int group_index, const Vie
   }
   if (limit_in_scale) chart.limit_y = y_of(*group.memory_limit);
   if (!group.memory_limit) {
-    chart.caption = fmt::format("memory (peak {:.4g})", group.memory_peak);
+    chart.caption = fmt::format("memory (peak {})", format_amount(group.memory_peak));
   } else {
-    chart.caption = fmt::format("memory (peak {:.4g}, limit {:.4g}{})", group.memory_peak, *group.memory_limit,
-                                limit_in_scale ? "" : ", above the chart");
+    chart.caption = fmt::format("memory (peak {}, limit {}{})", format_amount(group.memory_peak),
+                                format_amount(*group.memory_limit), limit_in_scale ? "" : ", above the chart");
   }
   return chart;
 }
@@ -71,6 +71,14 @@ double layout_height(const TimelineScene& scene, const LayoutStyle& style) {
   return h;
 }
 
+std::string format_amount(double value) {
+  const double magnitude = std::abs(value);
+  if (magnitude >= 1e9) return fmt::format("{:.3g}G", value / 1e9);
+  if (magnitude >= 1e6) return fmt::format("{:.3g}M", value / 1e6);
+  if (magnitude >= 1e4) return fmt::format("{:.3g}k", value / 1e3);
+  return fmt::format("{:.4g}", value);
+}
+
 double percent(double fraction) {
   const double value = 100.0 * fraction;
   return std::abs(value) < 5e-3 ? 0.0 : value;  // no "-0.0%" from rounding noise
@@ -85,7 +93,8 @@ std::string group_title(const TraceGroup& group) {
   if (!group.trace.meta.engine.empty() && group.trace.meta.engine != "eval") {
     title += fmt::format(" [{}]", group.trace.meta.engine);
   }
-  title += fmt::format("   span {:.4g} {}   bubble {:.1f}%   peak mem {:.4g}", m.span, unit, percent(m.bubble_rate), peak);
+  title += fmt::format("   span {:.4g} {}   bubble {:.1f}%   peak mem {}", m.span, unit, percent(m.bubble_rate),
+                       format_amount(peak));
   return title;
 }
 

@@ -112,6 +112,10 @@ const BoxItem* hit_test(const TimelineLayout& layout, double x_px, double y_px);
 // A fraction as a percentage for display, with rounding noise around zero shown as 0.
 double percent(double fraction);
 
+// A memory amount with an SI suffix when large (memory units differ: M_B, GB, bytes): 4, 7.5,
+// 2.62M, 1.31k.
+std::string format_amount(double value);
+
 // The group header line: "zb-h1  span 27 ms  bubble 11.1%  peak mem 4".
 std::string group_title(const TraceGroup& group);
 

@@ -82,3 +82,20 @@ TEST(TimeAxis, LabelsHaveTheDecimalsTheStepNeeds) {
 
 }  // namespace
 }  // namespace zb::view
+
+#include "timeline/timeline_layout.h"
+
+namespace zb::view {
+namespace {
+
+TEST(Format, AmountsGetAnSiSuffixWhenLarge) {
+  EXPECT_EQ(format_amount(4), "4");
+  EXPECT_EQ(format_amount(7.5), "7.5");
+  EXPECT_EQ(format_amount(2621440), "2.62M");
+  EXPECT_EQ(format_amount(71.048759296), "71.05");
+  EXPECT_EQ(format_amount(13107.2), "13.1k");
+  EXPECT_EQ(format_amount(3.2e10), "32G");
+}
+
+}  // namespace
+}  // namespace zb::view
