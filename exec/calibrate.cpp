@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include "exec/exec_error.h"
 #include "exec/stage_model.h"
@@ -62,9 +63,11 @@ StageMeasurement measure_stage(Device& device, const ModelConfig& model, int sta
     out.mem_b = after_b - after_f;
     out.mem_w = after_w - after_b;
   }
-  out.t_f_ms = median(f);
-  out.t_b_ms = median(b);
-  out.t_w_ms = median(w);
+  // 0.1 us resolution: finer digits are clock noise and make scenario files hard to read.
+  auto round = [](double ms) { return std::round(ms * 1e4) / 1e4; };
+  out.t_f_ms = round(median(f));
+  out.t_b_ms = round(median(b));
+  out.t_w_ms = round(median(w));
   return out;
 }
 
@@ -132,7 +135,7 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
     result.mem_b_bytes.push_back(m.mem_b);
     result.mem_w_bytes.push_back(m.mem_w);
   }
-  result.t_comm_ms = round_trips_ms.empty() ? 0.0 : median(round_trips_ms) / 2.0;
+  result.t_comm_ms = round_trips_ms.empty() ? 0.0 : std::round(median(round_trips_ms) / 2.0 * 1e4) / 1e4;
 
   zb::ProblemSpec& spec = result.spec;
   spec.devices = p;
