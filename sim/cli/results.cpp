@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "error.h"
 
@@ -21,6 +22,12 @@ namespace {
 
 double max_of(const std::vector<double>& values) {
   return values.empty() ? 0.0 : *std::max_element(values.begin(), values.end());
+}
+
+// Rounding can leave a zero bubble at -1e-16; the table should not print "-0.00%".
+double percent(double fraction) {
+  const double value = 100 * fraction;
+  return std::abs(value) < 5e-3 ? 0.0 : value;
 }
 
 std::string join(const std::vector<double>& values) { return fmt::format("{}", fmt::join(values, ";")); }
@@ -101,7 +108,7 @@ std::string results_text(const ProblemSpec& spec, const std::vector<ResultRow>& 
     out += fmt::format("{:<10} {:>6} {:>11}", row.schedule, row.chunks, row.status);
     if (row.has_metrics) {
       const Metrics& m = row.metrics;
-      out += fmt::format(" {:>11.4f} {:>11.4f} {:>7.2f}% {:>9.4g} {:>11.4f}", m.makespan, m.span, 100 * m.bubble_rate,
+      out += fmt::format(" {:>11.4f} {:>11.4f} {:>7.2f}% {:>9.4g} {:>11.4f}", m.makespan, m.span, percent(m.bubble_rate),
                          max_of(m.peak_memory), max_of(m.idle));
     }
     if (!row.reason.empty()) out += "  " + row.reason;
