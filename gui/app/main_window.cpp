@@ -27,6 +27,8 @@
 #include <QThreadPool>
 #include <QUrl>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "app/explorer_panel.h"
@@ -43,6 +45,8 @@ namespace {
 
 constexpr int kRecentFiles = 8;
 constexpr int kBackgroundDelayMs = 300;
+// The status of a result slot whose background run has not come back yet.
+constexpr const char* kRunning = "running...";
 
 QTableWidgetItem* cell(const QString& text, bool number = false) {
   auto* item = new QTableWidgetItem(text);
@@ -206,9 +210,9 @@ void MainWindow::recompute() {
   }
   problem_ = problem;
   ++generation_;
-  running_jobs_ = 0;
   background_timer_.stop();
   pending_background_.clear();
+  deferred_.clear();  // requests for the previous problem never need to run
 
   results_.clear();
   const auto engine_index = static_cast<std::size_t>(panel_->engine_index());
@@ -218,9 +222,10 @@ void MainWindow::recompute() {
   auto queue = [this](std::string label, const std::string& schedule, EngineFn run) {
     RunResult pending;
     pending.name = label;
-    pending.error = "running...";
+    pending.error = kRunning;
     results_.push_back(std::move(pending));
-    pending_background_.push_back({std::move(label), schedule, std::move(run)});
+    pending_background_.push_back({std::move(label), schedule, std::move(run), problem_, generation_});
+    ++runs_;
   };
   for (const std::string& name : panel_->selected_schedules()) {
     if (runs_in_background(name)) {
@@ -237,66 +242,90 @@ void MainWindow::recompute() {
     result.name = schedule.name + " (file)";
     custom_results_.push_back(std::move(result));
   }
-  const bool busy = !pending_background_.empty();
-  progress_->setVisible(busy);
-  cancel_->setVisible(busy);
-  if (busy) background_timer_.start();
   status_->setText(qstr(fmt::format("p={} m={} v={}", problem_.devices, problem_.microbatches, problem_.chunks)));
+  if (!pending_background_.empty()) background_timer_.start();
+  update_progress();
   setWindowTitle(qstr(fmt::format("zbview: p={} m={} v={}", problem_.devices, problem_.microbatches, problem_.chunks)));
   rebuild_scene();
 }
 
 void MainWindow::start_background_jobs() {
-  const std::uint64_t generation = generation_;
-  for (const BackgroundJob& job : pending_background_) {
-    ++running_jobs_;
-    QPointer<MainWindow> self(this);
-    auto registry = registry_;
-    Problem problem = problem_;
-    QThreadPool::globalInstance()->start([self, registry, problem, job, generation] {
-      RunResult result = run_generator(*registry, job.schedule, problem, job.engine);
-      result.name = job.label;
-      // Delivered on the UI thread; the QPointer is checked there, where the window lives.
-      QMetaObject::invokeMethod(
-          qApp,
-          [self, generation, result]() mutable {
-            if (self) self->background_done(generation, std::move(result));
-          },
-          Qt::QueuedConnection);
-    });
+  for (BackgroundJob& job : pending_background_) {
+    // One run per label at a time: while an older run (even a stale one, which cannot be stopped)
+    // is still going, the newest request waits and replaces any request already waiting, so
+    // dragging a slider never piles up solver runs.
+    if (in_flight_.count(job.label)) {
+      deferred_[job.label] = std::move(job);
+    } else {
+      launch(job);
+    }
   }
   pending_background_.clear();
-  status_->setText(status_->text() + QString("   running %1 job(s) in the background...").arg(running_jobs_));
+  update_progress();
+}
+
+void MainWindow::launch(const BackgroundJob& job) {
+  ++in_flight_[job.label];
+  QPointer<MainWindow> self(this);
+  auto registry = registry_;
+  QThreadPool::globalInstance()->start([self, registry, job] {
+    RunResult result = run_generator(*registry, job.schedule, job.problem, job.engine);
+    result.name = job.label;
+    // Delivered on the UI thread; the QPointer is checked there, where the window lives.
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, generation = job.generation, result]() mutable {
+          if (self) self->background_done(generation, std::move(result));
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 void MainWindow::background_done(std::uint64_t generation, RunResult result) {
-  if (generation != generation_) return;  // the problem changed or the user cancelled
-  for (RunResult& slot : results_) {
-    if (slot.name == result.name && !slot.trace) slot = result;
+  const std::string label = result.name;
+  if (auto it = in_flight_.find(label); it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
+  if (generation == generation_) {
+    for (RunResult& slot : results_) {
+      if (slot.name == label && !slot.trace && slot.error == kRunning) slot = result;
+    }
+    rebuild_scene();
+  }  // else: the problem changed or the user cancelled; the result is dropped
+  if (auto waiting = deferred_.find(label); waiting != deferred_.end() && !in_flight_.count(label)) {
+    const BackgroundJob job = std::move(waiting->second);
+    deferred_.erase(waiting);
+    launch(job);
   }
-  if (--running_jobs_ <= 0) {
-    running_jobs_ = 0;
-    progress_->setVisible(false);
-    cancel_->setVisible(false);
-    status_->setText(qstr(fmt::format("p={} m={} v={}   background jobs done", problem_.devices, problem_.microbatches,
-                                      problem_.chunks)));
-  } else {
-    status_->setText(qstr(fmt::format("p={} m={} v={}   running {} job(s) in the background...", problem_.devices,
-                                      problem_.microbatches, problem_.chunks, running_jobs_)));
+  update_progress();
+}
+
+int MainWindow::outstanding_jobs() const {
+  return static_cast<int>(std::count_if(results_.begin(), results_.end(),
+                                        [](const RunResult& slot) { return !slot.trace && slot.error == kRunning; }));
+}
+
+bool MainWindow::background_busy() const { return outstanding_jobs() > 0; }
+
+void MainWindow::update_progress() {
+  const int outstanding = outstanding_jobs();
+  progress_->setVisible(outstanding > 0);
+  cancel_->setVisible(outstanding > 0);
+  const std::string shape = fmt::format("p={} m={} v={}", problem_.devices, problem_.microbatches, problem_.chunks);
+  if (outstanding > 0) {
+    status_->setText(qstr(fmt::format("{}   running {} job(s) in the background...", shape, outstanding)));
+  } else if (!in_flight_.empty() || runs_ > 0) {
+    status_->setText(qstr(fmt::format("{}   background jobs done", shape)));
   }
-  rebuild_scene();
 }
 
 void MainWindow::cancel_background() {
   ++generation_;
-  running_jobs_ = 0;
   background_timer_.stop();
   pending_background_.clear();
+  deferred_.clear();
   for (RunResult& slot : results_) {
-    if (!slot.trace && slot.error == "running...") slot.error = "cancelled";
+    if (!slot.trace && slot.error == kRunning) slot.error = "cancelled";
   }
-  progress_->setVisible(false);
-  cancel_->setVisible(false);
+  update_progress();
   rebuild_scene();
 }
 

@@ -9,6 +9,7 @@
 #include <QTimer>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,7 +64,8 @@ class MainWindow : public QMainWindow {
   // Removes every trace and schedule file that was opened.
   void clear_files();
 
-  bool background_busy() const { return running_jobs_ > 0 || background_timer_.isActive(); }
+  // True while a result of the current problem is still to come from the worker threads.
+  bool background_busy() const;
   void cancel_background();
 
   bool export_png(const QString& path, QString* error);
@@ -90,9 +92,14 @@ class MainWindow : public QMainWindow {
     std::string label;     // the result slot it fills
     std::string schedule;  // generator name
     EngineFn engine;       // empty: the evaluator
+    Problem problem;       // the problem when it was asked for
+    std::uint64_t generation = 0;
   };
 
   void start_background_jobs();
+  void launch(const BackgroundJob& job);
+  int outstanding_jobs() const;
+  void update_progress();
   void background_done(std::uint64_t generation, RunResult result);
   void show_error(const QString& message);
   void remember_recent(const QString& path);
@@ -119,7 +126,9 @@ class MainWindow : public QMainWindow {
   std::vector<EngineOption> engines_;
   std::vector<BackgroundJob> pending_background_;
   std::uint64_t generation_ = 0;  // bumped by every recompute and cancel; stale results are dropped
-  int running_jobs_ = 0;
+  std::map<std::string, int> in_flight_;             // label -> runs on the worker threads (any generation)
+  std::map<std::string, BackgroundJob> deferred_;    // label -> the newest request waiting for its run
+  int runs_ = 0;                                     // background requests so far (for the status line)
   QTimer background_timer_;       // slow generators start once the sliders rest
   QString last_error_;
   bool dialogs_enabled_ = true;

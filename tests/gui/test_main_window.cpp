@@ -413,3 +413,44 @@ TEST_F(MainWindowTest, KeyboardZoomAndCopyingTheMetrics) {
 
 }  // namespace
 }  // namespace zb::view
+
+#include <atomic>
+
+namespace zb::view {
+namespace {
+
+// Dragging a slider with a slow generator selected must not pile up runs: while one runs, only
+// the newest request waits, and the result shown is the one for the latest problem.
+TEST(MainWindowBackground, RequestsWhileARunIsGoingAreCoalesced) {
+  testing::test_app();
+  static std::atomic<int> runs{0};
+  runs = 0;
+  GeneratorRegistry registry = viewer_registry();
+  GeneratorInfo slow;
+  slow.name = "slow-ilp";
+  slow.make = [](const Problem& problem) {
+    ++runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    return make_zb_h1(problem);
+  };
+  registry.add(slow);
+  MainWindow window(std::move(registry));
+  window.set_problem(uniform_spec(4, 8), {"slow-ilp"});
+  auto pause = [](int ms) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+  };
+  auto* tf = window.panel()->findChild<QDoubleSpinBox*>("t_f");
+  pause(450);       // the first run starts after the 300 ms debounce
+  tf->setValue(2);  // its request waits for the first run
+  pause(450);
+  tf->setValue(3);  // replaces the waiting request
+  ASSERT_TRUE(wait_until([&] { return !window.background_busy(); }, 15000));
+  EXPECT_EQ(runs.load(), 2);
+  ASSERT_EQ(window.scene().groups().size(), 1u);
+  // ZB-H1 at t_f = 3, t_b = t_w = 1, p = 4, m = 8: W cannot fill the gaps, so just check the work.
+  EXPECT_DOUBLE_EQ(window.scene().groups()[0].trace.metrics.work, 8 * 5.0);
+}
+
+}  // namespace
+}  // namespace zb::view
