@@ -2,6 +2,7 @@
 #include "timeline/metrics_table.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -55,7 +56,11 @@ std::vector<MetricsRow> metrics_rows(const TimelineScene& scene) {
         row.reference = ref->label;
         row.span_delta = device_span_delta(m, ref->trace.metrics);
         std::string text;
-        for (double delta : row.span_delta) text += fmt::format("{}{:+.3g}", text.empty() ? "" : " ", delta);
+        for (double delta : row.span_delta) {
+          // Differences at floating-point noise level (1e-15 from another engine's arithmetic) read as 0.
+          if (std::abs(delta) <= 1e-9 * std::max(1.0, m.span)) delta = 0;
+          text += fmt::format("{}{:+.3g}", text.empty() ? "" : " ", delta);
+        }
         row.span_delta_text = text;
       }
     }

@@ -2,6 +2,7 @@
 #include "timeline/timeline_layout.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -90,7 +91,11 @@ std::string group_title(const TraceGroup& group) {
   double peak = 0;
   for (double value : m.peak_memory) peak = std::max(peak, value);
   std::string title = group.label;
-  if (!group.trace.meta.engine.empty() && group.trace.meta.engine != "eval") {
+  std::string lower_label = group.label;
+  std::transform(lower_label.begin(), lower_label.end(), lower_label.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string& engine = group.trace.meta.engine;
+  if (!engine.empty() && engine != "eval" && lower_label.find(engine) == std::string::npos) {
     title += fmt::format(" [{}]", group.trace.meta.engine);
   }
   title += fmt::format("   span {:.4g} {}   bubble {:.1f}%   peak mem {}", m.span, unit, percent(m.bubble_rate),

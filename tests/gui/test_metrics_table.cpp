@@ -4,6 +4,7 @@
 #include "gui_test_support.h"
 #include "timeline/explorer_run.h"
 #include "timeline/metrics_table.h"
+#include "timeline/timeline_layout.h"
 
 namespace zb::view {
 namespace {
@@ -140,6 +141,26 @@ TEST(Engines, SimgridIdealMatchesTheEvaluatorWhenBuilt) {
   const auto rows = metrics_rows(scene);
   ASSERT_EQ(rows[1].reference, "zb-h1");
   for (double delta : rows[1].span_delta) EXPECT_NEAR(delta, 0, 1e-9);
+}
+
+}  // namespace
+}  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+TEST(MetricsTable, NoiseLevelDifferencesReadAsZero) {
+  TimelineScene scene;
+  const Trace simulated = evaluated("zb-h1", uniform_spec(4, 8));
+  Trace other = simulated;
+  other.meta.engine = "simgrid";
+  for (Span& span : other.spans) span.end += 3e-15;
+  other.metrics = compute_metrics(other, simulated.metrics.work);
+  scene.add(make_group("zb-h1", simulated, std::nullopt));
+  scene.add(make_group("zb-h1 (SimGrid)", other, std::nullopt));
+  EXPECT_EQ(metrics_rows(scene)[1].span_delta_text, "+0 +0 +0 +0");
+  // The engine is not repeated in the header when the label already names it.
+  EXPECT_EQ(group_title(scene.groups()[1]).find("[simgrid]"), std::string::npos);
 }
 
 }  // namespace
