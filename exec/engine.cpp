@@ -80,8 +80,7 @@ class DeviceWorker {
                const ExecOptions& options, int device, std::vector<StepReport>& reports,
                std::mutex& reports_mutex, std::vector<ModelWeights>& stage_weights,
                DeviceOutput& output)
-      : backend_(backend),
-        problem_(problem),
+      : problem_(problem),
         schedule_(schedule),
         options_(options),
         d_(device),
@@ -341,7 +340,6 @@ class DeviceWorker {
     }
   }
 
-  Backend& backend_;
   const zb::Problem& problem_;
   const zb::Schedule& schedule_;
   const ExecOptions& options_;
