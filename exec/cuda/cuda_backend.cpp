@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -32,6 +33,10 @@ std::string gpu_name(int ordinal) {
 }  // namespace
 
 CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options) {
+  // Every stream its own hardware work queue (the default is 8), so a wait or a blocked NCCL
+  // kernel at the head of one stream never holds up another. Read when the context is created;
+  // a value set by the user wins.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   std::string why;
   if (!cuda_available(&why)) throw InputError(fmt::format("--backend cuda: no usable GPU ({})", why));
   int gpus = 0;

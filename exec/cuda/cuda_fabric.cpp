@@ -14,13 +14,20 @@ CudaFabric::CudaFabric(std::vector<CudaDevice*> devices)
     : devices_(std::move(devices)), per_device_(devices_.size()) {
   const int p = static_cast<int>(devices_.size());
   std::vector<std::pair<int, int>> nccl_pairs;
+  // Copies into a device share one stream (its receives are issued in its program order
+  // anyway): fewer streams than hardware work queues means no false dependencies between them.
+  std::map<int, cudaStream_t> copy_streams;
   for (int a = 0; a < p; ++a) {
     for (int b = 0; b < p; ++b) {
       if (a == b) continue;
       const bool same_gpu = devices_[a]->placement().ordinal == devices_[b]->placement().ordinal;
       if (same_gpu) {
+        if (copy_streams.count(b) == 0) {
+          copy_streams[b] = devices_[b]->create_stream();
+          owned_streams_.push_back(copy_streams[b]);
+        }
         Link link;
-        link.recv_stream = devices_[b]->create_stream();
+        link.recv_stream = copy_streams[b];
         links_[{a, b}] = link;
         continue;
       }
@@ -37,6 +44,8 @@ void CudaFabric::make_nccl_links(const std::vector<std::pair<int, int>>& pairs) 
     link.nccl = true;
     link.send_stream = devices_[a]->create_stream();
     link.recv_stream = devices_[b]->create_stream();
+    owned_streams_.push_back(link.send_stream);
+    owned_streams_.push_back(link.recv_stream);
     ncclComm_t comms[2] = {nullptr, nullptr};
     const int ordinals[2] = {devices_[a]->placement().ordinal, devices_[b]->placement().ordinal};
     check(ncclCommInitAll(comms, 2, ordinals),
@@ -101,9 +110,8 @@ CudaFabric::~CudaFabric() {
   for (auto& [pair, link] : links_) {
     if (link.send_comm) broken_ ? ncclCommAbort(link.send_comm) : ncclCommDestroy(link.send_comm);
     if (link.recv_comm) broken_ ? ncclCommAbort(link.recv_comm) : ncclCommDestroy(link.recv_comm);
-    if (link.send_stream) cudaStreamDestroy(link.send_stream);
-    if (link.recv_stream) cudaStreamDestroy(link.recv_stream);
   }
+  for (cudaStream_t stream : owned_streams_) cudaStreamDestroy(stream);
 }
 
 CudaDevice& CudaFabric::dev(int device) const {

@@ -27,7 +27,7 @@ namespace zb::exec::cuda {
 // A channel from a device to itself (the turn of a V placement) hands the tensor over, as on the
 // CPU: one compute stream orders producer and consumers.
 //
-// Every directed device pair is its own link: its own streams and, between GPUs, its own 2-rank
+// Between GPUs, every directed device pair is its own link: its own streams and its own 2-rank
 // NCCL communicator. So NCCL's in-order matching only ever sees the sends of one sender and the
 // receives of one receiver, and a blocked send holds up nothing but later sends on that link.
 class CudaFabric final : public Fabric {
@@ -91,6 +91,7 @@ class CudaFabric final : public Fabric {
 
   std::vector<CudaDevice*> devices_;
   std::map<std::pair<int, int>, Link> links_;
+  std::vector<cudaStream_t> owned_streams_;  // every stream above, once
   int nccl_links_ = 0;
   CpuFabric host_;
   std::mutex transfers_mutex_;
