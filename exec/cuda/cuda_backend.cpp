@@ -109,7 +109,7 @@ void CudaBackend::release_green_context() const {
 }
 
 CudaBackend::~CudaBackend() {
-  fabric_.reset();
+  fabric_.reset();  // links first: they hold buffers of the devices
   devices_.clear();
   destroy_green_partitions(partitions_);
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <limits>
 
 #include "exec/cuda/cuda_check.h"
@@ -81,7 +82,11 @@ CudaDevice::CudaDevice(int index, DevicePlacement placement, Precision precision
 
 CudaDevice::~CudaDevice() {
   // Destructors do not throw: errors here are ignored (the process is usually ending).
-  make_current();
+  try {
+    make_current();
+  } catch (const std::exception&) {
+    // the context is gone: the calls below fail quietly
+  }
   if (range_open_) nvtxRangePop();
   cudaStreamSynchronize(compute_);
   for (void* p : frees_->take()) cudaFreeAsync(p, compute_);
