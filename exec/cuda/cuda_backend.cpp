@@ -99,6 +99,7 @@ CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options) {
   }
   fabric_ = std::make_unique<CudaFabric>(raw);
   if (fabric_->uses_nccl()) summary_ += ", NCCL links between neighbouring GPUs";
+  for (const auto& warning : fabric_->warnings()) warnings_.push_back(warning);
   release_green_context();
 }
 

@@ -35,7 +35,36 @@ CudaFabric::CudaFabric(std::vector<CudaDevice*> devices)
       if (neighbours) nccl_pairs.emplace_back(a, b);
     }
   }
-  if (!nccl_pairs.empty()) make_nccl_links(nccl_pairs);
+  if (nccl_pairs.empty()) return;
+  try {
+    make_nccl_links(nccl_pairs);
+  } catch (const CudaError& error) {
+    // Without working NCCL the GPUs still talk: peer copies pulled by the receiver.
+    for (const auto& pair : nccl_pairs) {
+      auto it = links_.find(pair);
+      if (it != links_.end()) {
+        if (it->second.send_comm) ncclCommAbort(it->second.send_comm);
+        if (it->second.recv_comm) ncclCommAbort(it->second.recv_comm);
+        links_.erase(it);
+      }
+    }
+    nccl_links_ = 0;
+    warnings_.push_back(fmt::format("NCCL unusable ({}); GPUs exchange tensors by peer copies instead",
+                                    error.what()));
+    for (const auto& [a, b] : nccl_pairs) {
+      devices_[b]->make_current();
+      if (cudaDeviceEnablePeerAccess(devices_[a]->placement().ordinal, 0) != cudaSuccess) {
+        cudaGetLastError();  // no peer access: the copy goes through the host, still correct
+      }
+      if (copy_streams.count(b) == 0) {
+        copy_streams[b] = devices_[b]->create_stream();
+        owned_streams_.push_back(copy_streams[b]);
+      }
+      Link link;
+      link.recv_stream = copy_streams[b];
+      links_[{a, b}] = link;
+    }
+  }
 }
 
 void CudaFabric::make_nccl_links(const std::vector<std::pair<int, int>>& pairs) {
@@ -296,7 +325,7 @@ Tensor CudaFabric::recv(int from_device, int to_device, const MessageTag& expect
     check(cudaEventDestroy(transfer.ready), what);
     if (out.size() != 0) {
       check(cudaMemcpyAsync(out.data(), transfer.source.data(), out.size_bytes(),
-                            cudaMemcpyDeviceToDevice, l.recv_stream), what);
+                            cudaMemcpyDefault, l.recv_stream), what);  // same GPU or a peer
     }
   }
   cudaEvent_t done = take_event(to_device);

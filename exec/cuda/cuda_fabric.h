@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,8 @@ class CudaFabric final : public Fabric {
   // unusable (later runs are refused) instead of hanging.
   void end_run(bool failed);
   bool uses_nccl() const { return nccl_links_ > 0; }
+  // What fell back and why (NCCL failing to initialise: peer copies instead).
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
   void send(int from_device, int to_device, const MessageTag& tag, Tensor payload) override;
   Tensor recv(int from_device, int to_device, const MessageTag& expected, Device& device) override;
@@ -98,6 +101,7 @@ class CudaFabric final : public Fabric {
   std::map<std::pair<int, int>, std::deque<Transfer>> transfers_;  // per (from_stage, to_stage)
   std::vector<PerDevice> per_device_;
   bool broken_ = false;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace zb::exec::cuda
