@@ -114,8 +114,13 @@ class ModelBuilder {
   void layout() {
     layouts_.assign(idx(p_), {});
     int total = 3 * m_;
-    const int head = std::min(options_.free_head, total);
-    const int tail = std::min(options_.free_tail, total - head);
+    int head = std::min(options_.free_head, total);
+    int tail = std::min(options_.free_tail, total - head);
+    // Blocks that cover everything are the full model (no head-before-tail restriction).
+    if (head + tail >= total) {
+      head = total;
+      tail = 0;
+    }
     model_.decomposed = head + tail < total;
     for (int s = 0; s < p_; ++s) {
       StageLayout& lay = layouts_[idx(s)];

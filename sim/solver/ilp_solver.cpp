@@ -164,7 +164,19 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     model_options.free_head = block;
     model_options.free_tail = block;
   }
-  const IlpModel model = build_ilp_model(problem, reference, model_options);
+  IlpModel model = build_ilp_model(problem, reference, model_options);
+  // The time windows fix most pairs of a decomposed model: grow the free blocks while the
+  // variables stay well inside the budget (building a model takes milliseconds).
+  const int largest_block = 3 * problem.microbatches / 2;
+  while (model.decomposed && !model.empty_windows && model.order_pairs < options.decomposed_pairs / 3 &&
+         model_options.free_head < largest_block) {
+    IlpModelOptions grown = model_options;
+    grown.free_head = grown.free_tail = std::min(largest_block, grown.free_head * 3 / 2 + 1);
+    IlpModel bigger = build_ilp_model(problem, reference, grown);
+    if (bigger.order_pairs > options.decomposed_pairs) break;
+    model_options = grown;
+    model = std::move(bigger);
+  }
   result.decomposed = model.decomposed;
   result.order_variables = model.order_pairs;
   result.rows = model.lp.rows.size();
