@@ -15,7 +15,6 @@ class Viewport {
   // Pixel offset from the plot's left edge of time t, and back.
   double x_of(double time) const { return (time - time_start_) * px_per_time_; }
   double time_of(double x_px) const { return time_start_ + x_px / px_per_time_; }
-  double time_end(double width_px) const { return time_of(width_px); }
 
   // Shows [t0, t1] across width_px with a small margin on both sides; a degenerate range shows 1 unit.
   void fit(double t0, double t1, double width_px);

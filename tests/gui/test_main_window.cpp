@@ -6,6 +6,8 @@
 #include <QDoubleSpinBox>
 #include <QDropEvent>
 #include <QFile>
+#include <QFileInfo>
+#include <QSettings>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
@@ -185,6 +187,10 @@ TEST_F(MainWindowTest, OpensScenarioAndScheduleFilesAndDroppedFiles) {
   EXPECT_EQ(window_->panel()->findChild<QSpinBox*>("p")->value(), 3);
   EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"zb-h1"}));
   EXPECT_NEAR(window_->panel()->findChild<QDoubleSpinBox*>("t_f")->value(), 2, 1e-12);
+  // Remembered for File > Open Recent (settings live in the test's private config folder).
+  const QStringList recent = QSettings("zbsim", "zbview").value("recent_files").toStringList();
+  ASSERT_FALSE(recent.isEmpty());
+  EXPECT_EQ(recent.front(), QFileInfo(scenario).absoluteFilePath());
 
   const QString schedule = dir_.filePath("mine.txt");
   write_text(schedule, "d0: F0 F1 B0 W0 B1 W1\nd1: F0 B0 F1 B1 W0 W1\n");
