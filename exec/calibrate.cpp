@@ -92,24 +92,23 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
     Device& device = backend.device(d);
     Fabric& fabric = backend.fabric();
     const std::uint64_t token = control_key(0, 0, ControlKind::verdict);
-    if (d > 0) fabric.recv_control(d - 1, d, token);  // one device at a time
+    if (d > 0 && !options.concurrent) fabric.recv_control(d - 1, d, token);  // one device at a time
     for (int s = 0; s < stages; ++s) {
       if (shape.device_of_stage(s) != d) continue;
       measured[static_cast<std::size_t>(s)] =
           measure_stage(device, options.model, s, stages, options.repeats);
     }
     const std::uint64_t done = control_key(1, 0, ControlKind::verdict);
-    if (d + 1 < p) {
-      fabric.send_control(d, d + 1, token, {});
-    } else {
-      // The last device tells devices 0 and 1 that every stage is measured.
-      for (int e = 0; e < std::min(p, 2); ++e) {
-        if (e != d) fabric.send_control(d, e, done, {});
-      }
+    if (d + 1 < p && !options.concurrent) fabric.send_control(d, d + 1, token, {});
+    // Every device tells devices 0 and 1 it has finished, so they time t_comm undisturbed.
+    for (int e = 0; e < std::min(p, 2); ++e) {
+      if (e != d) fabric.send_control(d, e, done, {});
     }
     // t_comm: half the round trip of an activation-sized message between devices 0 and 1.
     if (p < 2 || d > 1) return;
-    if (d != p - 1) fabric.recv_control(p - 1, d, done);
+    for (int other = 0; other < p; ++other) {
+      if (other != d) fabric.recv_control(other, d, done);
+    }
     for (int i = 0; i < kPingPongs; ++i) {
       if (d == 0) {
         Tensor message = device.alloc(options.model.microbatch_size, options.model.hidden);

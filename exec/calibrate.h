@@ -19,6 +19,10 @@ struct CalibrationOptions {
   zb::Placement placement = zb::Placement::linear;
   int microbatches = 8;  // written into the scenario (the costs do not depend on it)
   int repeats = 5;       // timed repetitions per pass (after one warm-up), the median is kept
+  // false: devices measure one after another, each pass alone on the machine (clean costs).
+  // true: all devices measure at once, competing for cores as they do in a run (on a machine with
+  // fewer cores than devices, or busy with other work, this is what a run will see).
+  bool concurrent = false;
 };
 
 struct Calibration {
@@ -28,7 +32,7 @@ struct Calibration {
   std::vector<double> mem_f_bytes, mem_b_bytes, mem_w_bytes;
 };
 
-// Devices measure one after another (a token passes along them), so each pass is timed alone.
+// Measures every stage on its device (one after another unless options.concurrent).
 Calibration calibrate(Backend& backend, const CalibrationOptions& options);
 
 // The scenario file zbsim reads: {"problem": {...}}.

@@ -24,6 +24,7 @@ int run_calibrate(int argc, char** argv) {
   ShapeFlags shape;
   std::string out_path;
   int repeats = 5;
+  bool concurrent = false;
   po::options_description options("zbexec calibrate options");
   options.add_options()("help,h", "show this help");
   add_shape_options(options, shape);
@@ -33,6 +34,7 @@ int run_calibrate(int argc, char** argv) {
 #endif
   options.add_options()
       ("repeats", po::value(&repeats)->default_value(5), "timed repetitions per pass (median kept, after one warm-up)")
+      ("concurrent", po::bool_switch(&concurrent), "all devices measure at once, competing for cores as in a run (default: one after another)")
       ("out", po::value(&out_path), "scenario file to write ({\"problem\": {...}}, read by zbsim --scenario)");
   if (!parse_or_help(argc, argv, options, "usage: zbexec calibrate --out FILE [options]",
                      "zbexec calibrate --p 2 --layers 8 --hidden 256 --out calibrated.json && "
@@ -47,6 +49,7 @@ int run_calibrate(int argc, char** argv) {
   calibration_options.chunks = shape.chunks;
   calibration_options.microbatches = shape.microbatches;
   calibration_options.repeats = repeats;
+  calibration_options.concurrent = concurrent;
   calibration_options.model.validate(shape.devices * shape.chunks);
 #ifdef ZB_HAVE_CUDA
   auto backend = shape.backend == "cuda" ? cuda::make_cuda_backend(cuda_flags, shape.devices)
@@ -57,9 +60,9 @@ int run_calibrate(int argc, char** argv) {
   const Calibration calibration = calibrate(*backend, calibration_options);
 
   fmt::print("zbexec calibrate: backend {}, p={} v={}, {} layers x hidden {}, microbatch {}, "
-             "median of {} runs\n",
+             "median of {} runs{}\n",
              backend->name(), shape.devices, shape.chunks, shape.model.layers, shape.model.hidden,
-             shape.model.microbatch_size, repeats);
+             shape.model.microbatch_size, repeats, concurrent ? ", devices measuring concurrently" : "");
   fmt::print("{:<6} {:>7} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}\n", "stage", "device", "t_f ms",
              "t_b ms", "t_w ms", "mem_f B", "mem_b B", "mem_w B");
   const zb::Problem problem = calibration.spec.build("calibration");

@@ -53,6 +53,7 @@ struct RunFlags {
   bool verify = false;
   bool predict = false;
   int repeats = 5;
+  bool concurrent_calibration = false;
 };
 
 zb::Schedule load_schedule_file(const std::string& path) {
@@ -110,7 +111,8 @@ int run_run(int argc, char** argv) {
       ("verify", po::bool_switch(&flags.verify), "also train the single-device reference; fail unless max |dw| = 0")
       ("predict", po::bool_switch(&flags.predict), "compare measured spans with the evaluator's prediction from a calibration")
       ("calibration", po::value(&flags.calibration_path), "scenario from 'zbexec calibrate' (default with --predict: calibrate now)")
-      ("repeats", po::value(&flags.repeats)->default_value(5), "timed repetitions per pass when calibrating for --predict");
+      ("repeats", po::value(&flags.repeats)->default_value(5), "timed repetitions per pass when calibrating for --predict")
+      ("concurrent-calibration", po::bool_switch(&flags.concurrent_calibration), "calibrate for --predict with all devices measuring at once (see zbexec calibrate --concurrent)");
   if (!parse_or_help(argc, argv, options, "usage: zbexec run [options]",
                      "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify")) {
     return 0;
@@ -167,6 +169,7 @@ int run_run(int argc, char** argv) {
     calibration_options.placement = placement;
     calibration_options.microbatches = shape.microbatches;
     calibration_options.repeats = flags.repeats;
+    calibration_options.concurrent = flags.concurrent_calibration;
     spec = calibrate(*backend, calibration_options).spec;
   } else {
     spec.devices = shape.devices;

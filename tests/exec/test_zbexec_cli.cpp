@@ -117,6 +117,16 @@ TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
     // Two blocks per stage, 4 rows, h = 32: F saves x, u, z = 9h floats per row and block.
     EXPECT_EQ(problem.mem_f[s], 2 * 9 * 32 * 4 * 4 + (s == 1 ? 32 * 4 * 4 : 0));
   }
+  // Measuring all devices at once changes the times, never the memory.
+  const std::string concurrent_scenario = (dir / "concurrent.json").string();
+  const Outcome concurrent = zbexec("calibrate --p 3 --layers 6 --hidden 32 --repeats 2 --concurrent --out " +
+                                    concurrent_scenario);
+  ASSERT_EQ(concurrent.code, 0) << concurrent.output;
+  EXPECT_THAT(concurrent.output, HasSubstr("devices measuring concurrently"));
+  const zb::Problem concurrent_problem = zb::exec::read_scenario_spec(concurrent_scenario).build("concurrent");
+  EXPECT_EQ(concurrent_problem.devices, 3);
+  EXPECT_EQ(concurrent_problem.mem_f[0], problem.mem_f[0]);
+  EXPECT_GT(concurrent_problem.t_b[2], 0);
   const Outcome predict = zbexec("run --schedule zb-h1 --p 2 --m 4 --layers 4 --hidden 32 --steps 3 "
                                  "--predict --calibration " + scenario);
   EXPECT_EQ(predict.code, 0) << predict.output;
