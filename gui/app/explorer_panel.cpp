@@ -12,8 +12,11 @@
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
+#include <QTableWidget>
+#include <QHeaderView>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/qt_colour.h"
@@ -106,6 +109,20 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
   connect(limit_, &QLineEdit::editingFinished, this, [this] { limit_edited(); });
   form->addRow("memory limit", limit_);
   outer->addWidget(shape);
+
+  auto* per_device = new QGroupBox("Per-device costs");
+  per_device->setToolTip("edit a cell to give one device its own cost (the spin boxes above set all devices); "
+                         "with v chunks a device's cost is split evenly over its chunks");
+  auto* per_device_layout = new QVBoxLayout(per_device);
+  device_costs_ = new QTableWidget(0, 3);
+  device_costs_->setObjectName("per_device_costs");
+  device_costs_->setHorizontalHeaderLabels({"t_f", "t_b", "t_w"});
+  device_costs_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  device_costs_->verticalHeader()->setDefaultSectionSize(20);
+  device_costs_->setMaximumHeight(150);
+  connect(device_costs_, &QTableWidget::cellChanged, this, [this](int row, int column) { device_cell_edited(row, column); });
+  per_device_layout->addWidget(device_costs_);
+  outer->addWidget(per_device);
 
   if (models_available()) {
     auto* preset = new QGroupBox("Model preset (models/)");
@@ -227,6 +244,7 @@ void ExplorerPanel::cost_edited(CostControl& control, double value) {
     control.slider->setValue(static_cast<int>(std::lround(std::min(value / control.slider_step, double(kSliderSteps)))));
   }
   control.label->setText(control.spin->objectName());
+  refresh_device_table();
   emit changed();
 }
 
@@ -249,6 +267,49 @@ void ExplorerPanel::shape_edited() {
       show_cost(control);
     }
   }
+  refresh_device_table();
+  emit changed();
+}
+
+void ExplorerPanel::refresh_device_table() {
+  if (!device_costs_) return;
+  const QSignalBlocker block(device_costs_);
+  const int p = spec_.devices;
+  device_costs_->setRowCount(p);
+  for (int d = 0; d < p; ++d) {
+    device_costs_->setVerticalHeaderItem(d, new QTableWidgetItem(QString("d%1").arg(d)));
+    for (int column = 0; column < 3; ++column) {
+      const std::vector<double>& values = spec_.*(costs_[static_cast<std::size_t>(column)].field);
+      auto* item = new QTableWidgetItem;
+      if (values.size() == 1 || values.size() == static_cast<std::size_t>(p)) {
+        item->setText(QString::number(values.size() == 1 ? values[0] : values[static_cast<std::size_t>(d)], 'g', 6));
+      } else {
+        // Per-stage values (from a file): shown in the spin box tooltip, not editable per device here.
+        item->setText("per stage");
+        item->setFlags(Qt::ItemIsEnabled);
+      }
+      device_costs_->setItem(d, column, item);
+    }
+  }
+}
+
+void ExplorerPanel::device_cell_edited(int row, int column) {
+  CostControl& control = costs_[static_cast<std::size_t>(column)];
+  std::vector<double>& values = spec_.*(control.field);
+  bool ok = false;
+  const double value = device_costs_->item(row, column)->text().toDouble(&ok);
+  const auto p = static_cast<std::size_t>(spec_.devices);
+  if (!ok || value < 0 || (values.size() != 1 && values.size() != p)) {
+    emit message(QString("per-device %1 of d%2: expected a number >= 0").arg(control.spin->objectName()).arg(row));
+    refresh_device_table();
+    return;
+  }
+  if (values.size() == 1) values.assign(p, values[0]);
+  values[static_cast<std::size_t>(row)] = value;
+  if (std::all_of(values.begin(), values.end(), [&](double v) { return v == values[0]; })) values.resize(1);
+  if (model_choice()) explicit_fields_.insert(control.spin->objectName().toStdString());
+  show_cost(control);
+  refresh_device_table();
   emit changed();
 }
 
@@ -284,6 +345,7 @@ void ExplorerPanel::set_spec(const ProblemSpec& spec) {
     placement_->setCurrentIndex(spec.placement ? static_cast<int>(*spec.placement) + 1 : 0);
   }
   for (CostControl& control : costs_) show_cost(control);
+  refresh_device_table();
   const QSignalBlocker block(limit_);
   limit_->setText(spec.mem_limit ? qstr(spec.mem_limit->to_string()) : QString());
   limit_->setStyleSheet("");
@@ -320,6 +382,7 @@ void ExplorerPanel::set_model_choice(const std::optional<ModelChoice>& choice) {
 void ExplorerPanel::show_derived(const ProblemSpec& derived) {
   spec_ = derived;
   for (CostControl& control : costs_) show_cost(control);
+  refresh_device_table();
   const QSignalBlocker block(limit_);
   limit_->setText(spec_.mem_limit ? qstr(spec_.mem_limit->to_string()) : QString());
 }

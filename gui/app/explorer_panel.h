@@ -20,6 +20,7 @@ class QLineEdit;
 class QListWidget;
 class QSlider;
 class QSpinBox;
+class QTableWidget;
 
 namespace zb::view {
 
@@ -69,6 +70,9 @@ class ExplorerPanel : public QWidget {
   void cost_edited(CostControl& control, double value);
   void limit_edited();
   void shape_edited();
+  // The per-device table mirrors spec_; edits of a cell make that field a per-device array.
+  void refresh_device_table();
+  void device_cell_edited(int row, int column);
 
   ProblemSpec spec_;
   QSpinBox* p_ = nullptr;
@@ -81,6 +85,7 @@ class ExplorerPanel : public QWidget {
   QLineEdit* limit_ = nullptr;
   QListWidget* schedules_ = nullptr;
   QComboBox* engine_ = nullptr;
+  QTableWidget* device_costs_ = nullptr;
   QComboBox* model_ = nullptr;
   QComboBox* hardware_ = nullptr;
   QSpinBox* microbatch_size_ = nullptr;

@@ -460,3 +460,27 @@ TEST(MainWindowBackground, RequestsWhileARunIsGoingAreCoalesced) {
 
 }  // namespace
 }  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+TEST_F(MainWindowTest, PerDeviceCostsAreEditableAndFollowP) {
+  auto* table = window_->panel()->findChild<QTableWidget*>("per_device_costs");
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->rowCount(), 4);
+  EXPECT_EQ(table->item(2, 0)->text(), "1");
+  const double span = window_->scene().groups()[1].trace.metrics.span;
+  table->item(1, 0)->setText("3");  // device 1's forward three times slower
+  EXPECT_EQ(window_->panel()->spec().t_f, (std::vector<double>{1, 3, 1, 1}));
+  EXPECT_GT(window_->scene().groups()[1].trace.metrics.span, span);
+  table->item(1, 0)->setText("oops");  // rejected, the value stays
+  EXPECT_EQ(window_->panel()->spec().t_f, (std::vector<double>{1, 3, 1, 1}));
+  EXPECT_EQ(table->item(1, 0)->text(), "3");
+  table->item(1, 0)->setText("1");  // all equal again: back to one value
+  EXPECT_EQ(window_->panel()->spec().t_f, std::vector<double>{1});
+  window_->panel()->findChild<QSpinBox*>("p")->setValue(6);
+  EXPECT_EQ(table->rowCount(), 6);
+}
+
+}  // namespace
+}  // namespace zb::view
