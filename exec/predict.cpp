@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/schedule/evaluator.h"
 
@@ -62,6 +63,8 @@ std::string format_prediction(const PredictionReport& report) {
   std::string out = fmt::format("{:<8} {:>16} {:>16} {:>8} {:>10} {:>10}\n", "device",
                                 "predicted span", "measured span", "error", "pred bubble",
                                 "meas bubble");
+  // A bubble of -1e-17 (rounding in span - work) would print as "-0.0%".
+  auto percent = [](double rate) { return std::abs(rate) < 1e-9 ? 0.0 : 100.0 * rate; };
   auto error = [](double predicted, double measured) {
     return measured > 0 ? fmt::format("{:+.1f}%", 100.0 * (predicted - measured) / measured)
                         : std::string("-");
@@ -70,12 +73,12 @@ std::string format_prediction(const PredictionReport& report) {
     const auto& row = report.devices[d];
     out += fmt::format("{:<8} {:>13.3f} ms {:>13.3f} ms {:>8} {:>9.1f}% {:>9.1f}%\n", fmt::format("d{}", d),
                        row.predicted_span, row.measured_span, error(row.predicted_span, row.measured_span),
-                       100.0 * row.predicted_bubble, 100.0 * row.measured_bubble);
+                       percent(row.predicted_bubble), percent(row.measured_bubble));
   }
   out += fmt::format("{:<8} {:>13.3f} ms {:>13.3f} ms {:>8} {:>9.1f}% {:>9.1f}%\n", "all",
                      report.predicted_span, report.measured_span,
                      error(report.predicted_span, report.measured_span),
-                     100.0 * report.predicted_bubble, 100.0 * report.measured_bubble);
+                     percent(report.predicted_bubble), percent(report.measured_bubble));
   out += fmt::format("(measured: median over {} step(s); 'all' is the largest device span and the "
                      "bubble rate of DESIGN.md section 3)\n", report.measured_steps);
   return out;
