@@ -61,18 +61,36 @@ CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options) {
                                         error.what(), devices.count, total_sms));
       }
     }
-    for (int d = 0; d < devices.count; ++d) {
-      DevicePlacement placement;
-      placement.ordinal = ordinal;
-      if (!partitions_.empty()) {
-        placement.green = partitions_[static_cast<std::size_t>(d)].green;
-        placement.context = partitions_[static_cast<std::size_t>(d)].context;
-        placement.sm_count = partitions_[static_cast<std::size_t>(d)].sm_count;
-      } else {
-        placement.sm_count = total_sms;
+    auto virtual_placements = [&] {
+      placements.clear();
+      for (int d = 0; d < devices.count; ++d) {
+        DevicePlacement placement;
+        placement.ordinal = ordinal;
+        if (!partitions_.empty()) {
+          placement.green = partitions_[static_cast<std::size_t>(d)].green;
+          placement.context = partitions_[static_cast<std::size_t>(d)].context;
+          placement.sm_count = partitions_[static_cast<std::size_t>(d)].sm_count;
+        } else {
+          placement.sm_count = total_sms;
+        }
+        placement.label = fmt::format("cuda:{} virtual {}/{} ({} SMs)", ordinal, d, devices.count, placement.sm_count);
+        placements.push_back(placement);
       }
-      placement.label = fmt::format("cuda:{} virtual {}/{} ({} SMs)", ordinal, d, devices.count, placement.sm_count);
-      placements.push_back(placement);
+    };
+    virtual_placements();
+    try {
+      make_devices(placements, options.precision, epoch);
+    } catch (const CudaError& error) {
+      if (partitions_.empty()) throw;
+      // Green contexts were created but cannot host a device here: plain streams instead.
+      devices_.clear();
+      destroy_green_partitions(partitions_);
+      check(cudaSetDevice(ordinal), "cudaSetDevice(primary context)");
+      warnings_.push_back(fmt::format("green contexts unusable ({}); the {} virtual devices share "
+                                      "all {} SMs through plain streams",
+                                      error.what(), devices.count, total_sms));
+      virtual_placements();
+      make_devices(placements, options.precision, epoch);
     }
     summary_ = fmt::format("{} ({}, {} SMs): {}", devices.describe(), gpu_name(ordinal), total_sms,
                            partitions_.empty() ? "plain streams, all SMs shared"
@@ -88,15 +106,12 @@ CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options) {
       placements.push_back(placement);
       names.push_back(gpu_name(placement.ordinal));
     }
+    make_devices(placements, options.precision, epoch);
     summary_ = fmt::format("{} ({})", devices.describe(), fmt::join(names, ", "));
   }
   summary_ += fmt::format(", {} GEMMs", precision_name(options.precision));
   std::vector<CudaDevice*> raw;
-  for (int d = 0; d < devices.count; ++d) {
-    devices_.push_back(std::make_unique<CudaDevice>(d, placements[static_cast<std::size_t>(d)],
-                                                    options.precision, epoch));
-    raw.push_back(devices_.back().get());
-  }
+  for (auto& device : devices_) raw.push_back(device.get());
   fabric_ = std::make_unique<CudaFabric>(raw);
   if (fabric_->uses_nccl()) summary_ += ", NCCL links between neighbouring GPUs";
   for (const auto& warning : fabric_->warnings()) warnings_.push_back(warning);
@@ -107,6 +122,14 @@ void CudaBackend::release_green_context() const {
   // A green context may be current to one thread at a time: the calling thread goes back to
   // the primary context before (or after) the workers take theirs.
   if (!partitions_.empty()) check(cudaSetDevice(devices_.front()->placement().ordinal), "cudaSetDevice(primary context)");
+}
+
+void CudaBackend::make_devices(const std::vector<DevicePlacement>& placements, Precision precision,
+                               CudaDevice::Clock::time_point epoch) {
+  devices_.clear();
+  for (std::size_t d = 0; d < placements.size(); ++d) {
+    devices_.push_back(std::make_unique<CudaDevice>(static_cast<int>(d), placements[d], precision, epoch));
+  }
 }
 
 CudaBackend::~CudaBackend() {

@@ -48,6 +48,8 @@ class CudaBackend final : public Backend {
 
  private:
   void release_green_context() const;
+  void make_devices(const std::vector<DevicePlacement>& placements, Precision precision,
+                    CudaDevice::Clock::time_point epoch);
 
   std::vector<GreenPartition> partitions_;
   std::vector<std::unique_ptr<CudaDevice>> devices_;
