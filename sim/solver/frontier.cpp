@@ -36,6 +36,10 @@ std::vector<FrontierPoint> memory_frontier(const Problem& problem, const Frontie
       IlpOptions ilp_options;
       ilp_options.memory_limit = point.limit;
       ilp_options.time_limit_s = options.ilp_time_limit_s;
+      // What fit the previous (smaller) limit fits this one: the frontier never rises.
+      if (!points.empty() && points.back().ilp && points.back().ilp->status != IlpStatus::infeasible) {
+        ilp_options.warm_start = points.back().ilp->schedule;
+      }
       point.ilp = solve_ilp(problem, ilp_options);
       if (point.ilp->status != IlpStatus::infeasible && point.ilp->span > 0) {
         point.ilp_bubble_rate = (point.ilp->span - work) / point.ilp->span;

@@ -71,6 +71,24 @@ Schedule sequential_schedule(const Problem& problem) {
   return schedule;
 }
 
+// Every (stage, microbatch) has exactly one F, B and W, in that order, on its own stage: what the
+// model's layout needs from a warm start (list_timing alone accepts repeats).
+bool order_is_complete(const Problem& problem, const Schedule& schedule) {
+  const auto m = static_cast<std::size_t>(problem.microbatches);
+  for (const auto& list : schedule.devices) {
+    if (list.size() != 3 * m) return false;
+    std::vector<int> seen(m, 0);  // passes done per microbatch: F = 1, B = 2, W = 3
+    for (const Action& action : list) {
+      if (action.chunk != 0 || action.microbatch < 0 || static_cast<std::size_t>(action.microbatch) >= m) return false;
+      int& done = seen[static_cast<std::size_t>(action.microbatch)];
+      const int expected = action.pass == Pass::F ? 0 : action.pass == Pass::B ? 1 : action.pass == Pass::W ? 2 : -1;
+      if (expected != done) return false;
+      ++done;
+    }
+  }
+  return true;
+}
+
 // The least memory any schedule needs: one microbatch in flight on each stage.
 double minimum_memory(const Problem& problem) {
   double needed = 0;
@@ -122,9 +140,24 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     result.heuristic_span = list_timing(problem, reference).span;
   }
   result.memory_limit = limit;
+  result.span = result.heuristic_span;
+  // A caller's schedule (e.g. the optimum at a smaller limit) replaces zb-auto as the warm start
+  // when it is valid here and strictly shorter.
+  if (options.warm_start) {
+    try {
+      const ListTiming timing = list_timing(problem, *options.warm_start);
+      const auto peaks = order_peak_memory(problem, *options.warm_start);
+      const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](double v) { return v <= limit + 1e-9; });
+      if (fits && order_is_complete(problem, *options.warm_start) && timing.span < result.span) {
+        reference = *options.warm_start;
+        result.span = timing.span;
+      }
+    } catch (const InputError&) {
+      // Not a schedule of this problem: zb-auto stands.
+    }
+  }
   result.schedule = reference;
   result.schedule.name = "zb-ilp";
-  result.span = result.heuristic_span;
   result.status = IlpStatus::feasible;
 
   const SpanLowerBound bound = span_lower_bound(problem, limit);

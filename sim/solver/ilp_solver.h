@@ -35,6 +35,9 @@ struct IlpOptions {
   // When all costs lie on a grid (e.g. integers), search only for spans one grid step shorter
   // than zb-auto's: tighter time windows, and a proof of optimality when none exists.
   bool strict_improvement = true;
+  // A known schedule of this problem (v = 1, split B/W) to start from instead of zb-auto when it
+  // fits the limit and is shorter, e.g. the optimum at a smaller memory limit.
+  std::optional<Schedule> warm_start;
 };
 
 struct IlpResult {

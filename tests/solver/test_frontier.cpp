@@ -34,10 +34,15 @@ TEST(Frontier, IlpPointsNeverAboveTheHeuristic) {
   options.ilp_time_limit_s = 5;
   const auto points = memory_frontier(problem, options);
   ASSERT_EQ(points.size(), 3u);
-  for (const FrontierPoint& point : points) {
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    const FrontierPoint& point = points[k];
     ASSERT_TRUE(point.ilp.has_value());
     EXPECT_LE(point.ilp->span, point.auto_span + 1e-9);
     EXPECT_LE(point.ilp_bubble_rate, point.auto_bubble_rate + 1e-12);
+    // More memory never hurts: each point starts from the previous optimum.
+    if (k > 0) {
+      EXPECT_LE(point.ilp->span, points[k - 1].ilp->span + 1e-9);
+    }
   }
   const std::string svg = frontier_svg(points, "test <frontier>");
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);

@@ -170,6 +170,28 @@ TEST(Ilp, DecomposesLargeProblemsAndNeverLosesToTheHeuristic) {
   EXPECT_LT(result.solve_seconds, 6);
 }
 
+TEST(Ilp, StartsFromABetterCallerScheduleAndIgnoresForeignOnes) {
+  REQUIRE_CBC();
+  // The optimum at limit 10 (145) also fits limit 11, where zb-auto gives 147.
+  const Problem problem = make_problem(4, 8, 5, 7, 3, 1);
+  IlpOptions at_10;
+  at_10.memory_limit = 10;
+  at_10.time_limit_s = 40;
+  const IlpResult first = solve_ilp(problem, at_10);
+  ASSERT_DOUBLE_EQ(first.span, 145);
+  IlpOptions at_11;
+  at_11.memory_limit = 11;
+  at_11.time_limit_s = 0.01;  // no time to solve: the result is the warm start
+  at_11.warm_start = first.schedule;
+  const IlpResult second = solve_ilp(problem, at_11);
+  EXPECT_DOUBLE_EQ(second.heuristic_span, 147);
+  EXPECT_DOUBLE_EQ(second.span, 145);
+  expect_sound(problem, second);
+  // A schedule of another shape is ignored, not an error.
+  at_11.warm_start = solve_ilp(make_problem(3, 8, 5, 7, 3, 1, 12), IlpOptions{}).schedule;
+  EXPECT_DOUBLE_EQ(solve_ilp(problem, at_11).span, 147);
+}
+
 TEST(Ilp, RejectsMultipleChunks) {
   ProblemSpec spec;
   spec.devices = 2;
