@@ -185,84 +185,110 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   // shorter (tighter windows), and round the bound up to the grid.
   const double step = options.strict_improvement ? time_granularity(problem) : 0.0;
   auto on_grid = [&](double value) { return step > 0 ? std::ceil(value / step - 1e-6) * step : value; };
-  IlpModelOptions model_options;
-  model_options.memory_limit = limit;
-  model_options.incumbent_span = result.span;
-  model_options.search_span = step > 0 ? result.span - step : 0.0;
-  model_options.lower_bound = bound.span;
   const double m = problem.microbatches;
   const double full_pairs = problem.devices * 3.0 * m * (m - 1) / 2.0;
-  if (full_pairs > static_cast<double>(options.max_full_pairs)) {
-    const int block = decomposition_block(problem, options.decomposed_pairs);
-    model_options.free_head = block;
-    model_options.free_tail = block;
-  }
-  IlpModel model = build_ilp_model(problem, reference, model_options);
-  // The time windows fix most pairs of a decomposed model: grow the free blocks while the
-  // variables stay well inside the budget (building a model takes milliseconds).
+  const bool decompose = full_pairs > static_cast<double>(options.max_full_pairs);
   const int largest_block = 3 * problem.microbatches / 2;
-  while (model.decomposed && !model.empty_windows && model.order_pairs < options.decomposed_pairs / 3 &&
-         model_options.free_head < largest_block) {
-    IlpModelOptions grown = model_options;
-    grown.free_head = grown.free_tail = std::min(largest_block, grown.free_head * 3 / 2 + 1);
-    IlpModel bigger = build_ilp_model(problem, reference, grown);
-    if (bigger.order_pairs > options.decomposed_pairs) break;
-    model_options = grown;
-    model = std::move(bigger);
-  }
-  result.decomposed = model.decomposed;
-  result.order_variables = model.order_pairs;
-  result.rows = model.lp.rows.size();
-  if (model.empty_windows) {
-    // The time windows alone rule out any span one step below zb-auto's.
-    if (!model.decomposed) result.best_bound = result.span;
-    result.message = model.decomposed ? "no improvement within the decomposed neighbourhood (time windows)"
-                                      : "time windows rule out any shorter span";
-    return finish();
-  }
-  result.solver_called = true;
-
-  const double remaining = options.time_limit_s - seconds_since(start);
-  if (remaining <= 0) {
-    result.message = "time limit reached before the solver started";
-    return finish();
-  }
-  MipSettings settings;
-  settings.time_limit_s = remaining;
-  settings.threads = options.threads;
-  settings.lp_file = options.lp_file;
-  settings.isolate = options.isolate;
-  settings.objective_step = step;
-  settings.use_warm_start = step <= 0;  // the warm start lies outside a strict-improvement search
-  const MipOutcome outcome = solve_mip(model, settings);
-  if (!outcome.values.empty()) {
-    Schedule order = ilp_solution_order(model, outcome.values);
-    try {
-      const ListTiming timing = list_timing(problem, order);
-      const auto peaks = order_peak_memory(problem, order);
-      const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](double v) { return v <= limit + 1e-9; });
-      if (fits && timing.span < result.span && !close_enough(timing.span, result.span)) {
-        result.schedule = std::move(order);
-        result.span = timing.span;
+  std::size_t budget = options.decomposed_pairs;
+  int rounds = 0;
+  int widest_block = 0;
+  // Full model: one solve. Decomposed: a large-neighbourhood search. Each round frees the first
+  // and last actions of every stage within an order-variable budget; an improvement becomes the
+  // next reference, no improvement doubles the budget, until the time is spent or the blocks
+  // cover everything (which is the full model).
+  for (;;) {
+    IlpModelOptions model_options;
+    model_options.memory_limit = limit;
+    model_options.incumbent_span = result.span;
+    model_options.search_span = step > 0 ? result.span - step : 0.0;
+    model_options.lower_bound = bound.span;
+    if (decompose) {
+      model_options.free_head = model_options.free_tail = decomposition_block(problem, budget);
+    }
+    IlpModel model = build_ilp_model(problem, reference, model_options);
+    // The time windows fix most pairs of a decomposed model: grow the free blocks while the
+    // variables stay well inside the budget (building a model takes milliseconds).
+    while (model.decomposed && !model.empty_windows && model.order_pairs < budget / 3 &&
+           model_options.free_head < largest_block) {
+      IlpModelOptions grown = model_options;
+      grown.free_head = grown.free_tail = std::min(largest_block, grown.free_head * 3 / 2 + 1);
+      IlpModel bigger = build_ilp_model(problem, reference, grown);
+      if (bigger.order_pairs > budget) break;
+      model_options = grown;
+      model = std::move(bigger);
+    }
+    ++rounds;
+    widest_block = std::max(widest_block, model_options.free_head);
+    result.decomposed = model.decomposed;
+    result.order_variables = std::max(result.order_variables, model.order_pairs);
+    result.rows = std::max(result.rows, model.lp.rows.size());
+    bool improved = false;
+    MipOutcome outcome;
+    if (model.empty_windows) {
+      // The time windows alone rule out any span one step shorter.
+      if (!model.decomposed) {
+        result.best_bound = result.span;
+        result.message = "time windows rule out any shorter span";
       }
-    } catch (const ScheduleError&) {
-      // A degenerate tie order that deadlocks: keep the warm start.
+    } else {
+      const double remaining = options.time_limit_s - seconds_since(start);
+      if (remaining <= 0) {
+        result.message = "time limit reached before the solver started";
+        break;
+      }
+      result.solver_called = true;
+      MipSettings settings;
+      settings.time_limit_s = remaining;
+      settings.threads = options.threads;
+      settings.lp_file = options.lp_file;
+      settings.isolate = options.isolate;
+      settings.objective_step = step;
+      settings.use_warm_start = step <= 0;  // the warm start lies outside a strict-improvement search
+      outcome = solve_mip(model, settings);
+      if (!outcome.values.empty()) {
+        Schedule order = ilp_solution_order(model, outcome.values);
+        try {
+          const ListTiming timing = list_timing(problem, order);
+          const auto peaks = order_peak_memory(problem, order);
+          const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](double v) { return v <= limit + 1e-9; });
+          if (fits && timing.span < result.span && !close_enough(timing.span, result.span)) {
+            order.name = "zb-ilp";
+            reference = order;
+            result.schedule = std::move(order);
+            result.span = timing.span;
+            improved = true;
+          }
+        } catch (const ScheduleError&) {
+          // A degenerate tie order that deadlocks: keep the warm start.
+        }
+      }
+      if (!model.decomposed) {
+        const bool no_better = step > 0 && outcome.proven_infeasible;  // nothing one step shorter exists
+        if (outcome.proven_optimal || no_better) {
+          result.best_bound = result.span;
+        } else {
+          result.best_bound = std::clamp(on_grid(outcome.best_bound), bound.span, result.span);
+        }
+        if (outcome.crashed) {
+          result.message = "CBC stopped abnormally; the best schedule so far stands";
+        } else if (outcome.stopped_on_time && !outcome.proven_optimal) {
+          result.message = fmt::format("time limit {} s reached", options.time_limit_s);
+        }
+      }
+    }
+    if (!model.decomposed) break;
+    if (close_enough(result.span, bound.span)) break;
+    if (options.time_limit_s - seconds_since(start) < 0.2 || outcome.stopped_on_time) break;
+    if (!improved) {
+      if (model_options.free_head >= largest_block) break;
+      budget *= 2;
     }
   }
-  const bool no_better = step > 0 && outcome.proven_infeasible;  // nothing one step shorter exists
-  if (!model.decomposed && (outcome.proven_optimal || no_better)) {
-    result.best_bound = result.span;
-  } else if (!model.decomposed) {
-    result.best_bound = std::clamp(on_grid(outcome.best_bound), bound.span, result.span);
-  }
-  if (model.decomposed) {
-    result.message = fmt::format("decomposed: the first and last {} actions of each stage reordered, the middle "
-                                 "keeps the zb-auto order; bound from the head lower bound",
-                                 model_options.free_head);
-  } else if (outcome.crashed) {
-    result.message = "CBC stopped abnormally; the zb-auto warm start stands";
-  } else if (outcome.stopped_on_time && !outcome.proven_optimal) {
-    result.message = fmt::format("time limit {} s reached", options.time_limit_s);
+  if (result.decomposed) {
+    result.message = fmt::format(
+        "decomposed: {} rounds reordering up to the first and last {} actions of each stage around the best order "
+        "so far; bound from the lower bound",
+        rounds, widest_block);
   }
   return finish();
 }
