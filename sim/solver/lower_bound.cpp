@@ -33,6 +33,27 @@ double tail_idle_bound(const Problem& problem, int s, double round_trip, double 
   return std::max(0.0, round_trip - best);
 }
 
+// A stage below s as the bottleneck: measured from the first action of stage s, stage r >= s
+// cannot start before the forward chain reaches it, must then run all its F and B before its last
+// B, and that gradient must still travel back to s, where its B and W follow. Holds for every
+// schedule (no microbatch order assumed): all F precede their B, so all precede the last B.
+double downstream_flow_bound(const Problem& problem, int s) {
+  auto at = [](const std::vector<double>& values, int k) { return values[static_cast<std::size_t>(k)]; };
+  const int m = problem.microbatches;
+  double forward = 0;   // from the start of stage s to the earliest start of stage r
+  double backward = 0;  // from the end of the last B on stage r to the end of its B on stage s
+  double best = 0;
+  for (int r = s; r < problem.stages(); ++r) {
+    if (r > s) {
+      forward += at(problem.t_f, r - 1) + problem.comm_after(r - 1);
+      backward += problem.comm_after(r - 1) + at(problem.t_b, r - 1);
+    }
+    const double through_r = forward + m * (at(problem.t_f, r) + at(problem.t_b, r)) + backward;
+    best = std::max(best, through_r + at(problem.t_w, s));
+  }
+  return best;
+}
+
 }  // namespace
 
 SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit) {
@@ -43,6 +64,7 @@ SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit) {
   bound.stage_bound.assign(static_cast<std::size_t>(p), 0.0);
   bound.head_idle.assign(static_cast<std::size_t>(p), 0.0);
   bound.tail_idle.assign(static_cast<std::size_t>(p), 0.0);
+  bound.flow.assign(static_cast<std::size_t>(p), 0.0);
   // Walk up from the last stage, accumulating the round trip below each stage.
   double below = 0;  // sum over k > s of (t_f + t_b) plus 2 transfers per boundary at or below s
   for (int s = p - 1; s >= 0; --s) {
@@ -58,10 +80,12 @@ SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit) {
     // The head interval ends at the first B, the tail interval starts after the last F: they
     // are disjoint when not every F fits before the first B; otherwise only the larger counts.
     const double idle = fit < m ? head_idle + tail_idle : std::max(head_idle, tail_idle);
+    const double flow = downstream_flow_bound(problem, s);
     bound.head_idle[static_cast<std::size_t>(s)] = head_idle;
     bound.tail_idle[static_cast<std::size_t>(s)] = tail_idle;
-    bound.stage_bound[static_cast<std::size_t>(s)] = work + idle;
-    bound.span = std::max(bound.span, work + idle);
+    bound.flow[static_cast<std::size_t>(s)] = flow;
+    bound.stage_bound[static_cast<std::size_t>(s)] = std::max(work + idle, flow);
+    bound.span = std::max(bound.span, bound.stage_bound[static_cast<std::size_t>(s)]);
   }
   return bound;
 }

@@ -9,9 +9,10 @@ namespace zb {
 
 struct SpanLowerBound {
   double span = 0;                  // max over stages of stage_bound
-  std::vector<double> stage_bound;  // per stage: its work plus the unavoidable head idle
+  std::vector<double> stage_bound;  // per stage: max(work + head and tail idle, flow)
   std::vector<double> head_idle;    // per stage
   std::vector<double> tail_idle;    // per stage
+  std::vector<double> flow;         // per stage: the bound through a bottleneck stage below it
 };
 
 // Per stage s: work m (t_f + t_b + t_w) plus the head idle. From its first action until its
@@ -20,7 +21,10 @@ struct SpanLowerBound {
 // the transfers in between; at most K_s = floor(limit / mem_f) forwards fit in memory, so the
 // idle is at least H_s - min(K_s, m) t_f[s]. Symmetrically, after its last F a stage waits
 // H_s - t_f[s] for that microbatch's B and can only fill the wait with pending B and W, whose
-// amount the memory limit caps. `memory_limit` < 0 means unlimited.
+// amount the memory limit caps. And through any stage r below s: r starts no earlier than the
+// forward chain allows, runs all its F and B before its last B, whose gradient then travels back
+// to s (B on every stage between) before s can finish with B and W. `memory_limit` < 0 means
+// unlimited.
 SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit);
 
 }  // namespace zb

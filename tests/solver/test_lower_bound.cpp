@@ -37,6 +37,28 @@ TEST(LowerBound, TailIdleFromMemory) {
   EXPECT_DOUBLE_EQ(bound.span, 120 + 22 + 2);
 }
 
+// The paper's 1.5B costs, p=16, m=32 at 2p: every forward fits, so head and tail give only the
+// work; but stage 15 runs 32 F and B after the forward chain reaches it, and the last gradient
+// needs 15 more B and transfers to reach stage 0: zb-auto's span exactly, so it is optimal.
+TEST(LowerBound, FlowThroughTheLastStage) {
+  ProblemSpec spec;
+  spec.devices = 16;
+  spec.microbatches = 32;
+  spec.t_f = {18.522};
+  spec.t_b = {18.086};
+  spec.t_w = {9.337};
+  spec.t_comm = {0.601};
+  spec.mem_f = {2};
+  spec.mem_b = {-1};
+  spec.mem_w = {-1};
+  const Problem problem = spec.build("paper");
+  const SpanLowerBound bound = span_lower_bound(problem, 64);
+  const double expected = 15 * (18.522 + 0.601) + 32 * (18.522 + 18.086) + 15 * (0.601 + 18.086) + 9.337;
+  EXPECT_NEAR(bound.flow[0], expected, 1e-9);
+  EXPECT_NEAR(bound.span, expected, 1e-9);
+  EXPECT_NEAR(greedy_schedule(problem, 64).span, expected, 1e-9);
+}
+
 TEST(LowerBound, NeverAboveTheBruteForceOptimum) {
   std::mt19937 rng(99);
   for (int trial = 0; trial < 24; ++trial) {
