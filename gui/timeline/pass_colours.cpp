@@ -32,11 +32,8 @@ Rgb parse_hex(std::string_view hex) {
 }
 
 Rgb pass_colour(Pass pass, int chunk) {
-  // The SVG writer's colours and shading (sim/schedule/pass_colors.h, svg_timeline.cpp): odd chunks
-  // 45% towards white, even chunks >= 2 25%, so neighbouring chunks always differ.
-  const Rgb base = parse_hex(pass_color(pass));
-  if (chunk <= 0) return base;
-  return lighten(base, chunk % 2 == 1 ? 0.45 : 0.25);
+  // The SVG writer's colours and chunk shading (sim/schedule/pass_colors.h).
+  return lighten(parse_hex(pass_color(pass)), chunk_lightening(chunk));
 }
 
 Rgb bubble_colour() { return parse_hex(idle_color()); }

@@ -18,6 +18,13 @@ constexpr std::string_view pass_color(Pass pass) {
   return "#000000";
 }
 
+// How far chunk c's boxes are mixed towards white (0: not at all), so neighbouring chunks of an
+// interleaved or V placement always differ.
+constexpr double chunk_lightening(int chunk) {
+  if (chunk <= 0) return 0.0;
+  return chunk % 2 == 1 ? 0.45 : 0.25;
+}
+
 // Idle time: a pale red, so bubbles stand out against the pass colours.
 constexpr std::string_view idle_color() { return "#F3D3D3"; }
 

@@ -23,8 +23,8 @@ constexpr double kAxisHeight = 30;
 
 // A lighter shade for chunks >= 1, so interleaved stages are told apart.
 std::string shade(std::string_view hex, int chunk) {
-  if (chunk == 0) return std::string(hex);
-  const double mix = chunk % 2 == 1 ? 0.45 : 0.25;
+  const double mix = chunk_lightening(chunk);
+  if (mix == 0) return std::string(hex);
   auto channel = [&](int offset) {
     const int value = std::stoi(std::string(hex.substr(offset, 2)), nullptr, 16);
     return static_cast<int>(std::lround(value + (255 - value) * mix));
