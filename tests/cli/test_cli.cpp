@@ -1,61 +1,20 @@
 // Runs the zbsim binary as a user would and checks exit codes, messages and written files.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "cli_test.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using zb::testing::CliRun;
+using zb::testing::slurp;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-class Cli : public ::testing::Test {
+class Cli : public zb::testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("zbsim_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  CliRun zbsim(const std::string& args) {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string command = std::string(ZBSIM_PATH) + " " + args + " 2>" + err.string();
-    CliRun run;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    char buffer[4096];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.err = slurp(err);
-    return run;
-  }
-
-  fs::path write(const std::string& name, const std::string& content) {
-    std::ofstream(dir_ / name) << content;
-    return dir_ / name;
-  }
-
-  fs::path dir_;
+  CliRun zbsim(const std::string& args) { return run(ZBSIM_PATH, args); }
 };
 
 constexpr const char* kUnit = "--p 4 --m 8 --tf 1 --tb 1 --tw 1";

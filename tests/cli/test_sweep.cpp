@@ -1,65 +1,22 @@
 // zbsim sweep and plot as a user runs them: shards, resume, parallel runs, bad grids, charts.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "cli_test.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using zb::testing::CliRun;
+using zb::testing::slurp;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-class Sweep : public ::testing::Test {
+class Sweep : public zb::testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("zbsim_sweep_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  CliRun zbsim(const std::string& args) {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string command = std::string(ZBSIM_PATH) + " " + args + " 2>" + err.string();
-    CliRun run;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    char buffer[4096];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    run.err = slurp(err);
-    return run;
-  }
-
-  fs::path write(const std::string& name, const std::string& content) {
-    std::ofstream(dir_ / name) << content;
-    return dir_ / name;
-  }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
+  CliRun zbsim(const std::string& args) { return run(ZBSIM_PATH, args); }
 };
 
 // A small grid of direct problems: 3 x 2 x 4 = 24 points, costs where schedules differ.

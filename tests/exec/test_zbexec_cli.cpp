@@ -3,9 +3,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,26 +11,22 @@
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/trace_json.h"
 
+#include "cli_test.h"
+
 namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
+// The exit code and everything the command printed (stdout and stderr together).
 struct Outcome {
   int code = -1;
-  std::string output;  // stdout and stderr
+  std::string output;
 };
 
 Outcome zbexec(const std::string& args) {
-  const std::string command = std::string(ZBEXEC_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  Outcome outcome;
-  if (pipe == nullptr) return outcome;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) outcome.output += buffer;
-  const int status = pclose(pipe);
-  outcome.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
+  const zb::testing::CliRun run = zb::testing::run_merged(ZBEXEC_PATH, args);
+  return {run.exit_code, run.out};
 }
 
 std::filesystem::path temp_dir() {

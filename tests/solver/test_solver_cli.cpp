@@ -1,56 +1,24 @@
 // zbsim solve / frontier / compare with the solver's schedules, run as a user would.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "cli_test.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using zb::testing::CliRun;
 
 // The memory units: limit 8 = 1p, 16 = 2p.
 const std::string kUnbalanced = " --p 4 --m 8 --tf 5 --tb 7 --tw 3 --tcomm 1 --mem-f 2 --mem-b -1 --mem-w -1";
 
-class SolverCli : public ::testing::Test {
+class SolverCli : public zb::testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("zbsim_solver_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  CliRun zbsim(const std::string& args) {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string command = std::string(ZBSIM_PATH) + " " + args + " 2>" + err.string();
-    CliRun run;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    char buffer[4096];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
-    const int status = ::pclose(pipe);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(err);
-    std::stringstream text;
-    text << in.rdbuf();
-    run.err = text.str();
-    return run;
-  }
-
-  fs::path dir_;
+  CliRun zbsim(const std::string& args) { return run(ZBSIM_PATH, args); }
 };
 
 TEST_F(SolverCli, SolveProvesAndWritesTheSchedule) {

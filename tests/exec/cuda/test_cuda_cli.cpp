@@ -1,30 +1,23 @@
 // zbexec's CUDA flags as a user meets them: help, bad input (exit 2), and no GPU (exit 2).
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <string>
 
 #include "exec/cuda/cuda_check.h"
 
+#include "cli_test.h"
+
 namespace {
 
+// The exit code and everything the command printed (stdout and stderr together).
 struct Outcome {
   int code = -1;
-  std::string output;  // stdout and stderr
+  std::string output;
 };
 
 Outcome zbexec(const std::string& args) {
-  const std::string command = std::string(ZBEXEC_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  Outcome outcome;
-  if (pipe == nullptr) return outcome;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) outcome.output += buffer;
-  const int status = pclose(pipe);
-  outcome.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
+  const zb::testing::CliRun run = zb::testing::run_merged(ZBEXEC_PATH, args);
+  return {run.exit_code, run.out};
 }
 
 TEST(ZbexecCuda, HelpListsTheCudaFlags) {
