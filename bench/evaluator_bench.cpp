@@ -42,3 +42,9 @@ void BM_EvaluateComputeSpans(benchmark::State& state) {
 BENCHMARK(BM_EvaluateMetricsOnly)->Args({64, 4096})->Args({8, 24})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EvaluateComputeSpans)->Args({64, 4096})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EvaluateFullTrace)->Args({64, 4096})->Unit(benchmark::kMillisecond);
+namespace {
+void BM_EvaluateSpansAndMemory(benchmark::State& state) {
+  run(state, {.record_spans = true, .record_transfers = false, .record_memory = true});
+}
+}  // namespace
+BENCHMARK(BM_EvaluateSpansAndMemory)->Args({64, 4096})->Unit(benchmark::kMillisecond);

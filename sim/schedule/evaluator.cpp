@@ -40,14 +40,20 @@ class Evaluation {
       throw ScheduleError(fmt::format("schedule '{}' has {} devices but the problem has p={}", schedule.name,
                                       schedule.device_count(), problem.devices));
     }
-    // Compute spans go straight to their final place: device d's block starts at offset_[d].
+    // Every span goes straight to its final place in one vector: device d's compute spans start
+    // at offset_[d], then come each device's transfers, written at transfer_cursor_[d].
     offset_.resize(problem.devices + 1, 0);
     for (int d = 0; d < problem.devices; ++d) offset_[d + 1] = offset_[d] + schedule.devices[d].size();
-    if (options.record_spans) compute_.resize(offset_.back());
+    std::size_t total = offset_.back();
     if (options.record_spans && options.record_transfers) {
-      transfers_.resize(problem.devices);
-      for (int d = 0; d < problem.devices; ++d) transfers_[d].reserve(2 * schedule.devices[d].size());
+      const std::vector<std::size_t> counts = transfer_counts();
+      transfer_cursor_.resize(problem.devices);
+      for (int d = 0; d < problem.devices; ++d) {
+        transfer_cursor_[d] = total;
+        total += counts[d];
+      }
     }
+    if (options.record_spans) spans_.resize(total);
     if (options.record_memory) {
       memory_.resize(problem.devices);
       for (int d = 0; d < problem.devices; ++d) {
@@ -136,11 +142,11 @@ class Evaluation {
       if (action.pass == Pass::F) {
         end_f_[key] = end;
         if (stage + 1 < stages_) wake(problem_.device_of_stage(stage + 1), d, worklist);
-        if (stage + 1 < stages_ && transfers_enabled()) transfer(Pass::F, action, stage, stage + 1, end);
+        if (stage + 1 < stages_ && !transfer_cursor_.empty()) transfer(Pass::F, action, stage, stage + 1, end);
       } else if (action.pass != Pass::W) {
         end_b_[key] = end;
         if (stage > 0) wake(problem_.device_of_stage(stage - 1), d, worklist);
-        if (stage > 0 && transfers_enabled()) transfer(action.pass, action, stage, stage - 1, end);
+        if (stage > 0 && !transfer_cursor_.empty()) transfer(action.pass, action, stage, stage - 1, end);
       }
     }
   }
@@ -151,7 +157,23 @@ class Evaluation {
     worklist.push_back(consumer);
   }
 
-  bool transfers_enabled() const { return !transfers_.empty(); }
+  // Per device: how many send and recv spans it will get (transfers across devices with t_comm > 0).
+  std::vector<std::size_t> transfer_counts() const {
+    std::vector<std::size_t> counts(problem_.devices, 0);
+    for (int d = 0; d < problem_.devices; ++d) {
+      for (const Action& action : schedule_.devices[d]) {
+        if (action.chunk < 0 || action.chunk >= problem_.chunks) continue;  // refused when it is reached
+        const int stage = problem_.stage_of(d, action.chunk);
+        const bool forward = action.pass == Pass::F;
+        if (action.pass == Pass::W || (forward && stage + 1 >= stages_) || (!forward && stage == 0)) continue;
+        const int other = forward ? stage + 1 : stage - 1;
+        if (problem_.comm_after(std::min(stage, other)) <= 0) continue;
+        ++counts[d];
+        ++counts[problem_.device_of_stage(other)];
+      }
+    }
+    return counts;
+  }
 
   void transfer(Pass pass, const Action& action, int from_stage, int to_stage, double ready) {
     const int boundary = std::min(from_stage, to_stage);
@@ -159,15 +181,15 @@ class Evaluation {
     if (delay <= 0) return;
     const int from = problem_.device_of_stage(from_stage);
     const int to = problem_.device_of_stage(to_stage);
-    transfers_[from].push_back(
-        {from, Stream::send, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay});
-    transfers_[to].push_back(
-        {to, Stream::recv, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay});
+    spans_[transfer_cursor_[from]++] =
+        {from, Stream::send, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay};
+    spans_[transfer_cursor_[to]++] =
+        {to, Stream::recv, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay};
   }
 
   void record(int d, std::size_t step, const Action& action, int stage, double start, double end) {
-    if (!compute_.empty()) {
-      compute_[offset_[d] + step] = {d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end};
+    if (!spans_.empty()) {
+      spans_[offset_[d] + step] = {d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end};
     }
     DeviceState& state = devices_[d];
     double delta_at_start = 0;
@@ -195,11 +217,7 @@ class Evaluation {
     trace.meta.engine = "eval";
     trace.meta.time_unit = problem_.time_unit;
     trace.devices = problem_.devices;
-    std::size_t transfers = 0;
-    for (const auto& list : transfers_) transfers += list.size();
-    trace.spans = std::move(compute_);
-    trace.spans.reserve(trace.spans.size() + transfers);
-    for (const auto& list : transfers_) trace.spans.insert(trace.spans.end(), list.begin(), list.end());
+    trace.spans = std::move(spans_);
     trace.memory = std::move(memory_);
 
     Metrics& metrics = trace.metrics;
@@ -231,8 +249,8 @@ class Evaluation {
   std::vector<double> end_b_;  // end of B or BW
   std::vector<DeviceState> devices_;
   std::vector<std::size_t> offset_;           // first compute span of each device
-  std::vector<Span> compute_;                 // all devices, empty when not recorded
-  std::vector<std::vector<Span>> transfers_;  // per device (send and recv), empty when not recorded
+  std::vector<std::size_t> transfer_cursor_;  // next transfer span of each device; empty: not recorded
+  std::vector<Span> spans_;                   // the trace's spans; empty when not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
 };
 
