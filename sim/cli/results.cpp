@@ -102,10 +102,12 @@ std::string results_text(const ProblemSpec& spec, const std::vector<ResultRow>& 
     return out;
   }
   std::string out = describe(spec) + "\n\n";
-  out += fmt::format("{:<10} {:>6} {:>11} {:>11} {:>11} {:>8} {:>9} {:>11}\n", "schedule", "chunks", "status",
-                     "makespan", "span", "bubble", "peak mem", "idle max");
+  std::size_t name_width = 10;  // schedule names from files can be long paths
+  for (const ResultRow& row : rows) name_width = std::max(name_width, row.schedule.size());
+  out += fmt::format("{:<{}} {:>6} {:>11} {:>11} {:>11} {:>8} {:>9} {:>11}\n", "schedule", name_width, "chunks",
+                     "status", "makespan", "span", "bubble", "peak mem", "idle max");
   for (const ResultRow& row : rows) {
-    out += fmt::format("{:<10} {:>6} {:>11}", row.schedule, row.chunks, row.status);
+    out += fmt::format("{:<{}} {:>6} {:>11}", row.schedule, name_width, row.chunks, row.status);
     if (row.has_metrics) {
       const Metrics& m = row.metrics;
       out += fmt::format(" {:>11.4f} {:>11.4f} {:>7.2f}% {:>9.4g} {:>11.4f}", m.makespan, m.span, percent(m.bubble_rate),
