@@ -1,6 +1,8 @@
 // Drawing line and bar charts as plain SVG: axes with round ticks, a legend, fixed colours.
 #include "sweep_chart.h"
 
+#include "svg_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,20 +20,6 @@ constexpr double kLeft = 70, kRight = 20, kTop = 56, kBottom = 50;
 constexpr const char* kColors[] = {"#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2",
                                    "#B279A2", "#EECA3B", "#FF9DA6", "#9D755D", "#BAB0AC"};
 constexpr const char* kDashes[] = {"", "6,3", "2,3", "8,3,2,3"};
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string number(double v) {
   if (v == 0) return "0";
@@ -61,10 +49,10 @@ std::vector<double> nice_ticks(double lo, double hi) {
 std::string render_one(const Chart& chart, double y0) {
   std::string svg = fmt::format("<g transform=\"translate(0,{:.0f})\">\n", y0);
   svg += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", kLeft,
-                     escape(chart.title));
+                     xml_escape(chart.title));
   if (!chart.subtitle.empty()) {
     svg += fmt::format("<text x=\"{}\" y=\"40\" font-size=\"11\" fill=\"#555\">{}</text>\n", kLeft,
-                       escape(chart.subtitle));
+                       xml_escape(chart.subtitle));
   }
   const double plot_w = kWidth - kLeft - kRight;
   const double plot_h = kHeight - kTop - kBottom;
@@ -117,9 +105,9 @@ std::string render_one(const Chart& chart, double y0) {
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" stroke=\"#888\"/>\n", kLeft,
                      kTop, plot_w, plot_h);
   svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\n",
-                     kLeft + plot_w / 2, kTop + plot_h + 36, escape(chart.x_label + (log2 ? " (log scale)" : "")));
+                     kLeft + plot_w / 2, kTop + plot_h + 36, xml_escape(chart.x_label + (log2 ? " (log scale)" : "")));
   svg += fmt::format("<text transform=\"translate(16,{:.1f}) rotate(-90)\" font-size=\"12\" text-anchor=\"middle\">{}</text>\n",
-                     kTop + plot_h / 2, escape(chart.y_label));
+                     kTop + plot_h / 2, xml_escape(chart.y_label));
   // Data.
   const std::size_t n = chart.series.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -135,7 +123,7 @@ std::string render_one(const Chart& chart, double y0) {
         const double left = xpos(x) - group / 2 + bar * static_cast<double>(i);
         svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"><title>{}: {}"
                            "</title></rect>\n",
-                           left, ypos(y), std::max(bar - 1, 1.0), ypos(ylo) - ypos(y), color, escape(s.label), number(y));
+                           left, ypos(y), std::max(bar - 1, 1.0), ypos(ylo) - ypos(y), color, xml_escape(s.label), number(y));
       }
       continue;
     }
@@ -146,7 +134,7 @@ std::string render_one(const Chart& chart, double y0) {
                        *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : "");
     for (const auto& [x, y] : points) {
       svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"><title>{}: ({}, {})</title></circle>\n",
-                         xpos(x), ypos(y), color, escape(s.label), number(x),
+                         xpos(x), ypos(y), color, xml_escape(s.label), number(x),
                          chart.y_percent ? number(100 * y) + "%" : number(y));
     }
   }
@@ -155,7 +143,7 @@ std::string render_one(const Chart& chart, double y0) {
     svg += fmt::format("<line x1=\"{}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#C00\" stroke-dasharray=\"6,4\"/>\n",
                        kLeft, kLeft + plot_w, y, y);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" fill=\"#C00\" text-anchor=\"end\">{}</text>\n",
-                       kLeft + plot_w - 4, y - 4, escape(chart.y_reference_label));
+                       kLeft + plot_w - 4, y - 4, xml_escape(chart.y_reference_label));
   }
   // Legend.
   for (std::size_t i = 0; i < n; ++i) {
@@ -163,7 +151,7 @@ std::string render_one(const Chart& chart, double y0) {
     const int c = chart.series[i].color;
     const char* color = kColors[(c >= 0 ? static_cast<std::size_t>(c) : i) % std::size(kColors)];
     svg += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n", kWidth + 4, y - 9, color);
-    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", kWidth + 24, y, escape(chart.series[i].label));
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" font-size=\"11\">{}</text>\n", kWidth + 24, y, xml_escape(chart.series[i].label));
   }
   return svg + "</g>\n";
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "pass_colors.h"
+#include "svg_text.h"
 #include "trace_writers.h"
 
 namespace zb {
@@ -30,30 +31,6 @@ std::string shade(std::string_view hex, int chunk) {
     return static_cast<int>(std::lround(value + (255 - value) * mix));
   };
   return fmt::format("#{:02X}{:02X}{:02X}", channel(1), channel(3), channel(5));
-}
-
-// A round tick step (1, 2 or 5 times a power of ten) giving about `ticks` ticks over `range`.
-double tick_step(double range, int ticks) {
-  const double raw = range / ticks;
-  const double power = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double factor : {1.0, 2.0, 5.0}) {
-    if (raw <= factor * power) return factor * power;
-  }
-  return 10 * power;
-}
-
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -93,14 +70,14 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
     const Metrics& metrics = trace->metrics;
     y += kTraceGap;
     out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", kLeft, y + 14,
-                       escape(label));
+                       xml_escape(label));
     double peak = 0;
     for (double value : metrics.peak_memory) peak = std::max(peak, value);
     out += fmt::format(
         "<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#333\">span {:.4g} {}   bubble rate {:.2f}%   makespan "
         "{:.4g} {}   peak memory {:.4g}</text>\n",
-        kLeft, y + 29, metrics.span, escape(trace->meta.time_unit), 100 * metrics.bubble_rate, metrics.makespan,
-        escape(trace->meta.time_unit), peak);
+        kLeft, y + 29, metrics.span, xml_escape(trace->meta.time_unit), 100 * metrics.bubble_rate, metrics.makespan,
+        xml_escape(trace->meta.time_unit), peak);
     y += kTitleHeight;
     const double rows_top = y;
     for (int d = 0; d < trace->devices; ++d) {
@@ -132,7 +109,7 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
   }
 
   // Time axis.
-  const double step = tick_step(horizon, 10);
+  const double step = round_axis_step(horizon, 10);
   out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333\"/>\n", kLeft, y + 4,
                      kLeft + plot_width, y + 4);
   for (int tick = 0; tick * step <= horizon * (1 + 1e-9); ++tick) {
@@ -144,7 +121,7 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
                        y + 21, t);
   }
   out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n", kLeft - 8, y + 21,
-                     escape(unit));
+                     xml_escape(unit));
   out += "</svg>\n";
   return out;
 }

@@ -1,6 +1,8 @@
 // Draws the frontier by hand (no plotting dependency): axes, grid, polylines, legend.
 #include "frontier_svg.h"
 
+#include "svg_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,30 +15,6 @@ namespace {
 
 constexpr double kWidth = 720, kHeight = 420;
 constexpr double kLeft = 70, kRight = 170, kTop = 50, kBottom = 55;
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// A "nice" step (1, 2 or 5 times a power of ten) giving about `target` intervals.
-double nice_step(double range, int target) {
-  const double raw = range / target;
-  const double power = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double f : {1.0, 2.0, 5.0, 10.0}) {
-    if (f * power >= raw) return f * power;
-  }
-  return 10 * power;
-}
 
 struct Series {
   std::string label;
@@ -71,7 +49,7 @@ std::string frontier_svg(const std::vector<FrontierPoint>& points, const std::st
     }
   }
   if (x_max <= x_min) x_max = x_min + 1;
-  const double y_step = nice_step(y_max, 5);
+  const double y_step = round_axis_step(y_max, 5);
   y_max = std::ceil(y_max / y_step) * y_step;
   const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
   auto px = [&](double x) { return kLeft + (x - x_min) / (x_max - x_min) * plot_w; };
@@ -81,14 +59,14 @@ std::string frontier_svg(const std::vector<FrontierPoint>& points, const std::st
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       kWidth, kHeight);
-  svg += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, escape(title));
+  svg += fmt::format("<text x=\"{}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">{}</text>\n", kLeft, xml_escape(title));
   // Grid and axes.
   for (double y = 0; y <= y_max + 1e-9; y += y_step) {
     svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e0e0e0\"/>\n", kLeft, py(y),
                        kLeft + plot_w, py(y));
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:g}%</text>\n", kLeft - 6, py(y) + 4, y);
   }
-  const double x_step = nice_step(x_max - x_min, 8);
+  const double x_step = round_axis_step(x_max - x_min, 8);
   for (double x = std::ceil(x_min / x_step) * x_step; x <= x_max + 1e-9; x += x_step) {
     svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e0e0e0\"/>\n", px(x), kTop,
                        px(x), kTop + plot_h);
@@ -117,7 +95,7 @@ std::string frontier_svg(const std::vector<FrontierPoint>& points, const std::st
     const double lx = kLeft + plot_w + 14;
     svg += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"2\"{}/>\n",
                        lx, legend_y, lx + 24, legend_y, s.color, s.dashed ? " stroke-dasharray=\"6 4\"" : "");
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", lx + 30, legend_y + 4, escape(s.label));
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", lx + 30, legend_y + 4, xml_escape(s.label));
     legend_y += 20;
   }
   svg += "</svg>\n";
