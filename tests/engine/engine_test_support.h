@@ -10,23 +10,10 @@
 #include <vector>
 
 #include "problem_spec.h"
+#include "problems.h"
 #include "trace.h"
 
 namespace zb::testing {
-
-inline Problem uniform_problem(int p, int m, double tf, double tb, double tw, double tcomm = 0, int chunks = 1) {
-  ProblemSpec spec;
-  spec.devices = p;
-  spec.microbatches = m;
-  spec.chunks = chunks;
-  spec.t_f = {tf};
-  spec.t_b = {tb};
-  spec.t_w = {tw};
-  spec.t_comm = {tcomm};
-  return spec.build();
-}
-
-inline std::string source_path(const std::string& relative) { return std::string(ZB_SOURCE_DIR) + "/" + relative; }
 
 inline std::vector<Span> spans_of(const Trace& trace, bool compute) {
   std::vector<Span> out;

@@ -8,19 +8,11 @@
 #include "schedule/generator_registry.h"
 #include "schedule/problem_spec.h"
 #include "schedule/trace.h"
+#include "problems.h"
 
 namespace zb::view::testing {
 
-inline ProblemSpec uniform_spec(int p, int m, double tf = 1, double tb = 1, double tw = 1, double tcomm = 0) {
-  ProblemSpec spec;
-  spec.devices = p;
-  spec.microbatches = m;
-  spec.t_f = {tf};
-  spec.t_b = {tb};
-  spec.t_w = {tw};
-  spec.t_comm = {tcomm};
-  return spec;
-}
+using zb::testing::uniform_spec;
 
 inline Trace evaluated(const std::string& name, const ProblemSpec& spec) {
   const Problem problem = spec.build();
@@ -55,6 +47,6 @@ inline Trace tiny_trace() {
   return trace;
 }
 
-inline std::string source_path(const std::string& relative) { return std::string(ZB_SOURCE_DIR) + "/" + relative; }
+using zb::testing::source_path;
 
 }  // namespace zb::view::testing

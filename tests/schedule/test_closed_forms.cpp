@@ -5,7 +5,7 @@
 
 #include "evaluator.h"
 #include "generators.h"
-#include "test_support.h"
+#include "problems.h"
 #include "validator.h"
 
 namespace zb {

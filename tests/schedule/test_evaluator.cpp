@@ -4,7 +4,7 @@
 #include "error.h"
 #include "evaluator.h"
 #include "generators.h"
-#include "test_support.h"
+#include "problems.h"
 
 namespace zb {
 namespace {

@@ -6,7 +6,7 @@
 #include "error.h"
 #include "evaluator.h"
 #include "generator_registry.h"
-#include "test_support.h"
+#include "problems.h"
 #include "validator.h"
 
 namespace zb {

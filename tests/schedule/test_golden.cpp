@@ -6,7 +6,7 @@
 
 #include "atomic_file.h"
 #include "generator_registry.h"
-#include "test_support.h"
+#include "problems.h"
 
 namespace zb {
 namespace {

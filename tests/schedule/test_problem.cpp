@@ -5,7 +5,7 @@
 
 #include "error.h"
 #include "problem_spec.h"
-#include "test_support.h"
+#include "problems.h"
 
 namespace zb {
 namespace {

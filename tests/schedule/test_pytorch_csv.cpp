@@ -8,7 +8,7 @@
 #include "evaluator.h"
 #include "generator_registry.h"
 #include "pytorch_csv.h"
-#include "test_support.h"
+#include "problems.h"
 #include "validator.h"
 
 namespace zb {

@@ -6,7 +6,7 @@
 #include "error.h"
 #include "generator_registry.h"
 #include "schedule.h"
-#include "test_support.h"
+#include "problems.h"
 
 namespace zb {
 namespace {

@@ -6,7 +6,7 @@
 #include "error.h"
 #include "evaluator.h"
 #include "generators.h"
-#include "test_support.h"
+#include "problems.h"
 #include "trace_json.h"
 #include "trace_writers.h"
 

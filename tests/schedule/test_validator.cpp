@@ -3,7 +3,7 @@
 
 #include "error.h"
 #include "generators.h"
-#include "test_support.h"
+#include "problems.h"
 #include "validator.h"
 
 namespace zb {

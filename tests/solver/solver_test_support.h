@@ -4,19 +4,14 @@
 #include <random>
 
 #include "problem_spec.h"
+#include "problems.h"
 
 namespace zb::test {
 
 // The reference implementation's units: mem_f = 2, mem_b = -1, mem_w = -1 per device.
 inline Problem make_problem(int p, int m, double tf, double tb, double tw, double tcomm = 0,
                             std::optional<double> limit = std::nullopt) {
-  ProblemSpec spec;
-  spec.devices = p;
-  spec.microbatches = m;
-  spec.t_f = {tf};
-  spec.t_b = {tb};
-  spec.t_w = {tw};
-  spec.t_comm = {tcomm};
+  ProblemSpec spec = zb::testing::uniform_spec(p, m, tf, tb, tw, tcomm);
   spec.mem_f = {2};
   spec.mem_b = {-1};
   spec.mem_w = {-1};
