@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "exec/exec_error.h"
+#include "exec/gemm_shape.h"
 
 namespace zb::exec {
 
@@ -81,15 +82,7 @@ Tensor CpuDevice::clone(const Tensor& src) {
 
 void CpuDevice::gemm(bool transpose_a, bool transpose_b, float alpha, const Tensor& a,
                      const Tensor& b, float beta, Tensor& c) {
-  const int m = transpose_a ? a.cols() : a.rows();
-  const int k = transpose_a ? a.rows() : a.cols();
-  const int k_b = transpose_b ? b.cols() : b.rows();
-  const int n = transpose_b ? b.rows() : b.cols();
-  if (k != k_b || c.rows() != m || c.cols() != n) {
-    throw ExecError(fmt::format("gemm: shapes {}x{}{} * {}x{}{} -> {}x{} do not fit", a.rows(),
-                                a.cols(), transpose_a ? "^T" : "", b.rows(), b.cols(),
-                                transpose_b ? "^T" : "", c.rows(), c.cols()));
-  }
+  const auto [m, n, k] = checked_gemm_shape(transpose_a, transpose_b, a, b, c);
   cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans,
               transpose_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a.data(), a.cols(),
               b.data(), b.cols(), beta, c.data(), c.cols());

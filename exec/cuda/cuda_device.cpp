@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/gemm_shape.h"
 #include "exec/cuda/cuda_kernels.h"
 #include "exec/cuda/driver_api.h"
 
@@ -223,15 +224,7 @@ Tensor CudaDevice::clone(const Tensor& src) {
 
 void CudaDevice::gemm(bool transpose_a, bool transpose_b, float alpha, const Tensor& a,
                       const Tensor& b, float beta, Tensor& c) {
-  const int m = transpose_a ? a.cols() : a.rows();
-  const int k = transpose_a ? a.rows() : a.cols();
-  const int k_b = transpose_b ? b.cols() : b.rows();
-  const int n = transpose_b ? b.rows() : b.cols();
-  if (k != k_b || c.rows() != m || c.cols() != n) {
-    throw ExecError(fmt::format("gemm: shapes {}x{}{} * {}x{}{} -> {}x{} do not fit", a.rows(),
-                                a.cols(), transpose_a ? "^T" : "", b.rows(), b.cols(),
-                                transpose_b ? "^T" : "", c.rows(), c.cols()));
-  }
+  const auto [m, n, k] = checked_gemm_shape(transpose_a, transpose_b, a, b, c);
   if (m == 0 || n == 0) return;
   make_current();
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands and keep
