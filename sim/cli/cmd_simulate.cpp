@@ -25,7 +25,9 @@ int run_simulate(int argc, char** argv) {
       ("schedule", po::value<std::string>(), "schedule name (default: the scenario's first, or zb-h1)")
       ("schedule-file", po::value<std::string>(), "a schedule file instead: text (d0: F0 ...), .json, or PyTorch .csv")
       ("engine", po::value<std::string>()->default_value("eval"), "eval | simgrid")
-      ("cluster", po::value<std::string>(), "simgrid: cluster JSON file, or 'ideal' (latency = t_comm, no bandwidth limit)")
+      ("cluster", po::value<std::string>(), "simgrid: cluster JSON file, or 'ideal' (latency = t_comm, no bandwidth limit); default: the scenario's cluster, else ideal")
+      ("optimizer-step-time", po::value<double>()->default_value(0),
+       "simgrid: the optimizer step's own time per device (both step models add it)")
       ("verbose", po::bool_switch(), "engine logs on stderr")
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv")
       ("trace", po::value<std::string>(), "write the trace as our JSON")
@@ -44,7 +46,12 @@ int run_simulate(int argc, char** argv) {
   const Format format = parse_format(values["format"].as<std::string>());
   EngineOptions engine;
   engine.engine = values["engine"].as<std::string>();
-  if (values.count("cluster")) engine.cluster = values["cluster"].as<std::string>();
+  if (values.count("cluster")) {
+    engine.cluster = values["cluster"].as<std::string>();
+  } else if (engine.engine == "simgrid") {
+    engine.cluster = scenario_cluster_file(scenario);  // a model-driven scenario's own cluster
+  }
+  engine.optimizer_step_time = values["optimizer-step-time"].as<double>();
   engine.verbose = values["verbose"].as<bool>();
   check_engine_options(engine);
   if (values.count("schedule") && values.count("schedule-file")) {

@@ -14,9 +14,13 @@ namespace zb::cli {
 void check_engine_options(const EngineOptions& options) {
   if (options.engine == "eval") {
     if (!options.cluster.empty()) throw InputError("--cluster applies to --engine simgrid only");
+    if (options.optimizer_step_time != 0) throw InputError("--optimizer-step-time applies to --engine simgrid only");
     return;
   }
   if (options.engine == "simgrid") {
+    if (!(options.optimizer_step_time >= 0)) {
+      throw InputError(fmt::format("--optimizer-step-time is {}: expected a time >= 0", options.optimizer_step_time));
+    }
 #ifdef ZB_HAVE_SIMGRID
     // A bad cluster file is bad input: reject it before anything runs.
     if (!options.cluster.empty() && options.cluster != "ideal") load_cluster_file(options.cluster);
@@ -38,6 +42,7 @@ EngineRun run_engine(const Problem& problem, const Schedule& schedule, const Eng
   if (options.engine == "simgrid") {
     SimgridOptions simgrid;
     simgrid.verbose = options.verbose;
+    simgrid.optimizer_step_time = options.optimizer_step_time;
     if (!options.cluster.empty() && options.cluster != "ideal") simgrid.cluster = load_cluster_file(options.cluster);
     SimgridResult result = run_simgrid(problem, schedule, simgrid);
     run.trace = std::move(result.trace);

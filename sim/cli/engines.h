@@ -14,6 +14,7 @@ namespace zb::cli {
 struct EngineOptions {
   std::string engine = "eval";  // eval | simgrid
   std::string cluster;          // simgrid: a cluster JSON file, or "ideal"
+  double optimizer_step_time = 0;  // simgrid: the optimizer step per device, in the problem's time unit
   bool verbose = false;
 };
 

@@ -105,6 +105,16 @@ void derive_model_costs(Scenario& scenario) {
 #endif
 }
 
+std::string scenario_cluster_file(const Scenario& scenario) {
+  if (!scenario.model_driven()) return "";
+#ifdef ZB_HAVE_MODELS
+  return models::model_setup_from_json(nlohmann::json::parse(scenario.model_json), scenario.source, scenario.base_dir)
+      .cluster_path.string();
+#else
+  return "";
+#endif
+}
+
 po::options_description problem_options() {
   po::options_description options("Problem (a scenario file, flags, or both: flags override the file)");
   options.add_options()

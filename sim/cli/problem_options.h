@@ -38,6 +38,9 @@ Scenario scenario_from_json(const nlohmann::json& object, const std::string& sou
 // A direct problem is left alone.
 void derive_model_costs(Scenario& scenario);
 
+// The cluster file a model-driven scenario names (for --engine simgrid), or "" when it has none.
+std::string scenario_cluster_file(const Scenario& scenario);
+
 // --scenario, --p, --m, --chunks, --placement, --tf, --tb, --tw, --tbw, --tcomm, --mem-f, --mem-b,
 // --mem-w, --mem-limit, --bytes-act, --time-unit.
 boost::program_options::options_description problem_options();

@@ -155,6 +155,37 @@ TEST_F(Cli, HelpOnEverySubcommand) {
   EXPECT_EQ(zbsim("frobnicate").exit_code, 2);
 }
 
+// A model-driven scenario names its cluster: --engine simgrid uses it unless --cluster says otherwise.
+TEST_F(Cli, SimgridUsesTheScenariosCluster) {
+  const std::string scenario = std::string(ZB_SOURCE_DIR) + "/scenarios/models/paper-gpt-1.5b-p8-m24.json";
+  const std::string base = "simulate --scenario " + scenario + " --schedule zb-h1 --engine simgrid --format json";
+  const CliRun own = zbsim(base);
+  if (own.exit_code == 2 && own.err.find("built without") != std::string::npos) GTEST_SKIP() << own.err;
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  const CliRun named = zbsim(base + " --cluster " + std::string(ZB_SOURCE_DIR) + "/models/clusters/1x8-nvlink.json");
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_EQ(own.out, named.out);
+  const CliRun ideal = zbsim(base + " --cluster ideal");
+  ASSERT_EQ(ideal.exit_code, 0) << ideal.err;
+  EXPECT_NE(own.out, ideal.out);  // the grad-norm messages cross real links, not the ideal network
+}
+
+// Both step models add the optimizer's own time once; the evaluator refuses the flag.
+TEST_F(Cli, OptimizerStepTimeAddsToBothStepTimes) {
+  const std::string base = std::string("simulate ") + kUnit + " --tcomm 0.5 --engine simgrid --cluster ideal --format json";
+  const CliRun plain = zbsim(base);
+  if (plain.exit_code == 2 && plain.err.find("built without") != std::string::npos) GTEST_SKIP() << plain.err;
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const CliRun stepped = zbsim(base + " --optimizer-step-time 2");
+  ASSERT_EQ(stepped.exit_code, 0) << stepped.err;
+  const auto a = nlohmann::json::parse(plain.out)["results"][0];
+  const auto b = nlohmann::json::parse(stepped.out)["results"][0];
+  EXPECT_DOUBLE_EQ(b["step_time_barrier"].get<double>(), a["step_time_barrier"].get<double>() + 2);
+  EXPECT_DOUBLE_EQ(b["step_time_post_validation"].get<double>(), a["step_time_post_validation"].get<double>() + 2);
+  EXPECT_LT(a["step_time_post_validation"].get<double>(), a["step_time_barrier"].get<double>());
+  EXPECT_EQ(zbsim(std::string("simulate ") + kUnit + " --optimizer-step-time 2").exit_code, 2);
+}
+
 // Every scenario file shipped in scenarios/ loads and runs.
 TEST_F(Cli, EveryShippedScenarioRuns) {
   int files = 0;
