@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +11,7 @@
 #include "schedule/error.h"
 #include "schedule/trace_json.h"
 #include "timeline/model_presets.h"
+#include "scenario.h"
 
 namespace zb::view {
 
@@ -28,40 +28,13 @@ std::optional<double> limit_of_embedded_problem(const Trace& trace, std::string_
   }
 }
 
+// The same reader as zbsim's (models/scenario.h): the same fields, defaults and errors.
 ScenarioInput scenario_from_json(const nlohmann::json& object, std::string_view source) {
-  ScenarioInput scenario;
-  scenario.name = file_name_of(source);
-  if (object.contains("name")) {
-    if (!object["name"].is_string()) throw InputError(fmt::format("{}: field \"name\" must be a string", source));
-    scenario.name = object["name"].get<std::string>();
-  }
-  const bool model_driven = is_model_driven(object);
-  std::set<std::string> explicit_fields;
-  if (object.contains("problem") || !model_driven) {
-    if (!object.contains("problem") || !object.at("problem").is_object()) {
-      throw InputError(fmt::format("{}: field \"problem\" must be an object", source));
-    }
-    nlohmann::json problem = object.at("problem");
-    // "auto" (the limit from device memory) is what a model-driven scenario derives anyway.
-    if (model_driven && problem.contains("mem_limit") && problem["mem_limit"] == "auto") problem.erase("mem_limit");
-    scenario.spec = problem_spec_from_json(problem, fmt::format("{}: problem", source));
-    for (const auto& item : problem.items()) explicit_fields.insert(item.key());
-  }
-  if (model_driven) {
-    // Costs, memory and the limit from the model and hardware presets, as zbsim derives them.
-    const std::string base_dir = std::filesystem::path(std::string(source)).parent_path().string();
-    scenario.spec = derive_scenario_costs(object, scenario.spec, explicit_fields, source, base_dir.empty() ? "." : base_dir);
-  }
-  if (object.contains("schedules")) {
-    const auto& list = object["schedules"];
-    if (!list.is_array()) throw InputError(fmt::format("{}: field \"schedules\" must be an array of names", source));
-    for (const auto& name : list) {
-      if (!name.is_string()) {
-        throw InputError(fmt::format("{}: field \"schedules\" has a non-string entry {}", source, name.dump()));
-      }
-      scenario.schedules.push_back(name.get<std::string>());
-    }
-  }
+  const std::string path(source);
+  const std::string base_dir = std::filesystem::path(path).parent_path().string();
+  Scenario read = zb::scenario_from_json(object, path, base_dir.empty() ? "." : base_dir);
+  zb::derive_model_costs(read);
+  ScenarioInput scenario{read.name.empty() ? file_name_of(source) : read.name, read.spec, read.schedules};
   // Validate now so that a bad scenario is reported when it is opened, not on the next redraw.
   (void)scenario.spec.build(fmt::format("{}: problem", source));
   return scenario;

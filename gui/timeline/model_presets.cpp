@@ -7,29 +7,18 @@
 
 #include "schedule/error.h"
 
-#ifdef ZB_VIEW_WITH_MODELS
 #include "cost_model.h"
 #include "model_setup.h"
 #include "presets.h"
-#endif
 
 namespace zb::view {
 
 bool models_available() {
-#ifdef ZB_VIEW_WITH_MODELS
   return true;
-#else
-  return false;
-#endif
 }
 
 std::vector<std::string> model_preset_names(std::string_view kind) {
-#ifdef ZB_VIEW_WITH_MODELS
   return models::preset_names(kind);
-#else
-  (void)kind;
-  return {};
-#endif
 }
 
 bool is_model_driven(const nlohmann::json& scenario) { return scenario.is_object() && scenario.contains("model"); }
@@ -37,7 +26,6 @@ bool is_model_driven(const nlohmann::json& scenario) { return scenario.is_object
 ProblemSpec derive_scenario_costs(const nlohmann::json& scenario, const ProblemSpec& problem,
                                   const std::set<std::string>& explicit_fields, std::string_view source,
                                   const std::string& base_dir) {
-#ifdef ZB_VIEW_WITH_MODELS
   nlohmann::json model = nlohmann::json::object();
   for (const auto& [key, value] : scenario.items()) {
     if (models::is_model_field(key)) model[key] = value;
@@ -46,10 +34,6 @@ ProblemSpec derive_scenario_costs(const nlohmann::json& scenario, const ProblemS
   ProblemSpec spec = problem;
   models::apply_model(setup, spec, explicit_fields, source);
   return spec;
-#else
-  (void)scenario, (void)problem, (void)explicit_fields, (void)base_dir;
-  throw InputError(fmt::format("{}: a model-driven scenario needs zb_models (zbview was built without models/)", source));
-#endif
 }
 
 ProblemSpec derive_model_costs(const ProblemSpec& spec, const ModelChoice& choice,

@@ -3,117 +3,15 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
 #include "error.h"
-#ifdef ZB_HAVE_MODELS
-#include "cost_model.h"
-#include "model_setup.h"
-#endif
 
 namespace zb::cli {
 
 namespace po = boost::program_options;
 
-bool Scenario::model_driven() const { return !model_json.empty(); }
-
-Scenario load_scenario(const std::string& path) {
-  const std::string text = read_file(path);
-  nlohmann::json object;
-  try {
-    object = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON: {}", path, e.what()));
-  }
-  Scenario scenario = scenario_from_json(object, path, std::filesystem::path(path).parent_path().string());
-  derive_model_costs(scenario);
-  return scenario;
-}
-
-namespace {
-
-bool is_model_key(std::string_view key) {
-#ifdef ZB_HAVE_MODELS
-  return models::is_model_field(key);
-#else
-  return key == "model" || key == "hardware" || key == "cluster" || key == "microbatch_size" || key == "split";
-#endif
-}
-
-}  // namespace
-
-Scenario scenario_from_json(const nlohmann::json& object, const std::string& path, const std::string& base_dir) {
-  if (!object.is_object()) throw InputError(fmt::format("{}: a scenario must be a JSON object", path));
-  Scenario scenario;
-  scenario.source = path;
-  scenario.base_dir = base_dir;
-  nlohmann::json model = nlohmann::json::object();
-  for (const auto& [key, value] : object.items()) {
-    if (is_model_key(key)) model[key] = value;
-  }
-  const bool model_driven = model.contains("model");
-  if (!model_driven && !model.empty() && !(model.size() == 1 && model.contains("cluster"))) {
-    throw InputError(fmt::format("{}: field '{}' describes a model: it needs a field 'model' too", path,
-                                 model.begin().key()));
-  }
-  bool has_problem = false;
-  for (const auto& [key, value] : object.items()) {
-    if (key == "name" || key == "description") {
-      if (!value.is_string()) throw InputError(fmt::format("{}: field '{}' must be a string", path, key));
-      (key == "name" ? scenario.name : scenario.description) = value.get<std::string>();
-    } else if (key == "problem") {
-      nlohmann::json problem = value;
-      // "auto" (the limit from device memory) is the default of model-driven scenarios.
-      if (model_driven && problem.is_object() && problem.contains("mem_limit") && problem["mem_limit"] == "auto") {
-        problem.erase("mem_limit");
-      }
-      scenario.spec = problem_spec_from_json(problem, fmt::format("{}: problem", path));
-      for (const auto& item : problem.items()) scenario.explicit_fields.insert(item.key());
-      has_problem = true;
-    } else if (key == "schedules") {
-      if (!value.is_array()) throw InputError(fmt::format("{}: field 'schedules' must be an array of names", path));
-      for (const auto& item : value) {
-        if (!item.is_string()) {
-          throw InputError(fmt::format("{}: field 'schedules' has {}: expected schedule names", path, item.dump()));
-        }
-        scenario.schedules.push_back(item.get<std::string>());
-      }
-    } else if (!is_model_key(key)) {
-      throw InputError(fmt::format("{}: unknown field '{}' (known: name, description, problem, schedules, and for "
-                                   "model-driven scenarios model, hardware, cluster, microbatch_size, seq_len, split, "
-                                   "mfu, reserved_GB, bytes_per_param, flash_attention)",
-                                   path, key));
-    }
-  }
-  if (!has_problem && !model_driven) throw InputError(fmt::format("{}: missing field 'problem'", path));
-  if (model_driven) scenario.model_json = model.dump();
-  return scenario;
-}
-
-void derive_model_costs(Scenario& scenario) {
-  if (!scenario.model_driven()) return;
-#ifdef ZB_HAVE_MODELS
-  const auto setup = models::model_setup_from_json(nlohmann::json::parse(scenario.model_json), scenario.source,
-                                                   scenario.base_dir);
-  models::apply_model(setup, scenario.spec, scenario.explicit_fields, scenario.source);
-#else
-  throw InputError(fmt::format("{}: a model-driven scenario needs zb_models (this zbsim was built without models/)",
-                               scenario.source));
-#endif
-}
-
-std::string scenario_cluster_file(const Scenario& scenario) {
-  if (!scenario.model_driven()) return "";
-#ifdef ZB_HAVE_MODELS
-  return models::model_setup_from_json(nlohmann::json::parse(scenario.model_json), scenario.source, scenario.base_dir)
-      .cluster_path.string();
-#else
-  return "";
-#endif
-}
 
 po::options_description problem_options() {
   po::options_description options("Problem (a scenario file, flags, or both: flags override the file)");

@@ -9,37 +9,16 @@
 #include <vector>
 
 #include "problem_spec.h"
+#include "scenario.h"
 
 namespace zb::cli {
 
-// A scenario file: {"name", "description", "problem": {...}, "schedules": [...]}, or a
-// model-driven one where "model", "hardware", "cluster", "microbatch_size", ... (models/) derive
-// the costs and "problem" gives p, m and whatever should override the derived values.
-struct Scenario {
-  std::string source;  // file path, or "command line"
-  std::string name;
-  std::string description;
-  ProblemSpec spec;
-  std::vector<std::string> schedules;
-  // Model-driven scenarios: the model-level fields as JSON text (empty for a direct problem), the
-  // folder their relative paths start from, and the problem fields given explicitly (file or
-  // flags), which win over the derived costs.
-  std::string model_json;
-  std::string base_dir;
-  std::set<std::string> explicit_fields;
-
-  bool model_driven() const;
-};
-
-Scenario load_scenario(const std::string& path);
-// The same from a parsed object; base_dir anchors relative preset paths.
-Scenario scenario_from_json(const nlohmann::json& object, const std::string& source, const std::string& base_dir);
-// Model-driven scenarios: (re)derives the costs of scenario.spec for its p, chunks and placement.
-// A direct problem is left alone.
-void derive_model_costs(Scenario& scenario);
-
-// The cluster file a model-driven scenario names (for --engine simgrid), or "" when it has none.
-std::string scenario_cluster_file(const Scenario& scenario);
+// Scenario files live in zb_models (models/scenario.h), shared with the viewer.
+using zb::derive_model_costs;
+using zb::load_scenario;
+using zb::Scenario;
+using zb::scenario_cluster_file;
+using zb::scenario_from_json;
 
 // --scenario, --p, --m, --chunks, --placement, --tf, --tb, --tw, --tbw, --tcomm, --mem-f, --mem-b,
 // --mem-w, --mem-limit, --bytes-act, --time-unit.

@@ -13,10 +13,8 @@
 #include "problem_options.h"
 #include "registry.h"
 #include "sweep_row.h"
-#ifdef ZB_HAVE_MODELS
 #include "model_setup.h"
 #include "setup_error.h"
-#endif
 
 namespace zb::cli {
 
@@ -203,10 +201,8 @@ SweepGrid load_sweep_grid(const std::string& path) {
         Scenario scenario = scenario_from_json(point.scenario, path, grid.base_dir);
         derive_model_costs(scenario);
         scenario.spec.build(path);
-#ifdef ZB_HAVE_MODELS
       } catch (const models::SetupInfeasible&) {
         // A combination, not a bad value.
-#endif
       } catch (const InputError& e) {
         std::string message = e.what();
         if (message.starts_with(path + ": ")) message.erase(0, path.size() + 2);  // named once, in front

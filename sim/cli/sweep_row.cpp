@@ -11,10 +11,8 @@
 #include "error.h"
 #include "problem_options.h"
 #include "run_row.h"
-#ifdef ZB_HAVE_MODELS
 #include "presets.h"
 #include "setup_error.h"
-#endif
 
 namespace zb::cli {
 
@@ -140,13 +138,9 @@ SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point) {
     EngineOptions engine;
     engine.engine = point.engine;
     if (point.engine == "simgrid" && sc.contains("cluster") && !sc["cluster"].is_null()) {
-#ifdef ZB_HAVE_MODELS
       const auto cluster = models::resolve_preset("clusters", sc["cluster"], grid.base_dir, "cluster");
       if (cluster.path.empty()) throw InputError("cluster: the SimGrid engine needs a cluster file, not an object");
       engine.cluster = cluster.path.string();
-#else
-      engine.cluster = sc["cluster"].get<std::string>();
-#endif
     }
     const ResultRow result = run_generator_row(point.schedule, scenario.spec, engine, nullptr);
     row["status"] = result.status;
@@ -169,11 +163,9 @@ SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point) {
         if (key == "step_time_barrier" || key == "step_time_post_validation") row[key] = value;
       }
     }
-#ifdef ZB_HAVE_MODELS
   } catch (const models::SetupInfeasible& e) {
     row["status"] = "infeasible";
     row["reason"] = e.what();
-#endif
   } catch (const ScheduleError& e) {
     row["status"] = "infeasible";
     row["reason"] = e.what();

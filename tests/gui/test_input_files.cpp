@@ -77,6 +77,11 @@ TEST(InputFiles, MalformedFilesNameTheFileAndTheProblem) {
   EXPECT_NE(scenario.find("s.json"), std::string::npos) << scenario;
   const std::string schedules = error_of([] { parse_input_text(R"({"problem": {"p": 2, "m": 4, "t_f": 1, "t_b": 1, "t_w": 1}, "schedules": [3]})", "s.json"); });
   EXPECT_NE(schedules.find("schedules"), std::string::npos) << schedules;
+  // The viewer reads scenarios with zbsim's reader: an unknown field is an error in both.
+  const std::string unknown = error_of([] {
+    parse_input_text(R"({"problem": {"p": 2, "m": 4, "t_f": 1, "t_b": 1, "t_w": 1}, "schedule": ["zb-h1"]})", "s.json");
+  });
+  EXPECT_NE(unknown.find("s.json: unknown field 'schedule'"), std::string::npos) << unknown;
   const std::string text = error_of([] { parse_input_text("d0: F0 X9\n", "bad.txt"); });
   EXPECT_NE(text.find("bad.txt"), std::string::npos) << text;
   EXPECT_NE(error_of([] { load_input_file("/nonexistent/zbview.json"); }).find("/nonexistent/zbview.json"), std::string::npos);
