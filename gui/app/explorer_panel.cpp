@@ -124,7 +124,7 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
   per_device_layout->addWidget(device_costs_);
   outer->addWidget(per_device);
 
-  if (models_available()) {
+  {
     auto* preset = new QGroupBox("Model preset (models/)");
     preset->setToolTip("derive t_f, t_b, t_w, t_comm, memory and the limit from a transformer on a GPU; they are "
                        "derived again when p, chunks or the placement change; a cost you edit keeps your value");

@@ -13,10 +13,6 @@
 
 namespace zb::view {
 
-bool models_available() {
-  return true;
-}
-
 std::vector<std::string> model_preset_names(std::string_view kind) {
   return models::preset_names(kind);
 }

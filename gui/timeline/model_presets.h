@@ -21,10 +21,7 @@ struct ModelChoice {
   int microbatch_size = 1;
 };
 
-// False when zbview was built without zb_models (the panel then hides the model picker).
-bool models_available();
-
-// Preset names of a kind ("transformers", "hardware"), sorted; empty without zb_models.
+// Preset names of a kind ("transformers", "hardware"), sorted.
 std::vector<std::string> model_preset_names(std::string_view kind);
 
 // The spec with its costs, memory, bytes and limit derived from the choice for its p, chunks and

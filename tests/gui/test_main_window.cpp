@@ -353,7 +353,6 @@ namespace zb::view {
 namespace {
 
 TEST_F(MainWindowTest, AModelPresetDrivesTheCostsAndFollowsP) {
-  if (!models_available()) GTEST_SKIP() << "built without models/";
   auto* model = window_->panel()->findChild<QComboBox*>("model");
   auto* hardware = window_->panel()->findChild<QComboBox*>("hardware");
   ASSERT_NE(model, nullptr);

@@ -14,7 +14,6 @@ namespace {
 double first(const std::vector<double>& values) { return values.at(0); }
 
 TEST(ModelPresets, CostsFollowTheShapeAndExplicitFieldsWin) {
-  if (!models_available()) GTEST_SKIP() << "built without models/";
   const auto models = model_preset_names("transformers");
   ASSERT_NE(std::find(models.begin(), models.end(), "gpt-1.5b"), models.end());
   const ModelChoice choice{"gpt-1.5b", "h100-sxm", 1};
@@ -37,10 +36,6 @@ TEST(ModelPresets, CostsFollowTheShapeAndExplicitFieldsWin) {
 
 TEST(ModelPresets, AModelDrivenScenarioOpensWithDerivedCosts) {
   const std::string text = R"({"model": "gpt-1.5b", "hardware": "h100-sxm", "problem": {"p": 4, "m": 8}})";
-  if (!models_available()) {
-    EXPECT_THROW(parse_input_text(text, "model.json"), InputError);
-    return;
-  }
   const LoadedInput input = parse_input_text(text, "model.json");
   ASSERT_EQ(input.kind, InputKind::scenario);
   EXPECT_EQ(input.scenario->spec.devices, 4);
