@@ -19,7 +19,7 @@ zb_install_packages() {
   if [ "$(id -u)" -eq 0 ]; then
     echo "zbsim: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
   else
     echo "zbsim: missing Debian packages; install them with:" >&2
     echo "  sudo apt-get install ${missing[*]}" >&2
