@@ -4,18 +4,13 @@
 #include "exec/generators.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
+#include "problems.h"
 
 namespace zb::exec::test {
 
 zb::Problem unit_problem(int p, int m, int chunks, zb::Placement placement) {
-  zb::ProblemSpec spec;
-  spec.devices = p;
-  spec.microbatches = m;
-  spec.chunks = chunks;
+  zb::ProblemSpec spec = zb::testing::uniform_spec(p, m, 1, 1, 1, 0, chunks);
   spec.placement = placement;
-  spec.t_f = {1.0};
-  spec.t_b = {1.0};
-  spec.t_w = {1.0};
   return spec.build("test");
 }
 
