@@ -17,13 +17,18 @@ struct ValidationReport {
   std::string message() const;  // all errors, one per line
 };
 
+// Whether peak memory is checked against the problem's limit. Callers that report an over-limit
+// schedule as a status rather than an error skip it (peak_memory is filled either way).
+enum class MemoryCheck { against_limit, skip };
+
 // Every (stage, microbatch) has one F and one B and W (or one BW), on the device that holds the
 // stage; per device F < B < W; a dry run makes progress (otherwise the device x step grid with
 // "<-- here"); peak memory within the problem's limit when it has one.
-ValidationReport check_schedule(const Problem& problem, const Schedule& schedule);
+ValidationReport check_schedule(const Problem& problem, const Schedule& schedule,
+                                MemoryCheck memory = MemoryCheck::against_limit);
 
 // check_schedule, throwing ScheduleError with the report when it is not ok.
-void validate(const Problem& problem, const Schedule& schedule);
+void validate(const Problem& problem, const Schedule& schedule, MemoryCheck memory = MemoryCheck::against_limit);
 
 // Peak activation memory per device implied by the order of actions (timing-independent).
 std::vector<double> peak_memory_by_order(const Problem& problem, const Schedule& schedule);

@@ -82,6 +82,13 @@ TEST(Validator, MemoryOverTheLimit) {
   EXPECT_NE(report.message().find("d0: peak activation memory 7 exceeds the limit 4 (1p)"), std::string::npos)
       << report.message();
   EXPECT_DOUBLE_EQ(report.peak_memory[0], 7);
+  // Callers that report memory as a status skip the limit, and nothing else.
+  const ValidationReport skipped = check_schedule(problem, make_zb_h2(problem), MemoryCheck::skip);
+  EXPECT_TRUE(skipped.ok()) << skipped.message();
+  EXPECT_DOUBLE_EQ(skipped.peak_memory[0], 7);
+  Schedule broken = make_zb_h2(problem);
+  broken.devices[1].pop_back();
+  EXPECT_FALSE(check_schedule(problem, broken, MemoryCheck::skip).ok());
 }
 
 }  // namespace
