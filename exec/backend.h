@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "exec/device.h"
 #include "exec/fabric.h"
@@ -19,17 +20,26 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual std::string name() const = 0;  // the trace's engine name: "cpu", "cuda"
-  virtual int device_count() const = 0;
+  virtual int device_count() const = 0;  // every pipeline device of the run
+  // Whether `index` runs in this process. All do, except in a multi-process run (one device per
+  // process): there device() and run_on_devices() cover the local devices only.
+  virtual bool is_local(int index) const { return index >= 0 && index < device_count(); }
   virtual Device& device(int index) = 0;
   virtual Fabric& fabric() = 0;
 
-  // Runs body(d) for every device d concurrently and returns when all have ended. The first
+  // Called by the engine before a run with the device of every stage (stage_device[s]): a fabric
+  // that needs per-channel resources (one NCCL communicator per stage boundary and direction)
+  // sets them up here, outside the device threads.
+  virtual void prepare_channels(const std::vector<int>& stage_device) { (void)stage_device; }
+
+  // Runs body(d) for every local device d concurrently and returns when all have ended. The first
   // failure aborts the fabric, so no device waits forever, and is rethrown after every worker has
   // ended (as an ExecError carrying the failing worker's message).
   virtual void run_on_devices(const std::function<void(int device)>& body) = 0;
 };
 
-// "cpu" (always) or "cuda" (when built with CUDA); throws InputError naming the backend otherwise.
+// The CPU backend for "cpu". "cuda" is built by cuda::make_cuda_backend (exec/cuda/cuda_cli.h)
+// from its own flags; here it and any other name throw InputError naming the backend.
 std::unique_ptr<Backend> make_backend(std::string_view name, int devices);
 
 }  // namespace zb::exec

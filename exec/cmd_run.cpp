@@ -15,9 +15,11 @@
 #include "exec/cuda/cuda_cli.h"
 #endif
 #include "exec/commands.h"
+#include "exec/cpu_backend.h"
 #include "exec/engine.h"
 #include "exec/generators.h"
 #include "exec/predict.h"
+#include "exec/process_group.h"
 #include "exec/reference.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
@@ -54,6 +56,11 @@ struct RunFlags {
   bool predict = false;
   int repeats = 5;
   bool concurrent_calibration = false;
+  // A multi-process run (one process per pipeline device); unset: from the launcher's environment.
+  int rank = -1;
+  int world = -1;
+  std::string rendezvous;
+  double join_timeout = 300;
 };
 
 zb::Schedule load_schedule_file(const std::string& path) {
@@ -113,6 +120,14 @@ int run_run(int argc, char** argv) {
       ("calibration", po::value(&flags.calibration_path), "scenario from 'zbexec calibrate' (default with --predict: calibrate now)")
       ("repeats", po::value(&flags.repeats)->default_value(5), "timed repetitions per pass when calibrating for --predict")
       ("concurrent-calibration", po::bool_switch(&flags.concurrent_calibration), "calibrate for --predict with all devices measuring at once (see zbexec calibrate --concurrent)");
+  po::options_description processes("multi-process runs (one process per pipeline device, e.g. one per GPU across nodes)");
+  processes.add_options()
+      ("rendezvous", po::value(&flags.rendezvous), "a path every rank can read (shared file system): rank 0 writes its address there, the others join it; use a fresh path per job")
+      ("nccl-id", po::value(&flags.rendezvous), "the same as --rendezvous (with --backend cuda the ranks also agree on their NCCL communicators through it)")
+      ("rank", po::value(&flags.rank), "this process's rank = its pipeline device (default: SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)")
+      ("world", po::value(&flags.world), "number of processes, equal to --p (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE or PMI_SIZE)")
+      ("join-timeout", po::value(&flags.join_timeout)->default_value(300), "seconds to wait for every rank to join");
+  options.add(processes);
   if (!parse_or_help(argc, argv, options, "usage: zbexec run [options]",
                      "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify")) {
     return 0;
@@ -144,12 +159,37 @@ int run_run(int argc, char** argv) {
   if (flags.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", flags.steps));
   shape.model.validate(shape.devices * shape.chunks);
 
+  // Joined before the backend exists (the backend's devices run on the group's clock), and kept
+  // until after it is gone.
+  std::unique_ptr<ProcessGroup> group;
+  if (!flags.rendezvous.empty() || flags.rank >= 0 || flags.world >= 0) {
+    Rendezvous rendezvous = resolve_rendezvous(flags.rank >= 0 ? std::optional<int>(flags.rank) : std::nullopt,
+                                               flags.world >= 0 ? std::optional<int>(flags.world) : std::nullopt,
+                                               flags.rendezvous);
+    rendezvous.timeout_s = flags.join_timeout;
+    if (rendezvous.world != shape.devices) {
+      throw InputError(fmt::format("--world {} but --p {}: a multi-process run has one process per "
+                                   "pipeline device", rendezvous.world, shape.devices));
+    }
+    if (flags.predict && flags.calibration_path.empty()) {
+      throw InputError("--predict in a multi-process run needs --calibration FILE (calibrate in one "
+                       "process: zbexec calibrate ... --out FILE)");
+    }
+    group = ProcessGroup::join(rendezvous);
+    fmt::print("rank {} of {}: joined through {} (clock aligned to rank 0 within {:.0f} us)\n",
+               group->rank(), group->world(), rendezvous.file, group->clock_error_us());
+    std::fflush(stdout);
+  }
+  std::unique_ptr<Backend> backend;
+  if (group && shape.backend == "cpu") {
+    backend = std::make_unique<CpuBackend>(*group);
 #ifdef ZB_HAVE_CUDA
-  auto backend = shape.backend == "cuda" ? cuda::make_cuda_backend(cuda_flags, shape.devices)
-                                         : make_backend(shape.backend, shape.devices);
-#else
-  auto backend = make_backend(shape.backend, shape.devices);
+  } else if (shape.backend == "cuda") {
+    backend = cuda::make_cuda_backend(cuda_flags, shape.devices, group.get());
 #endif
+  } else {
+    backend = make_backend(shape.backend, shape.devices);
+  }
 
   // The problem: its shape from the flags; its costs from a calibration when predicting (the
   // memory-aware generators then also see real memory), unit costs otherwise.
@@ -190,13 +230,27 @@ int run_run(int argc, char** argv) {
   cuda::label_actions(*backend, schedule);  // NVTX ranges F3, B3, W3, F3.1 in Nsight Systems
 #endif
 
-  fmt::print("zbexec run: schedule {}, p={} m={} v={} ({}), backend {}, {} layers x hidden {}, "
-             "microbatch {}, {} {}, {} steps\n",
-             schedule.name, problem.devices, problem.microbatches, problem.chunks,
-             zb::placement_name(problem.placement), backend->name(), shape.model.layers,
-             shape.model.hidden, shape.model.microbatch_size, flags.optimizer, flags.mode, flags.steps);
+  const std::string description = fmt::format(
+      "schedule {}, p={} m={} v={} ({}), backend {}, {} layers x hidden {}, microbatch {}, {} {}, {} steps",
+      schedule.name, problem.devices, problem.microbatches, problem.chunks,
+      zb::placement_name(problem.placement), backend->name(), shape.model.layers, shape.model.hidden,
+      shape.model.microbatch_size, flags.optimizer, flags.mode, flags.steps);
+  if (group) {
+    exec_options.gather_weights = flags.verify;
+    group->agree(fmt::format("{}\nseed {} lr {} momentum {} weight-decay {} clip {} inject '{}' verify {}\n{}",
+                             description, shape.model.seed, flags.lr, flags.momentum,
+                             flags.weight_decay, flags.clip, flags.inject, flags.verify,
+                             zb::to_text(schedule)));
+  }
+  if (!group || group->rank() == 0) fmt::print("zbexec run: {}\n", description);
   std::fflush(stdout);
   const ExecResult result = run_schedule(*backend, problem, schedule, exec_options);
+  if (group) group->finish();  // every result is at rank 0 now: the others may go
+  if (!result.gathered) {
+    fmt::print("rank {}: ran device {} for {} steps; rank 0 reports the results\n", group->rank(),
+               group->rank(), flags.steps);
+    return 0;
+  }
   for (std::size_t k = 0; k < result.steps.size(); ++k) {
     fmt::print("{}\n", describe_step(static_cast<int>(k), result.steps[k], exec_options.mode));
   }

@@ -19,22 +19,51 @@ CpuBackend::CpuBackend(int devices) {
   for (int d = 0; d < devices; ++d) devices_.push_back(std::make_unique<CpuDevice>(d, epoch));
 }
 
+CpuBackend::CpuBackend(ProcessGroup& group)
+    : across_processes_(std::make_unique<ProcessFabric>(group, /*carry_payloads=*/true)) {
+  use_single_threaded_blas();
+  devices_.resize(static_cast<std::size_t>(group.world()));
+  devices_[static_cast<std::size_t>(group.rank())] = std::make_unique<CpuDevice>(group.rank(), group.epoch());
+}
+
+bool CpuBackend::is_local(int index) const {
+  return index >= 0 && index < device_count() && devices_[static_cast<std::size_t>(index)] != nullptr;
+}
+
 Device& CpuBackend::device(int index) {
   if (index < 0 || index >= device_count()) {
     throw ExecError(fmt::format("cpu backend: no device {} (have {})", index, device_count()));
   }
+  if (!is_local(index)) {
+    throw ExecError(fmt::format("cpu backend: device {} runs in the process of rank {}, not here", index, index));
+  }
   return *devices_[static_cast<std::size_t>(index)];
 }
 
+Fabric& CpuBackend::fabric() {
+  if (across_processes_) return *across_processes_;
+  return in_process_;
+}
+
 void CpuBackend::run_on_devices(const std::function<void(int device)>& body) {
-  const int count = device_count();
-  fabric_.begin_run(count);
+  std::vector<int> local;
+  for (int d = 0; d < device_count(); ++d) {
+    if (is_local(d)) local.push_back(d);
+  }
+  const int count = static_cast<int>(local.size());
+  auto begin_run = [&] {
+    across_processes_ ? across_processes_->begin_run(count) : in_process_.begin_run(count);
+  };
+  auto worker_ended = [&] {
+    across_processes_ ? across_processes_->worker_ended() : in_process_.worker_ended();
+  };
+  begin_run();
   std::mutex failure_mutex;
   std::string first_failure;
   bool failed = false;
   std::vector<std::thread> workers;
   workers.reserve(static_cast<std::size_t>(count));
-  for (int d = 0; d < count; ++d) {
+  for (int d : local) {
     workers.emplace_back([&, d] {
       try {
         body(d);
@@ -46,16 +75,15 @@ void CpuBackend::run_on_devices(const std::function<void(int device)>& body) {
             first_failure = error.what();
           }
         }
-        fabric_.abort(error.what());
+        fabric().abort(error.what());
       }
-      fabric_.worker_ended();
+      worker_ended();
     });
   }
   for (auto& worker : workers) worker.join();
   if (failed) throw ExecError(first_failure);
 }
 
-#ifndef ZB_EXEC_HAVE_CUDA
 std::unique_ptr<Backend> make_backend(std::string_view name, int devices) {
   if (name == "cpu") return std::make_unique<CpuBackend>(devices);
   if (name == "cuda") {
@@ -64,6 +92,5 @@ std::unique_ptr<Backend> make_backend(std::string_view name, int devices) {
   }
   throw InputError(fmt::format("--backend '{}': unknown backend (known: cpu, cuda)", name));
 }
-#endif
 
 }  // namespace zb::exec

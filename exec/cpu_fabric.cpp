@@ -37,7 +37,7 @@ void CpuFabric::worker_ended() {
 }
 
 void CpuFabric::check_deadlock_locked() {
-  if (aborted_ || live_workers_ <= 0 || static_cast<int>(waiting_.size()) < live_workers_) return;
+  if (detection_ == DeadlockDetection::off || aborted_ || live_workers_ <= 0 || static_cast<int>(waiting_.size()) < live_workers_) return;
   for (const auto& [device, waiter] : waiting_) {
     if (waiter.ready()) return;  // woken but not yet running: not stuck
   }

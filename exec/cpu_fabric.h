@@ -18,6 +18,10 @@ namespace zb::exec {
 // is negligible, and a single lock makes "every live worker is waiting" an exact test.
 class CpuFabric final : public Fabric {
  public:
+  // off: when this process's workers all wait, others (other processes) may still send.
+  enum class DeadlockDetection { on, off };
+  explicit CpuFabric(DeadlockDetection detection = DeadlockDetection::on) : detection_(detection) {}
+
   // Starts a run with `workers` live device threads (clears all channels and any abort).
   void begin_run(int workers);
   // A worker has ended; if all remaining workers wait, that is a deadlock.
@@ -58,6 +62,7 @@ class CpuFabric final : public Fabric {
     std::function<bool()> ready;
   };
   std::map<int, Waiter> waiting_;
+  DeadlockDetection detection_;
   int live_workers_ = 0;
   bool aborted_ = false;
   std::string abort_reason_;

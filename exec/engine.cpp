@@ -8,9 +8,9 @@
 #include <charconv>
 #include <limits>
 #include <memory>
-#include <mutex>
 
 #include "exec/channel_order.h"
+#include "exec/device_output.h"
 #include "exec/exec_error.h"
 #include "exec/stage_model.h"
 #include "sim/schedule/error.h"
@@ -58,13 +58,6 @@ struct MemoryRecord {
   double bytes = 0;
 };
 
-// Everything one device produces, written only by that device's worker.
-struct DeviceOutput {
-  std::vector<std::vector<zb::Span>> spans;              // per step
-  std::vector<std::vector<zb::MemoryPoint>> memory_us;   // per step, time in us
-  double peak_bytes = 0;
-};
-
 // The optimizer protocol state of one stage within one step.
 struct ChainState {
   bool grads_done = false;
@@ -76,19 +69,15 @@ struct ChainState {
 
 class DeviceWorker {
  public:
+  // Everything the worker produces goes to `output`, which only this worker writes.
   DeviceWorker(Backend& backend, const zb::Problem& problem, const zb::Schedule& schedule,
-               const ExecOptions& options, int device, std::vector<StepReport>& reports,
-               std::mutex& reports_mutex, std::vector<ModelWeights>& stage_weights,
-               DeviceOutput& output)
+               const ExecOptions& options, int device, DeviceOutput& output)
       : problem_(problem),
         schedule_(schedule),
         options_(options),
         d_(device),
         device_(backend.device(device)),
         fabric_(backend.fabric()),
-        reports_(reports),
-        reports_mutex_(reports_mutex),
-        stage_weights_(stage_weights),
         output_(output) {}
 
   void run() {
@@ -103,9 +92,8 @@ class DeviceWorker {
       step_ = step;
       run_step(actions);
     }
-    for (int c = 0; c < problem_.chunks; ++c) {
-      stage_weights_[static_cast<std::size_t>(models_[static_cast<std::size_t>(c)]->stage())] =
-          models_[static_cast<std::size_t>(c)]->download_weights();
+    if (options_.gather_weights) {
+      for (auto& m : models_) output_.stage_weights.emplace_back(m->stage(), m->download_weights());
     }
   }
 
@@ -326,18 +314,17 @@ class DeviceWorker {
       }
       optimizer.apply(decision);
     }
-    std::lock_guard lock(reports_mutex_);
-    StepReport& report = reports_[static_cast<std::size_t>(step_)];
-    report.decision = decision;
-    report.early_steps += early;
-    report.rollbacks += rollbacks;
+    DeviceStepOutcome outcome;
+    outcome.decision = decision;
+    outcome.early_steps = early;
+    outcome.rollbacks = rollbacks;
     for (const auto& m : models_) {
       if (m->is_last()) {
-        report.loss = m->loss_sum() / static_cast<double>(problem_.microbatches) /
-                      static_cast<double>(options_.model.microbatch_size) /
-                      static_cast<double>(options_.model.hidden);
+        outcome.has_loss = true;
+        outcome.loss_sum = m->loss_sum();
       }
     }
+    output_.steps.push_back(outcome);
   }
 
   const zb::Problem& problem_;
@@ -346,9 +333,6 @@ class DeviceWorker {
   int d_;
   Device& device_;
   Fabric& fabric_;
-  std::vector<StepReport>& reports_;
-  std::mutex& reports_mutex_;
-  std::vector<ModelWeights>& stage_weights_;
   DeviceOutput& output_;
   std::vector<std::unique_ptr<StageModel>> models_;
   std::vector<std::unique_ptr<StageOptimizer>> optimizers_;
@@ -414,24 +398,58 @@ ExecResult run_schedule(Backend& backend, const zb::Problem& problem, const zb::
   zb::validate(problem, schedule);  // refuses deadlocks (with the grid report) before anything runs
   if (options.check_channel_order) check_channel_order(problem, schedule);
 
-  std::vector<StepReport> reports(static_cast<std::size_t>(options.steps));
-  std::mutex reports_mutex;
-  std::vector<ModelWeights> stage_weights(static_cast<std::size_t>(problem.stages()));
+  std::vector<int> stage_device;
+  for (int stage = 0; stage < problem.stages(); ++stage) stage_device.push_back(problem.device_of_stage(stage));
+  backend.prepare_channels(stage_device);
+
   std::vector<DeviceOutput> outputs(static_cast<std::size_t>(problem.devices));
+  const bool gathers = backend.is_local(0);  // device 0's process assembles the results
   backend.run_on_devices([&](int d) {
-    DeviceWorker worker(backend, problem, schedule, options, d, reports, reports_mutex,
-                        stage_weights, outputs[static_cast<std::size_t>(d)]);
+    DeviceWorker worker(backend, problem, schedule, options, d, outputs[static_cast<std::size_t>(d)]);
     worker.run();
+    // A multi-process run: every device's output travels to device 0 (spans, memory, outcomes,
+    // weights), once, after its last step.
+    if (!gathers) {
+      backend.fabric().send_control(d, 0, control_key(0, d, ControlKind::gather),
+                                    encode(outputs[static_cast<std::size_t>(d)]));
+    } else if (d == 0) {
+      for (int e = 0; e < problem.devices; ++e) {
+        if (backend.is_local(e)) continue;
+        outputs[static_cast<std::size_t>(e)] = decode_device_output(
+            backend.fabric().recv_control(e, 0, control_key(0, e, ControlKind::gather)), e);
+      }
+    }
   });
 
   ExecResult result;
-  result.steps = std::move(reports);
+  if (!gathers) return result;  // the results are device 0's process's to report
+  result.gathered = true;
   for (int step = 0; step < options.steps; ++step) {
+    StepReport report;
+    for (const DeviceOutput& out : outputs) {
+      const DeviceStepOutcome& outcome = out.steps.at(static_cast<std::size_t>(step));
+      report.decision = outcome.decision;  // every device applied the same verdict
+      report.early_steps += outcome.early_steps;
+      report.rollbacks += outcome.rollbacks;
+      if (outcome.has_loss) {
+        report.loss = outcome.loss_sum / static_cast<double>(problem.microbatches) /
+                      static_cast<double>(options.model.microbatch_size) /
+                      static_cast<double>(options.model.hidden);
+      }
+    }
+    result.steps.push_back(report);
     result.traces.push_back(build_trace(outputs, step, schedule, backend.name()));
   }
   for (const auto& out : outputs) result.peak_activation_bytes.push_back(out.peak_bytes);
-  for (auto& weights : stage_weights) {
-    for (auto& layer : weights) result.weights.push_back(std::move(layer));
+  if (options.gather_weights) {
+    std::vector<const ModelWeights*> by_stage(static_cast<std::size_t>(problem.stages()), nullptr);
+    for (const auto& out : outputs) {
+      for (const auto& [stage, layers] : out.stage_weights) by_stage.at(static_cast<std::size_t>(stage)) = &layers;
+    }
+    for (const ModelWeights* layers : by_stage) {
+      if (layers == nullptr) throw ExecError("a stage's weights did not reach device 0 (its process kept them)");
+      result.weights.insert(result.weights.end(), layers->begin(), layers->end());
+    }
   }
   return result;
 }

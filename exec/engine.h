@@ -36,6 +36,9 @@ struct ExecOptions {
   // Refuse schedules whose channels would deliver out of order before running (see
   // channel_order.h). Off only in tests that show the runtime check on receipt.
   bool check_channel_order = true;
+  // Keep every stage's weights after the last step (ExecResult::weights). In a multi-process run
+  // they travel to device 0's process; turn off when nobody compares them.
+  bool gather_weights = true;
 };
 
 struct StepReport {
@@ -45,13 +48,16 @@ struct StepReport {
   int rollbacks = 0;         // ... of which rolled back and redid the step
 };
 
+// Everything below is filled in the process that holds device 0 (every process in a one-process
+// run); a multi-process run's other ranks get an empty result with gathered = false.
 struct ExecResult {
+  bool gathered = false;
   std::vector<StepReport> steps;
   // One measured trace per step: compute spans of every action, memory timeline per device, times
   // in ms from the step's first action start on any device.
   std::vector<zb::Trace> traces;
   std::vector<double> peak_activation_bytes;  // per device, from the tracker
-  ModelWeights weights;                       // after the last step, in layer order
+  ModelWeights weights;                       // after the last step, in layer order (if gathered)
 };
 
 // Validates (zb::validate, channel order, model shape) and runs. Throws ScheduleError or

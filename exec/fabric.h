@@ -25,8 +25,9 @@ struct MessageTag {
 // "activation of stage 0 -> 1, microbatch 3, step 2".
 std::string describe(const MessageTag& tag);
 
-// A control message key: the optimizer's partial norm travelling down the stages and its verdict.
-enum class ControlKind : std::uint8_t { norm_partial, verdict };
+// A control message key: the optimizer's partial norm travelling down the stages, its verdict,
+// and (multi-process runs) a device's results gathered at device 0 after the run.
+enum class ControlKind : std::uint8_t { norm_partial, verdict, gather };
 std::uint64_t control_key(int step, int stage, ControlKind kind);
 
 // Channels are FIFO per (from_stage, to_stage), like NCCL's in-order matching of send/recv: the

@@ -1,10 +1,12 @@
 // The CUDA backend: one worker thread per device (a GPU or a green-context slice of one), the
 // CUDA fabric between them, CUDA-event timing and NVTX ranges named like the schedule's text form.
+// In a multi-process run (one GPU per process) this process's device only.
 #include "exec/cuda/cuda_backend.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
@@ -15,6 +17,18 @@
 #include "sim/schedule/error.h"
 
 namespace zb::exec::cuda {
+
+int usable_gpu_count() {
+  // Every stream its own hardware work queue (the default is 8), so a wait or a blocked NCCL
+  // kernel at the head of one stream never holds up another. Read when the context is created;
+  // a value set by the user wins.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+  std::string why;
+  if (!cuda_available(&why)) throw InputError(fmt::format("--backend cuda: no usable GPU ({})", why));
+  int gpus = 0;
+  check(cudaGetDeviceCount(&gpus), "cudaGetDeviceCount");
+  return gpus;
+}
 
 SmPartition parse_sm_partition(std::string_view text) {
   if (text == "green") return SmPartition::green;
@@ -30,23 +44,22 @@ std::string gpu_name(int ordinal) {
   return properties.name;
 }
 
-}  // namespace
-
-CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options) {
-  // Every stream its own hardware work queue (the default is 8), so a wait or a blocked NCCL
-  // kernel at the head of one stream never holds up another. Read when the context is created;
-  // a value set by the user wins.
-  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-  std::string why;
-  if (!cuda_available(&why)) throw InputError(fmt::format("--backend cuda: no usable GPU ({})", why));
-  int gpus = 0;
-  check(cudaGetDeviceCount(&gpus), "cudaGetDeviceCount");
-  for (int ordinal : devices.ordinals) {
-    if (ordinal >= gpus) {
+// Refuses GPUs this machine does not have as bad input.
+void check_gpus(const std::vector<int>& ordinals, const std::string& flag) {
+  const int gpus = usable_gpu_count();
+  for (int ordinal : ordinals) {
+    if (ordinal < 0 || ordinal >= gpus) {
       throw InputError(fmt::format("--devices {}: there is no cuda:{} (this machine has {} GPU{})",
-                                   devices.describe(), ordinal, gpus, gpus == 1 ? "" : "s"));
+                                   flag, ordinal, gpus, gpus == 1 ? "" : "s"));
     }
   }
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options)
+    : on_warning_(options.on_warning) {
+  check_gpus(devices.ordinals, devices.describe());
   const auto epoch = CudaDevice::Clock::now();
   std::vector<DevicePlacement> placements;
   if (devices.kind == DeviceSet::Kind::virtual_gpu) {
@@ -56,9 +69,8 @@ CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options) {
       try {
         partitions_ = create_green_partitions(ordinal, devices.count);
       } catch (const CudaError& error) {
-        warnings_.push_back(fmt::format("green contexts unavailable ({}); the {} virtual devices "
-                                        "share all {} SMs through plain streams",
-                                        error.what(), devices.count, total_sms));
+        warn(fmt::format("green contexts unavailable ({}); the {} virtual devices share all {} "
+                         "SMs through plain streams", error.what(), devices.count, total_sms));
       }
     }
     auto virtual_placements = [&] {
@@ -86,9 +98,8 @@ CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options) {
       devices_.clear();
       destroy_green_partitions(partitions_);
       check(cudaSetDevice(ordinal), "cudaSetDevice(primary context)");
-      warnings_.push_back(fmt::format("green contexts unusable ({}); the {} virtual devices share "
-                                      "all {} SMs through plain streams",
-                                      error.what(), devices.count, total_sms));
+      warn(fmt::format("green contexts unusable ({}); the {} virtual devices share all {} SMs "
+                       "through plain streams", error.what(), devices.count, total_sms));
       virtual_placements();
       make_devices(placements, options.precision, epoch);
     }
@@ -113,9 +124,57 @@ CudaBackend::CudaBackend(const DeviceSet& devices, const CudaOptions& options) {
   std::vector<CudaDevice*> raw;
   for (auto& device : devices_) raw.push_back(device.get());
   fabric_ = std::make_unique<CudaFabric>(raw);
-  if (fabric_->uses_nccl()) summary_ += ", NCCL links between neighbouring GPUs";
-  for (const auto& warning : fabric_->warnings()) warnings_.push_back(warning);
+  if (fabric_->spans_gpus()) summary_ += ", NCCL between GPUs (a communicator per stage boundary and direction)";
   release_green_context();
+}
+
+CudaBackend::CudaBackend(ProcessGroup& group, int gpu, const CudaOptions& options)
+    : group_(&group), on_warning_(options.on_warning) {
+  const int rank = group.rank();
+  const int world = group.world();
+  check_gpus({gpu}, fmt::format("cuda:{} (rank {})", gpu, rank));
+  DevicePlacement placement;
+  placement.ordinal = gpu;
+  placement.sm_count = sm_count_of(gpu);
+  placement.label = fmt::format("cuda:{} (rank {})", gpu, rank);
+  devices_.resize(static_cast<std::size_t>(world));
+  // The group's epoch is one instant on every rank: event times of all processes share a clock.
+  devices_[static_cast<std::size_t>(rank)] =
+      std::make_unique<CudaDevice>(rank, placement, options.precision, group.epoch());
+  process_fabric_ = std::make_unique<ProcessFabric>(group, /*carry_payloads=*/false);
+  std::vector<CudaDevice*> raw;
+  for (auto& device : devices_) raw.push_back(device.get());
+  fabric_ = std::make_unique<CudaFabric>(raw, *process_fabric_);
+  // The ranks any placement can connect this one to: the neighbours, and 0 with world-1 (the
+  // wrap-around of an interleaved placement).
+  std::vector<int> peers;
+  for (int r : {rank - 1, rank + 1, rank == 0 ? world - 1 : -1, rank == world - 1 ? 0 : -1}) {
+    if (r >= 0 && r < world && r != rank && std::find(peers.begin(), peers.end(), r) == peers.end()) {
+      peers.push_back(r);
+    }
+  }
+  std::sort(peers.begin(), peers.end());
+  summary_ = fmt::format("rank {} of {} on cuda:{} ({}), {} GEMMs, {}", rank, world, gpu, gpu_name(gpu),
+                         precision_name(options.precision),
+                         peers.empty() ? std::string("no other rank")
+                                       : fmt::format("NCCL to ranks {}", fmt::join(peers, ",")));
+}
+
+void CudaBackend::warn(std::string warning) {
+  if (on_warning_) on_warning_(warning);
+  warnings_.push_back(std::move(warning));
+}
+
+void CudaBackend::prepare_channels(const std::vector<int>& stage_device) {
+  const std::size_t known = fabric_->warnings().size();
+  try {
+    fabric_->prepare_channels(stage_device);
+  } catch (...) {
+    release_green_context();
+    throw;
+  }
+  release_green_context();
+  for (std::size_t i = known; i < fabric_->warnings().size(); ++i) warn(fabric_->warnings()[i]);
 }
 
 void CudaBackend::release_green_context() const {
@@ -133,9 +192,14 @@ void CudaBackend::make_devices(const std::vector<DevicePlacement>& placements, P
 }
 
 CudaBackend::~CudaBackend() {
-  fabric_.reset();  // links first: they hold buffers of the devices
+  fabric_.reset();  // links first: they hold buffers of the devices (and use the process fabric)
+  process_fabric_.reset();
   devices_.clear();
   destroy_green_partitions(partitions_);
+}
+
+bool CudaBackend::is_local(int index) const {
+  return index >= 0 && index < device_count() && devices_[static_cast<std::size_t>(index)] != nullptr;
 }
 
 Device& CudaBackend::device(int index) { return cuda_device(index); }
@@ -144,11 +208,16 @@ CudaDevice& CudaBackend::cuda_device(int index) {
   if (index < 0 || index >= device_count()) {
     throw ExecError(fmt::format("cuda backend: no device {} (have {})", index, device_count()));
   }
+  if (!is_local(index)) {
+    throw ExecError(fmt::format("cuda backend: device {} runs in the process of rank {}, not in "
+                                "this one (rank {})", index, index, group_ ? group_->rank() : 0));
+  }
   return *devices_[static_cast<std::size_t>(index)];
 }
 
 void CudaBackend::label_actions(const zb::Schedule& schedule) {
   for (int d = 0; d < device_count() && d < schedule.device_count(); ++d) {
+    if (!is_local(d)) continue;
     std::vector<std::string> labels;
     for (const zb::Action& action : schedule.devices[static_cast<std::size_t>(d)]) {
       labels.push_back(zb::to_token(action));
@@ -158,15 +227,18 @@ void CudaBackend::label_actions(const zb::Schedule& schedule) {
 }
 
 void CudaBackend::run_on_devices(const std::function<void(int device)>& body) {
-  const int count = device_count();
+  std::vector<int> local;
+  for (int d = 0; d < device_count(); ++d) {
+    if (is_local(d)) local.push_back(d);
+  }
   release_green_context();
-  fabric_->begin_run(count);
+  fabric_->begin_run(static_cast<int>(local.size()));
   std::mutex failure_mutex;
   std::string first_failure;
   bool failed = false;
   std::vector<std::thread> workers;
-  workers.reserve(static_cast<std::size_t>(count));
-  for (int d = 0; d < count; ++d) {
+  workers.reserve(local.size());
+  for (int d : local) {
     workers.emplace_back([&, d] {
       try {
         cuda_device(d).make_current();  // the runtime's current device is per thread

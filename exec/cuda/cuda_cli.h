@@ -9,10 +9,14 @@
 #include "exec/backend.h"
 #include "sim/schedule/schedule.h"
 
+namespace zb::exec {
+class ProcessGroup;
+}
+
 namespace zb::exec::cuda {
 
 struct CudaFlags {
-  std::string devices;              // empty: cuda:0..p-1
+  std::string devices;              // empty: cuda:0..p-1 (multi-process: the local rank's GPU)
   std::string precision = "fp32";
   std::string sm_partition = "green";
 };
@@ -20,9 +24,12 @@ struct CudaFlags {
 // Adds --devices --precision --sm-partition (used with --backend cuda).
 void add_cuda_options(boost::program_options::options_description& options, CudaFlags& flags);
 
-// The CUDA backend for a run with `devices` pipeline devices. Prints one line describing the
-// GPUs to stdout and any fallback warning to stderr (the CLI's job, not the backend's).
-std::unique_ptr<Backend> make_cuda_backend(const CudaFlags& flags, int devices);
+// The CUDA backend for a run with `devices` pipeline devices: all in this process (`group` null)
+// or one per process of `group` (world == devices; --devices empty or cuda:G, see local_gpu.h).
+// Prints one line describing the GPUs to stdout and any fallback warning to stderr (the CLI's
+// job, not the backend's). Throws InputError for bad flags before touching a GPU.
+std::unique_ptr<Backend> make_cuda_backend(const CudaFlags& flags, int devices,
+                                           ProcessGroup* group = nullptr);
 
 // NVTX ranges named after the schedule's actions when `backend` is the CUDA backend; else nothing.
 void label_actions(Backend& backend, const zb::Schedule& schedule);

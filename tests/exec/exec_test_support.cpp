@@ -1,6 +1,10 @@
 // Shared helpers of the executor tests: small problems, small models, runs against the reference.
 #include "exec_test_support.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "exec/generators.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
@@ -34,6 +38,13 @@ ReferenceResult reference_for(const ExecOptions& options, const zb::Problem& pro
   CpuDevice device(0, CpuDevice::Clock::now());
   return run_reference(device, options.model, options.optimizer, problem.microbatches,
                        options.steps, options.inject_nonfinite, problem.stages());
+}
+
+std::string fresh_rendezvous_file(const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("zb_rendezvous_" + name + "_" + std::to_string(::getpid()) + ".json");
+  std::filesystem::remove(path);
+  return path.string();
 }
 
 }  // namespace zb::exec::test

@@ -1,7 +1,10 @@
 // Shared helpers of the executor tests: small problems, small models, runs against the reference.
 #pragma once
 
+#include <functional>
+#include <future>
 #include <string>
+#include <vector>
 
 #include "exec/cpu_backend.h"
 #include "exec/engine.h"
@@ -22,5 +25,19 @@ zb::Schedule make(const std::string& generator, const zb::Problem& problem);
 
 // Runs the single-device reference with the same model, optimizer and injection.
 ReferenceResult reference_for(const ExecOptions& options, const zb::Problem& problem);
+
+// A rendezvous file path of its own for a test (removed first).
+std::string fresh_rendezvous_file(const std::string& name);
+
+// The ranks of a multi-process run played by threads: body(rank) on `world` threads at once,
+// results in rank order. The group's wire is real TCP either way.
+template <typename Result>
+std::vector<Result> on_ranks(int world, const std::function<Result(int rank)>& body) {
+  std::vector<std::future<Result>> futures;
+  for (int r = 0; r < world; ++r) futures.push_back(std::async(std::launch::async, body, r));
+  std::vector<Result> results;
+  for (auto& f : futures) results.push_back(f.get());
+  return results;
+}
 
 }  // namespace zb::exec::test

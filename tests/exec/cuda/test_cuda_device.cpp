@@ -76,7 +76,7 @@ TEST_F(CudaDeviceTest, GemmMatchesTheCpuForEveryTransposeCombination) {
 }
 
 TEST_F(CudaDeviceTest, Bf16GemmIsCloseAndFp32IsTighter) {
-  CudaBackend bf16(parse_device_set("", 1), CudaOptions{Precision::bf16, SmPartition::green});
+  CudaBackend bf16(parse_device_set("", 1), CudaOptions{Precision::bf16, SmPartition::green, {}});
   Device& g = bf16.device(0);
   const int m = 64, n = 64, k = 256;
   const auto a = random_values(static_cast<std::size_t>(m * k), 5);

@@ -1,0 +1,626 @@
+// The processes of one multi-process run and the wire between them (TCP, a star around rank 0).
+#include "exec/process_group.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <tuple>
+
+#include "exec/exec_error.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
+
+namespace zb::exec {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kMagic = 0x7a626578;  // "zbex"
+// The group's own frame kinds (handshake, setup mailbox, orderly end).
+enum : std::uint8_t {
+  kSetup = ProcessGroup::kFirstSetupKind,
+  kGoodbye,
+  kHello,
+  kAccept,
+  kReject,
+  kPing,
+  kPong,
+  kStart,
+};
+constexpr int kClockRoundTrips = 16;
+
+struct FrameHeader {
+  std::uint32_t magic = kMagic;
+  std::uint8_t kind = 0;
+  std::uint8_t unused[3] = {};
+  std::int32_t from = 0;
+  std::int32_t to = 0;
+  std::uint64_t length = 0;
+};
+static_assert(sizeof(FrameHeader) == 24);
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+std::string errno_text() { return std::strerror(errno); }
+
+// The whole buffer or false (the peer closed or the connection broke).
+bool write_all(int fd, const void* data, std::size_t size) {
+  const auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool read_all(int fd, void* data, std::size_t size) {
+  auto* p = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::recv(fd, p, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Waits until fd is readable or the deadline passes.
+bool wait_readable(int fd, Clock::time_point deadline) {
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return false;
+  }
+}
+
+struct Frame {
+  FrameHeader header;
+  std::vector<std::byte> body;
+};
+
+bool read_frame(int fd, Frame& frame) {
+  if (!read_all(fd, &frame.header, sizeof frame.header)) return false;
+  if (frame.header.magic != kMagic) return false;
+  frame.body.resize(frame.header.length);
+  return frame.body.empty() || read_all(fd, frame.body.data(), frame.body.size());
+}
+
+bool write_frame_raw(int fd, std::uint8_t kind, int from, int to, const std::vector<std::byte>& body) {
+  FrameHeader header;
+  header.kind = kind;
+  header.from = from;
+  header.to = to;
+  header.length = body.size();
+  return write_all(fd, &header, sizeof header) && (body.empty() || write_all(fd, body.data(), body.size()));
+}
+
+template <typename T>
+std::vector<std::byte> bytes_of(const T& value) {
+  std::vector<std::byte> out(sizeof(T));
+  std::memcpy(out.data(), &value, sizeof(T));
+  return out;
+}
+
+template <typename T>
+T value_of(const std::vector<std::byte>& body, std::size_t offset = 0) {
+  T value{};
+  if (body.size() >= offset + sizeof(T)) std::memcpy(&value, body.data() + offset, sizeof(T));
+  return value;
+}
+
+std::vector<std::byte> text_bytes(std::string_view text) {
+  std::vector<std::byte> out(text.size());
+  std::memcpy(out.data(), text.data(), text.size());
+  return out;
+}
+
+std::string text_of(const std::vector<std::byte>& body) {
+  return std::string(reinterpret_cast<const char*>(body.data()), body.size());
+}
+
+std::optional<int> env_int(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  int out = 0;
+  const auto [ptr, ec] = std::from_chars(value, value + std::strlen(value), out);
+  if (ec != std::errc() || *ptr != '\0') {
+    throw InputError(fmt::format("environment variable {}='{}' is not a number", name, value));
+  }
+  return out;
+}
+
+struct RendezvousFile {
+  std::string host;
+  int port = 0;
+  int world = 0;
+  std::uint64_t token = 0;
+};
+
+std::optional<RendezvousFile> read_rendezvous_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  try {
+    const auto object = nlohmann::json::parse(zb::read_file(path));
+    RendezvousFile file;
+    file.host = object.at("host").get<std::string>();
+    file.port = object.at("port").get<int>();
+    file.world = object.at("world").get<int>();
+    file.token = std::stoull(object.at("token").get<std::string>(), nullptr, 16);
+    return file;
+  } catch (const std::exception&) {
+    return std::nullopt;  // being replaced, or not ours yet: read again
+  }
+}
+
+int listen_socket(int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw ExecError("rendezvous: socket(): " + errno_text());
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<std::uint16_t>(env_int("ZBEXEC_PORT").value_or(0)));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, 128) != 0) {
+    const std::string why = errno_text();
+    ::close(fd);
+    throw ExecError("rendezvous: rank 0 cannot listen: " + why);
+  }
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
+// A connected socket to host:port, or -1 (refused, unreachable: the caller tries again).
+int connect_to(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return -1;
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  return fd;
+}
+
+void no_delay(int fd) {
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // small frames go at once
+}
+
+std::string this_host() {
+  if (const char* host = std::getenv("ZBEXEC_HOST"); host != nullptr && *host != '\0') return host;
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+}  // namespace
+
+struct ProcessGroup::Connection {
+  int fd = -1;
+  int peer = 0;
+  std::mutex write_mutex;
+};
+
+Rendezvous resolve_rendezvous(std::optional<int> rank, std::optional<int> world, std::string file) {
+  auto from_env = [](std::initializer_list<const char*> names) -> std::optional<int> {
+    for (const char* name : names) {
+      if (auto value = env_int(name)) return value;
+    }
+    return std::nullopt;
+  };
+  if (!rank) rank = from_env({"SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
+  if (!world) world = from_env({"SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"});
+  if (file.empty()) throw InputError("--rendezvous FILE is needed for a multi-process run (a path every rank can read)");
+  if (!rank) throw InputError("--rank: not given and no launcher variable (SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK) is set");
+  if (!world) throw InputError("--world: not given and no launcher variable (SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE) is set");
+  if (*world < 1) throw InputError(fmt::format("--world {}: need at least 1 process", *world));
+  if (*rank < 0 || *rank >= *world) throw InputError(fmt::format("--rank {}: must be in [0, {})", *rank, *world));
+  Rendezvous rendezvous;
+  rendezvous.rank = *rank;
+  rendezvous.world = *world;
+  rendezvous.file = std::move(file);
+  return rendezvous;
+}
+
+ProcessGroup::ProcessGroup(int rank, int world, double timeout_s)
+    : rank_(rank), world_(world), timeout_s_(timeout_s), said_goodbye_(static_cast<std::size_t>(world), false) {}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
+  std::unique_ptr<ProcessGroup> group(new ProcessGroup(rendezvous.rank, rendezvous.world, rendezvous.timeout_s));
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(rendezvous.timeout_s));
+  const int world = rendezvous.world;
+  if (rendezvous.rank == 0) {
+    group->connections_.resize(static_cast<std::size_t>(world));
+    int port = 0;
+    const int listener = listen_socket(port);
+    std::random_device random;
+    const std::uint64_t token = (static_cast<std::uint64_t>(random()) << 32) ^ random();
+    nlohmann::json object{{"host", this_host()}, {"port", port}, {"world", world},
+                          {"token", fmt::format("{:016x}", token)}};
+    zb::write_file_atomically(rendezvous.file, object.dump() + "\n");
+    group->file_ = rendezvous.file;
+    int joined = 1;
+    while (joined < world) {
+      if (!wait_readable(listener, deadline)) {
+        std::vector<int> missing;
+        for (int r = 1; r < world; ++r) {
+          if (!group->connections_[static_cast<std::size_t>(r)]) missing.push_back(r);
+        }
+        ::close(listener);
+        throw ExecError(fmt::format("rendezvous: after {} s, rank{} {} not joined (file {})",
+                                    rendezvous.timeout_s, missing.size() == 1 ? "" : "s",
+                                    fmt::join(missing, ", "), rendezvous.file));
+      }
+      const int fd = ::accept(listener, nullptr, nullptr);
+      if (fd < 0) continue;
+      no_delay(fd);
+      Frame hello;
+      if (!wait_readable(fd, Clock::now() + std::chrono::seconds(10)) || !read_frame(fd, hello) ||
+          hello.header.kind != kHello) {
+        ::close(fd);  // not one of ours
+        continue;
+      }
+      const int peer = hello.header.from;
+      const auto peer_world = value_of<std::int32_t>(hello.body, 0);
+      const auto peer_token = value_of<std::uint64_t>(hello.body, 8);
+      std::string refusal;
+      if (peer_token != token) {
+        refusal = "stale rendezvous file (its token is from another run)";
+      } else if (peer_world != world) {
+        refusal = fmt::format("rank {} says --world {} but rank 0 has {}", peer, peer_world, world);
+      } else if (peer <= 0 || peer >= world) {
+        refusal = fmt::format("rank {} is outside [1, {})", peer, world);
+      } else if (group->connections_[static_cast<std::size_t>(peer)]) {
+        refusal = fmt::format("rank {} joined twice (two processes with the same --rank)", peer);
+      }
+      if (!refusal.empty()) {
+        write_frame_raw(fd, kReject, 0, peer, text_bytes(refusal));
+        ::close(fd);
+        continue;
+      }
+      write_frame_raw(fd, kAccept, 0, peer, {});
+      // The joining rank measures its clock against ours: answer its pings with our time.
+      for (int i = 0; i < kClockRoundTrips; ++i) {
+        Frame ping;
+        if (!read_frame(fd, ping) || ping.header.kind != kPing) break;
+        write_frame_raw(fd, kPong, 0, peer, bytes_of(now_ns()));
+      }
+      auto connection = std::make_unique<Connection>();
+      connection->fd = fd;
+      connection->peer = peer;
+      group->connections_[static_cast<std::size_t>(peer)] = std::move(connection);
+      ++joined;
+    }
+    ::close(listener);
+    const std::int64_t epoch_ns = now_ns();
+    group->epoch_ = Clock::time_point(std::chrono::nanoseconds(epoch_ns));
+    for (int r = 1; r < world; ++r) {
+      write_frame_raw(group->connections_[static_cast<std::size_t>(r)]->fd, kStart, 0, r, bytes_of(epoch_ns));
+    }
+  } else {
+    int fd = -1;
+    std::string last_problem = "the file does not exist yet";
+    while (fd < 0) {
+      if (Clock::now() > deadline) {
+        throw ExecError(fmt::format("rendezvous: rank {} could not join rank 0 within {} s ({}; file {})",
+                                    rendezvous.rank, rendezvous.timeout_s, last_problem, rendezvous.file));
+      }
+      const auto file = read_rendezvous_file(rendezvous.file);
+      if (!file) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      fd = connect_to(file->host, file->port);
+      if (fd < 0) {
+        last_problem = fmt::format("cannot connect to {}:{}", file->host, file->port);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        continue;
+      }
+      no_delay(fd);
+      std::vector<std::byte> hello = bytes_of(static_cast<std::int32_t>(world));
+      hello.resize(8);
+      const auto token = bytes_of(file->token);
+      hello.insert(hello.end(), token.begin(), token.end());
+      Frame reply;
+      if (!write_frame_raw(fd, kHello, rendezvous.rank, 0, hello) ||
+          !wait_readable(fd, Clock::now() + std::chrono::seconds(10)) || !read_frame(fd, reply)) {
+        ::close(fd);
+        fd = -1;
+        last_problem = fmt::format("{}:{} did not answer", file->host, file->port);
+        continue;
+      }
+      if (reply.header.kind == kReject) {
+        ::close(fd);
+        fd = -1;
+        const std::string why = text_of(reply.body);
+        if (why.starts_with("stale")) {  // rank 0 of this run has not rewritten the file yet
+          last_problem = why;
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          continue;
+        }
+        throw ExecError(fmt::format("rendezvous: rank 0 refused rank {}: {}", rendezvous.rank, why));
+      }
+    }
+    // Offset of rank 0's clock from ours, from the round trip with the least delay.
+    std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max();
+    std::int64_t offset = 0;
+    for (int i = 0; i < kClockRoundTrips; ++i) {
+      const std::int64_t t1 = now_ns();
+      Frame pong;
+      if (!write_frame_raw(fd, kPing, rendezvous.rank, 0, {}) || !read_frame(fd, pong) || pong.header.kind != kPong) {
+        ::close(fd);
+        throw ExecError(fmt::format("rendezvous: rank {} lost rank 0 while aligning clocks", rendezvous.rank));
+      }
+      const std::int64_t t2 = now_ns();
+      if (t2 - t1 < best_rtt) {
+        best_rtt = t2 - t1;
+        offset = value_of<std::int64_t>(pong.body) - (t1 + t2) / 2;
+      }
+    }
+    Frame start;
+    if (!wait_readable(fd, deadline) || !read_frame(fd, start) || start.header.kind != kStart) {
+      ::close(fd);
+      throw ExecError(fmt::format("rendezvous: rank {} joined but rank 0 never started (within {} s)",
+                                  rendezvous.rank, rendezvous.timeout_s));
+    }
+    group->epoch_ = Clock::time_point(std::chrono::nanoseconds(value_of<std::int64_t>(start.body) - offset));
+    group->clock_error_us_ = static_cast<double>(best_rtt) / 2000.0;
+    auto connection = std::make_unique<Connection>();
+    connection->fd = fd;
+    connection->peer = 0;
+    group->connections_.push_back(std::move(connection));
+  }
+  group->start_readers();
+  return group;
+}
+
+ProcessGroup::~ProcessGroup() {
+  {
+    std::lock_guard lock(mutex_);
+    finishing_ = true;  // closing our end is not another rank's failure
+  }
+  for (auto& connection : connections_) {
+    if (connection) ::shutdown(connection->fd, SHUT_RDWR);
+  }
+  for (auto& reader : readers_) reader.join();
+  for (auto& connection : connections_) {
+    if (connection) ::close(connection->fd);
+  }
+  remove_file();
+}
+
+void ProcessGroup::remove_file() {
+  if (file_.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove(file_, ignored);
+  file_.clear();
+}
+
+void ProcessGroup::start_readers() {
+  for (auto& connection : connections_) {
+    if (connection) readers_.emplace_back([this, c = connection.get()] { read_loop(*c); });
+  }
+}
+
+void ProcessGroup::read_loop(Connection& connection) {
+  while (true) {
+    Frame frame;
+    if (!read_frame(connection.fd, frame)) {
+      std::unique_lock lock(mutex_);
+      const bool expected = finishing_ || said_goodbye_[static_cast<std::size_t>(connection.peer)];
+      lock.unlock();
+      if (!expected) {
+        fail(fmt::format("rank {} disconnected before the end of the run (it exited or crashed)",
+                         connection.peer));
+      }
+      return;
+    }
+    const int to = frame.header.to;
+    if (to != rank_) {
+      // Rank 0 forwards between the other ranks; the order per sender and receiver is kept.
+      if (rank_ == 0 && to > 0 && to < world_ && connections_[static_cast<std::size_t>(to)]) {
+        write_frame(*connections_[static_cast<std::size_t>(to)], frame.header.from, to,
+                    frame.header.kind, frame.body);
+      }
+      continue;
+    }
+    deliver(frame.header.from, to, frame.header.kind, std::move(frame.body));
+  }
+}
+
+void ProcessGroup::deliver(int from_rank, int /*to_rank*/, std::uint8_t kind, std::vector<std::byte> body) {
+  std::unique_lock lock(mutex_);
+  if (kind == kGoodbye) {
+    said_goodbye_[static_cast<std::size_t>(from_rank)] = true;
+    changed_.notify_all();
+    return;
+  }
+  if (kind == kSetup) {
+    const auto key = value_of<std::uint64_t>(body);
+    body.erase(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(8, body.size())));
+    setup_[{from_rank, key}] = std::move(body);
+    changed_.notify_all();
+    return;
+  }
+  if (!handler_) {
+    pending_.emplace_back(from_rank, kind, std::move(body));
+    return;
+  }
+  Handler handler = handler_;
+  lock.unlock();
+  handler(from_rank, kind, std::move(body));
+}
+
+void ProcessGroup::fail(const std::string& reason) {
+  FailureHandler on_failure;
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_) return;
+    failure_ = reason;
+    on_failure = on_failure_;
+    changed_.notify_all();
+  }
+  if (on_failure) on_failure(reason);
+}
+
+void ProcessGroup::set_handler(Handler handler, FailureHandler on_failure) {
+  std::unique_lock lock(mutex_);
+  handler_ = std::move(handler);
+  on_failure_ = std::move(on_failure);
+  auto pending = std::move(pending_);
+  pending_.clear();
+  const auto failure = failure_;
+  // Readers deliver straight to the handler from now on; these came first. (A reader that read
+  // a frame before the handler was set has already queued it under the lock.)
+  for (auto& [from, kind, body] : pending) handler_(from, kind, std::move(body));
+  lock.unlock();
+  if (failure && on_failure_) on_failure_(*failure);
+}
+
+ProcessGroup::Connection& ProcessGroup::route_to(int rank) {
+  if (rank < 0 || rank >= world_ || rank == rank_) {
+    throw ExecError(fmt::format("process group: rank {} cannot send to rank {} (world {})", rank_, rank, world_));
+  }
+  return *connections_[rank_ == 0 ? static_cast<std::size_t>(rank) : 0];
+}
+
+void ProcessGroup::write_frame(Connection& connection, int from_rank, int to_rank, std::uint8_t kind,
+                               const std::vector<std::byte>& body) {
+  std::lock_guard lock(connection.write_mutex);
+  if (!write_frame_raw(connection.fd, kind, from_rank, to_rank, body)) {
+    throw ExecError(fmt::format("rank {}: the connection to rank {} is lost", rank_, connection.peer));
+  }
+}
+
+void ProcessGroup::send(int to_rank, std::uint8_t kind, const std::vector<std::byte>& body) {
+  if (kind >= kFirstSetupKind) throw ExecError(fmt::format("process group: frame kind {} is reserved", kind));
+  write_frame(route_to(to_rank), rank_, to_rank, kind, body);
+}
+
+void ProcessGroup::send_setup(int to_rank, std::uint64_t key, const std::vector<std::byte>& body) {
+  std::vector<std::byte> frame = bytes_of(key);
+  frame.insert(frame.end(), body.begin(), body.end());
+  write_frame(route_to(to_rank), rank_, to_rank, kSetup, frame);
+}
+
+std::vector<std::byte> ProcessGroup::recv_setup(int from_rank, std::uint64_t key) {
+  std::unique_lock lock(mutex_);
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
+  const std::pair<int, std::uint64_t> id{from_rank, key};
+  if (!changed_.wait_until(lock, deadline, [&] { return failure_ || setup_.count(id) != 0; })) {
+    throw ExecError(fmt::format("rank {}: no word from rank {} within {} s (setup message {:#x})", rank_,
+                                from_rank, timeout_s_, key));
+  }
+  if (setup_.count(id) == 0) throw ExecError(*failure_);
+  auto node = setup_.extract(id);
+  return std::move(node.mapped());
+}
+
+void ProcessGroup::barrier(std::uint64_t key) {
+  if (world_ == 1) return;
+  if (rank_ != 0) {
+    send_setup(0, key, {});
+    recv_setup(0, key);
+    return;
+  }
+  for (int r = 1; r < world_; ++r) recv_setup(r, key);
+  for (int r = 1; r < world_; ++r) send_setup(r, key, {});
+}
+
+namespace {
+
+// "line N: 'a' here, 'b' there", or "" when equal.
+std::string first_difference(const std::string& here, const std::string& there) {
+  std::size_t line = 1;
+  std::size_t a = 0;
+  std::size_t b = 0;
+  while (a < here.size() || b < there.size()) {
+    const std::size_t a_end = std::min(here.find('\n', a), here.size());
+    const std::size_t b_end = std::min(there.find('\n', b), there.size());
+    const std::string_view x(here.data() + a, a_end - a);
+    const std::string_view y(there.data() + b, b_end - b);
+    if (x != y || (a < here.size()) != (b < there.size())) {
+      auto cut = [](std::string_view v) { return std::string(v.substr(0, 120)); };
+      return fmt::format("line {}: rank 0 has '{}', it has '{}'", line, cut(x), cut(y));
+    }
+    a = a_end + 1;
+    b = b_end + 1;
+    ++line;
+  }
+  return {};
+}
+
+}  // namespace
+
+void ProcessGroup::agree(const std::string& account) {
+  const std::uint64_t key = (std::uint64_t{1} << 61) | agreements_++;
+  if (world_ == 1) return;
+  if (rank_ != 0) {
+    send_setup(0, key, text_bytes(account));
+    const std::string verdict = text_of(recv_setup(0, key));
+    if (!verdict.empty()) throw InputError(verdict);
+    return;
+  }
+  std::string verdict;
+  for (int r = 1; r < world_; ++r) {
+    const std::string difference = first_difference(account, text_of(recv_setup(r, key)));
+    if (verdict.empty() && !difference.empty()) {
+      verdict = fmt::format("rank {} was started with another run than rank 0 ({}); start every "
+                            "rank with the same flags", r, difference);
+    }
+  }
+  for (int r = 1; r < world_; ++r) send_setup(r, key, text_bytes(verdict));
+  if (!verdict.empty()) throw InputError(verdict);
+}
+
+void ProcessGroup::finish() {
+  barrier(~std::uint64_t{0});
+  remove_file();  // everyone has joined long ago
+  // Every frame of the run has arrived (it was sent before the barrier, on the same ordered
+  // connections): say goodbye, close our sending side and wait for the peers to do the same.
+  for (auto& connection : connections_) {
+    if (!connection) continue;
+    write_frame(*connection, rank_, connection->peer, kGoodbye, {});
+    ::shutdown(connection->fd, SHUT_WR);
+  }
+  for (auto& reader : readers_) reader.join();
+  readers_.clear();
+}
+
+}  // namespace zb::exec
