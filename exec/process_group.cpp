@@ -110,6 +110,11 @@ bool read_frame(int fd, Frame& frame) {
   return frame.body.empty() || read_all(fd, frame.body.data(), frame.body.size());
 }
 
+// read_frame with a deadline: a peer that stalls mid-handshake is dropped, not waited for.
+bool read_frame_until(int fd, Frame& frame, Clock::time_point deadline) {
+  return wait_readable(fd, deadline) && read_frame(fd, frame);
+}
+
 bool write_frame_raw(int fd, std::uint8_t kind, int from, int to, const std::vector<std::byte>& body) {
   FrameHeader header;
   header.kind = kind;
@@ -290,9 +295,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
       const int fd = ::accept(listener, nullptr, nullptr);
       if (fd < 0) continue;
       no_delay(fd);
+      const auto handshake_deadline = std::min(deadline, Clock::now() + std::chrono::seconds(10));
       Frame hello;
-      if (!wait_readable(fd, Clock::now() + std::chrono::seconds(10)) || !read_frame(fd, hello) ||
-          hello.header.kind != kHello) {
+      if (!read_frame_until(fd, hello, handshake_deadline) || hello.header.kind != kHello) {
         ::close(fd);  // not one of ours
         continue;
       }
@@ -316,10 +321,15 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
       }
       write_frame_raw(fd, kAccept, 0, peer, {});
       // The joining rank measures its clock against ours: answer its pings with our time.
-      for (int i = 0; i < kClockRoundTrips; ++i) {
+      bool clock_done = true;
+      for (int i = 0; i < kClockRoundTrips && clock_done; ++i) {
         Frame ping;
-        if (!read_frame(fd, ping) || ping.header.kind != kPing) break;
-        write_frame_raw(fd, kPong, 0, peer, bytes_of(now_ns()));
+        clock_done = read_frame_until(fd, ping, handshake_deadline) && ping.header.kind == kPing &&
+                     write_frame_raw(fd, kPong, 0, peer, bytes_of(now_ns()));
+      }
+      if (!clock_done) {
+        ::close(fd);  // it went away mid-handshake; it may come back
+        continue;
       }
       auto connection = std::make_unique<Connection>();
       connection->fd = fd;
@@ -359,7 +369,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
       hello.insert(hello.end(), token.begin(), token.end());
       Frame reply;
       if (!write_frame_raw(fd, kHello, rendezvous.rank, 0, hello) ||
-          !wait_readable(fd, Clock::now() + std::chrono::seconds(10)) || !read_frame(fd, reply)) {
+          !read_frame_until(fd, reply, std::min(deadline, Clock::now() + std::chrono::seconds(10)))) {
         ::close(fd);
         fd = -1;
         last_problem = fmt::format("{}:{} did not answer", file->host, file->port);
@@ -383,7 +393,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
     for (int i = 0; i < kClockRoundTrips; ++i) {
       const std::int64_t t1 = now_ns();
       Frame pong;
-      if (!write_frame_raw(fd, kPing, rendezvous.rank, 0, {}) || !read_frame(fd, pong) || pong.header.kind != kPong) {
+      if (!write_frame_raw(fd, kPing, rendezvous.rank, 0, {}) || !read_frame_until(fd, pong, deadline) ||
+          pong.header.kind != kPong) {
         ::close(fd);
         throw ExecError(fmt::format("rendezvous: rank {} lost rank 0 while aligning clocks", rendezvous.rank));
       }
@@ -394,7 +405,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
       }
     }
     Frame start;
-    if (!wait_readable(fd, deadline) || !read_frame(fd, start) || start.header.kind != kStart) {
+    if (!read_frame_until(fd, start, deadline) || start.header.kind != kStart) {
       ::close(fd);
       throw ExecError(fmt::format("rendezvous: rank {} joined but rank 0 never started (within {} s)",
                                   rendezvous.rank, rendezvous.timeout_s));
@@ -455,8 +466,12 @@ void ProcessGroup::read_loop(Connection& connection) {
     if (to != rank_) {
       // Rank 0 forwards between the other ranks; the order per sender and receiver is kept.
       if (rank_ == 0 && to > 0 && to < world_ && connections_[static_cast<std::size_t>(to)]) {
-        write_frame(*connections_[static_cast<std::size_t>(to)], frame.header.from, to,
-                    frame.header.kind, frame.body);
+        try {
+          write_frame(*connections_[static_cast<std::size_t>(to)], frame.header.from, to,
+                      frame.header.kind, frame.body);
+        } catch (const ExecError&) {
+          // the receiver is gone; its own connection's reader reports that
+        }
       }
       continue;
     }
