@@ -89,9 +89,9 @@ std::string describe_step(int step, const StepReport& report, SyncMode mode) {
   return line;
 }
 
-}  // namespace
-
-int run_run(int argc, char** argv) {
+// `group` is the caller's: on a failure the caller tells the other ranks why, after the backend
+// (which uses the group) is gone.
+int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) {
   RunFlags flags;
   po::options_description options("zbexec run options");
   options.add_options()("help,h", "show this help");
@@ -159,9 +159,7 @@ int run_run(int argc, char** argv) {
   if (flags.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", flags.steps));
   shape.model.validate(shape.devices * shape.chunks);
 
-  // Joined before the backend exists (the backend's devices run on the group's clock), and kept
-  // until after it is gone.
-  std::unique_ptr<ProcessGroup> group;
+  // Joined before the backend exists (the backend's devices run on the group's clock).
   if (!flags.rendezvous.empty() || flags.rank >= 0 || flags.world >= 0) {
     Rendezvous rendezvous = resolve_rendezvous(flags.rank >= 0 ? std::optional<int>(flags.rank) : std::nullopt,
                                                flags.world >= 0 ? std::optional<int>(flags.world) : std::nullopt,
@@ -307,6 +305,20 @@ int run_run(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int run_run(int argc, char** argv) {
+  std::unique_ptr<ProcessGroup> group;
+  try {
+    return run_and_report(argc, argv, group);
+  } catch (const std::exception& error) {
+    // The other ranks learn why this one leaves (bad input here, a failed run) instead of only
+    // that it went away.
+    if (group) group->abandon(error.what());
+    throw;
+  }
 }
 
 }  // namespace zb::exec::cli

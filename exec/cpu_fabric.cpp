@@ -123,6 +123,12 @@ std::optional<std::vector<double>> CpuFabric::try_recv_control(int from_device, 
   return values;
 }
 
+std::optional<std::string> CpuFabric::abort_reason() {
+  std::lock_guard lock(mutex_);
+  if (!aborted_) return std::nullopt;
+  return abort_reason_;
+}
+
 void CpuFabric::abort(const std::string& reason) {
   std::lock_guard lock(mutex_);
   if (aborted_) return;  // keep the first (root) cause

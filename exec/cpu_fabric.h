@@ -35,6 +35,8 @@ class CpuFabric final : public Fabric {
   std::optional<std::vector<double>> try_recv_control(int from_device, int to_device,
                                                       std::uint64_t key) override;
   void abort(const std::string& reason) override;
+  // Why the run was aborted, once it was.
+  std::optional<std::string> abort_reason();
 
  private:
   struct Message {

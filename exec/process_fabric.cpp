@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "exec/exec_error.h"
 
@@ -61,10 +63,9 @@ ProcessFabric::ProcessFabric(ProcessGroup& group, bool carry_payloads)
         on_frame(from_rank, kind, std::move(body));
       },
       [this](const std::string& reason) {
-        // A rank vanished: this rank knows first-hand (rank 0, the hub, always does), so it tells
-        // the others the root cause before they notice only that the hub is gone.
+        // A rank vanished or abandoned the run (rank 0 relays that to everyone).
+        abort_sent_ = true;
         local_.abort(reason);
-        if (!abort_sent_.exchange(true)) tell_others(reason);
       });
 }
 
@@ -90,7 +91,21 @@ void ProcessFabric::send(int from_device, int to_device, const MessageTag& tag, 
       .put<std::int32_t>(payload.rows()).put<std::int32_t>(payload.cols()).put<std::uint8_t>(with_bytes ? 1 : 0);
   // The CPU backend's tensors are host memory, written by kernels that have returned.
   if (with_bytes) frame.put_raw(payload.data(), payload.size_bytes());
-  group_.send(to_device, kTensor, frame.bytes);
+  send_frame(to_device, kTensor, frame.bytes);
+}
+
+void ProcessFabric::send_frame(int to_rank, std::uint8_t kind, const std::vector<std::byte>& body) {
+  try {
+    group_.send(to_rank, kind, body);
+  } catch (const ExecError&) {
+    // A lost connection has a cause that this rank's reader learns a moment later (an abort
+    // frame, a vanished rank): report that rather than the symptom.
+    for (int i = 0; i < 100; ++i) {
+      if (auto reason = local_.abort_reason()) throw ExecError(*reason);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    throw;
+  }
 }
 
 Tensor ProcessFabric::recv(int from_device, int to_device, const MessageTag& expected, Device& device) {
@@ -107,7 +122,7 @@ void ProcessFabric::send_control(int from_device, int to_device, std::uint64_t k
   frame.put<std::int32_t>(from_device).put<std::int32_t>(to_device).put<std::uint64_t>(key)
       .put<std::uint64_t>(values.size());
   frame.put_raw(values.data(), values.size() * sizeof(double));
-  group_.send(to_device, kControl, frame.bytes);
+  send_frame(to_device, kControl, frame.bytes);
 }
 
 std::vector<double> ProcessFabric::recv_control(int from_device, int to_device, std::uint64_t key) {

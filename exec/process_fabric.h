@@ -16,8 +16,8 @@ namespace zb::exec {
 // one process. Deadlock detection is off (a device waiting on another process is normal); the
 // validator and the channel-order check refuse deadlocking schedules before any run.
 //
-// A failure on one rank aborts every rank (an abort frame), and a rank that disappears aborts the
-// others' runs naming it.
+// A failure on one rank aborts every rank (an abort frame), and a rank that disappears or
+// abandons the run aborts the others' runs naming it (the group's failure, relayed by rank 0).
 class ProcessFabric final : public Fabric {
  public:
   // carry_payloads: tensor bytes travel in the frame (the CPU backend). Without, the frame
@@ -48,6 +48,7 @@ class ProcessFabric final : public Fabric {
  private:
   void on_frame(int from_rank, std::uint8_t kind, std::vector<std::byte> body);
   void tell_others(const std::string& text);  // an abort frame to every other rank, best effort
+  void send_frame(int to_rank, std::uint8_t kind, const std::vector<std::byte>& body);
 
   ProcessGroup& group_;
   bool carry_payloads_;

@@ -42,6 +42,7 @@ enum : std::uint8_t {
   kPing,
   kPong,
   kStart,
+  kFailure,  // a rank's failure, relayed by rank 0 to all
 };
 constexpr int kClockRoundTrips = 16;
 
@@ -103,17 +104,32 @@ struct Frame {
   std::vector<std::byte> body;
 };
 
-bool read_frame(int fd, Frame& frame) {
+bool read_frame(int fd, Frame& frame, std::uint64_t max_body = std::numeric_limits<std::uint64_t>::max()) {
   if (!read_all(fd, &frame.header, sizeof frame.header)) return false;
-  if (frame.header.magic != kMagic) return false;
+  if (frame.header.magic != kMagic || frame.header.length > max_body) return false;
   frame.body.resize(frame.header.length);
   return frame.body.empty() || read_all(fd, frame.body.data(), frame.body.size());
 }
 
-// read_frame with a deadline: a peer that stalls mid-handshake is dropped, not waited for.
-bool read_frame_until(int fd, Frame& frame, Clock::time_point deadline) {
-  return wait_readable(fd, deadline) && read_frame(fd, frame);
+// Handshake frames are small; a peer that sends something else is not one of ours.
+constexpr std::uint64_t kMaxHandshakeBody = 4096;
+
+// Bounds every receive on fd (0: none). During the handshake a peer that stalls, even in the
+// middle of a frame, is dropped instead of waited for; the run's readers wait without bound.
+void receive_timeout(int fd, std::chrono::milliseconds timeout) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
+
+// A handshake frame by the deadline (the socket's receive timeout bounds a frame that stops
+// half-way).
+bool read_frame_until(int fd, Frame& frame, Clock::time_point deadline) {
+  return wait_readable(fd, deadline) && read_frame(fd, frame, kMaxHandshakeBody);
+}
+
+constexpr std::chrono::milliseconds kHandshakeStall{5000};
 
 bool write_frame_raw(int fd, std::uint8_t kind, int from, int to, const std::vector<std::byte>& body) {
   FrameHeader header;
@@ -280,6 +296,18 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
                           {"token", fmt::format("{:016x}", token)}};
     zb::write_file_atomically(rendezvous.file, object.dump() + "\n");
     group->file_ = rendezvous.file;
+    group->token_ = token;
+    // Rank 0 gives up: the ranks that joined hear why (not only that rank 0 went away).
+    auto give_up = [&](const std::string& why) {
+      ::close(listener);
+      for (int r = 1; r < world; ++r) {
+        if (group->connections_[static_cast<std::size_t>(r)]) {
+          write_frame_raw(group->connections_[static_cast<std::size_t>(r)]->fd, kReject, 0, r, text_bytes(why));
+        }
+      }
+      throw ExecError("rendezvous: " + why);
+    };
+    std::vector<std::string> refusals;  // of ranks that may still come right
     int joined = 1;
     while (joined < world) {
       if (!wait_readable(listener, deadline)) {
@@ -287,14 +315,14 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
         for (int r = 1; r < world; ++r) {
           if (!group->connections_[static_cast<std::size_t>(r)]) missing.push_back(r);
         }
-        ::close(listener);
-        throw ExecError(fmt::format("rendezvous: after {} s, rank{} {} not joined (file {})",
-                                    rendezvous.timeout_s, missing.size() == 1 ? "" : "s",
-                                    fmt::join(missing, ", "), rendezvous.file));
+        give_up(fmt::format("after {} s, rank{} {} not joined (file {}){}", rendezvous.timeout_s,
+                            missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), rendezvous.file,
+                            refusals.empty() ? "" : fmt::format("; refused: {}", fmt::join(refusals, "; "))));
       }
       const int fd = ::accept(listener, nullptr, nullptr);
       if (fd < 0) continue;
       no_delay(fd);
+      receive_timeout(fd, kHandshakeStall);
       const auto handshake_deadline = std::min(deadline, Clock::now() + std::chrono::seconds(10));
       Frame hello;
       if (!read_frame_until(fd, hello, handshake_deadline) || hello.header.kind != kHello) {
@@ -305,18 +333,23 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
       const auto peer_world = value_of<std::int32_t>(hello.body, 0);
       const auto peer_token = value_of<std::uint64_t>(hello.body, 8);
       std::string refusal;
+      bool launch_is_broken = false;  // no later arrival can complete this run
       if (peer_token != token) {
         refusal = "stale rendezvous file (its token is from another run)";
       } else if (peer_world != world) {
         refusal = fmt::format("rank {} says --world {} but rank 0 has {}", peer, peer_world, world);
+        launch_is_broken = true;
       } else if (peer <= 0 || peer >= world) {
         refusal = fmt::format("rank {} is outside [1, {})", peer, world);
+        launch_is_broken = true;
       } else if (group->connections_[static_cast<std::size_t>(peer)]) {
         refusal = fmt::format("rank {} joined twice (two processes with the same --rank)", peer);
+        refusals.push_back(refusal);
       }
       if (!refusal.empty()) {
         write_frame_raw(fd, kReject, 0, peer, text_bytes(refusal));
         ::close(fd);
+        if (launch_is_broken) give_up(refusal);
         continue;
       }
       write_frame_raw(fd, kAccept, 0, peer, {});
@@ -331,6 +364,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
         ::close(fd);  // it went away mid-handshake; it may come back
         continue;
       }
+      receive_timeout(fd, std::chrono::milliseconds(0));
       auto connection = std::make_unique<Connection>();
       connection->fd = fd;
       connection->peer = peer;
@@ -358,11 +392,14 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
       }
       fd = connect_to(file->host, file->port);
       if (fd < 0) {
-        last_problem = fmt::format("cannot connect to {}:{}", file->host, file->port);
+        last_problem = fmt::format("cannot connect to rank 0 at {}:{}: it is not running yet, or this "
+                                   "run's ranks have all joined already (a rank started twice?)",
+                                   file->host, file->port);
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         continue;
       }
       no_delay(fd);
+      receive_timeout(fd, kHandshakeStall);
       std::vector<std::byte> hello = bytes_of(static_cast<std::int32_t>(world));
       hello.resize(8);
       const auto token = bytes_of(file->token);
@@ -405,11 +442,17 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
       }
     }
     Frame start;
-    if (!read_frame_until(fd, start, deadline) || start.header.kind != kStart) {
+    const bool started = read_frame_until(fd, start, deadline);
+    if (started && start.header.kind == kReject) {
+      ::close(fd);
+      throw ExecError(fmt::format("rendezvous: rank 0 gave up: {}", text_of(start.body)));
+    }
+    if (!started || start.header.kind != kStart) {
       ::close(fd);
       throw ExecError(fmt::format("rendezvous: rank {} joined but rank 0 never started (within {} s)",
                                   rendezvous.rank, rendezvous.timeout_s));
     }
+    receive_timeout(fd, std::chrono::milliseconds(0));
     group->epoch_ = Clock::time_point(std::chrono::nanoseconds(value_of<std::int64_t>(start.body) - offset));
     group->clock_error_us_ = static_cast<double>(best_rtt) / 2000.0;
     auto connection = std::make_unique<Connection>();
@@ -438,8 +481,12 @@ ProcessGroup::~ProcessGroup() {
 
 void ProcessGroup::remove_file() {
   if (file_.empty()) return;
-  std::error_code ignored;
-  std::filesystem::remove(file_, ignored);
+  // Only while it is still ours: another run's rank 0 may have written its own since.
+  const auto current = read_rendezvous_file(file_);
+  if (current && current->token == token_) {
+    std::error_code ignored;
+    std::filesystem::remove(file_, ignored);
+  }
   file_.clear();
 }
 
@@ -486,6 +533,11 @@ void ProcessGroup::deliver(int from_rank, int /*to_rank*/, std::uint8_t kind, st
     changed_.notify_all();
     return;
   }
+  if (kind == kFailure) {
+    lock.unlock();
+    fail(text_of(body));  // rank 0 passes it on to the others
+    return;
+  }
   if (kind == kSetup) {
     const auto key = value_of<std::uint64_t>(body);
     body.erase(body.begin(), body.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(8, body.size())));
@@ -498,24 +550,61 @@ void ProcessGroup::deliver(int from_rank, int /*to_rank*/, std::uint8_t kind, st
     return;
   }
   Handler handler = handler_;
+  ++callbacks_running_;
   lock.unlock();
   handler(from_rank, kind, std::move(body));
+  lock.lock();
+  --callbacks_running_;
+  changed_.notify_all();
 }
 
 void ProcessGroup::fail(const std::string& reason) {
-  FailureHandler on_failure;
-  {
-    std::lock_guard lock(mutex_);
-    if (failure_) return;
-    failure_ = reason;
-    on_failure = on_failure_;
-    changed_.notify_all();
+  std::unique_lock lock(mutex_);
+  if (failure_ || failing_) return;
+  failing_ = true;
+  ++callbacks_running_;
+  lock.unlock();
+  if (rank_ == 0) {
+    // The hub tells everyone, so that a rank learns the root cause instead of only, later, that
+    // the hub has gone; before its own waits end (and it may exit).
+    const auto body = text_bytes(reason);
+    for (int r = 1; r < world_; ++r) {
+      if (!connections_[static_cast<std::size_t>(r)]) continue;
+      try {
+        write_frame(*connections_[static_cast<std::size_t>(r)], 0, r, kFailure, body);
+      } catch (const ExecError&) {
+        // that one is gone too
+      }
+    }
   }
+  lock.lock();
+  failure_ = reason;
+  changed_.notify_all();
+  FailureHandler on_failure = on_failure_;
+  lock.unlock();
   if (on_failure) on_failure(reason);
+  lock.lock();
+  --callbacks_running_;
+  changed_.notify_all();
+}
+
+void ProcessGroup::abandon(const std::string& reason) {
+  const std::string text = fmt::format("rank {}: {}", rank_, reason);
+  if (rank_ == 0) {
+    fail(text);
+    return;
+  }
+  try {
+    write_frame(*connections_.at(0), rank_, 0, kFailure, text_bytes(text));
+  } catch (const ExecError&) {
+    // rank 0 is gone already; the others hear of that from it... or notice
+  }
 }
 
 void ProcessGroup::set_handler(Handler handler, FailureHandler on_failure) {
   std::unique_lock lock(mutex_);
+  // A reader may be inside the old handler (its owner is about to go): wait until it returns.
+  changed_.wait(lock, [&] { return callbacks_running_ == 0; });
   handler_ = std::move(handler);
   on_failure_ = std::move(on_failure);
   auto pending = std::move(pending_);

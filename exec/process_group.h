@@ -55,7 +55,10 @@ class ProcessGroup {
   // Estimated |error| of epoch() against rank 0's (half the best round trip), in microseconds.
   double clock_error_us() const { return clock_error_us_; }
 
-  // Frames that arrived before a handler was set are delivered to it at once, in order.
+  // Frames that arrived before a handler was set are delivered to it at once, in order. Waits
+  // for a call of the previous handlers still in progress, so that their owner may go after
+  // set_handler(nullptr, nullptr). A failure of the group (a rank vanished or abandoned the run)
+  // reaches on_failure on every rank: rank 0 relays it.
   void set_handler(Handler handler, FailureHandler on_failure);
   // Thread-safe; never waits for the receiver. Sending to one's own rank is refused.
   void send(int to_rank, std::uint8_t kind, const std::vector<std::byte>& body);
@@ -73,6 +76,10 @@ class ProcessGroup {
   // its own. Throws InputError on every rank when one differs, naming that rank and the first line
   // that differs: ranks launched with different flags would otherwise compute different things.
   void agree(const std::string& account);
+
+  // Leaving because of a failure (reason: what went wrong here): every other rank's group fails
+  // with "rank R: reason" instead of only noticing, later, that this rank has gone.
+  void abandon(const std::string& reason);
 
   // The orderly end: a barrier, then the connections close. Without it, a rank that disappears
   // is reported to the others as a failure.
@@ -94,6 +101,7 @@ class ProcessGroup {
   int rank_ = 0;
   int world_ = 1;
   std::string file_;  // rank 0 removes it at the end, so that no later run reads a stale address
+  std::uint64_t token_ = 0;
   double timeout_s_ = 300;
   std::chrono::steady_clock::time_point epoch_;
   double clock_error_us_ = 0;
@@ -110,7 +118,9 @@ class ProcessGroup {
   std::vector<bool> said_goodbye_;
   bool finishing_ = false;
   std::optional<std::string> failure_;
+  bool failing_ = false;  // fail() is passing the failure on; failure_ is set after
   std::uint64_t agreements_ = 0;
+  int callbacks_running_ = 0;  // handler or failure handler calls in progress (outside the lock)
 };
 
 }  // namespace zb::exec

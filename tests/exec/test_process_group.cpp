@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -11,7 +12,13 @@
 #include <mutex>
 #include <thread>
 
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "exec/exec_error.h"
+#include "sim/schedule/atomic_file.h"
 #include "exec_test_support.h"
 #include "exec/process_group.h"
 #include "sim/schedule/error.h"
@@ -151,14 +158,15 @@ TEST(ProcessGroup, JoiningTimesOutNamingTheMissingRanks) {
   const std::string file = fresh_rendezvous_file("timeout");
   const auto errors = on_ranks<std::string>(2, [&](int rank) {
     try {
-      ProcessGroup::join(rendezvous(file, rank, 4, 1.5));
+      // Rank 1 would wait longer: it hears from rank 0 why the join ended.
+      ProcessGroup::join(rendezvous(file, rank, 4, rank == 0 ? 1.5 : 20));
     } catch (const ExecError& e) {
       return std::string(e.what());
     }
     return std::string("joined?");
   });
-  EXPECT_NE(errors[0].find("ranks 2, 3 not joined"), std::string::npos) << errors[0];
-  EXPECT_NE(errors[1].find("never started"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[0].find("after 1.5 s, ranks 2, 3 not joined"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("rank 0 gave up: after 1.5 s, ranks 2, 3 not joined"), std::string::npos) << errors[1];
 }
 
 TEST(ProcessGroup, TwoProcessesWithOneRankAreRefused) {
@@ -181,6 +189,96 @@ TEST(ProcessGroup, TwoProcessesWithOneRankAreRefused) {
   const std::string& refused = outcomes[1] == "joined" ? outcomes[2] : outcomes[1];
   EXPECT_NE(refused.find("rank 0 refused rank 1: rank 1 joined twice"), std::string::npos)
       << outcomes[1] << " | " << outcomes[2];
+}
+
+TEST(ProcessGroup, ARankThatAbandonsTellsEveryoneWhy) {
+  const std::string file = fresh_rendezvous_file("abandon");
+  const auto errors = on_ranks<std::string>(3, [&](int rank) {
+    auto group = ProcessGroup::join(rendezvous(file, rank, 3));
+    if (rank == 2) {
+      group->abandon("its schedule file is missing");
+      return std::string("abandoned");
+    }
+    try {
+      group->barrier(3);  // rank 2 never comes: the failure, not a timeout, ends the wait
+    } catch (const ExecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no failure");
+  });
+  EXPECT_EQ(errors[0], "rank 2: its schedule file is missing");
+  EXPECT_EQ(errors[1], "rank 2: its schedule file is missing");
+}
+
+TEST(ProcessGroup, ARankWithAnotherWorldEndsTheJoinAtOnce) {
+  const std::string file = fresh_rendezvous_file("world");
+  const auto start = std::chrono::steady_clock::now();
+  const auto errors = on_ranks<std::string>(3, [&](int rank) {
+    if (rank == 2) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // after rank 1
+    try {
+      ProcessGroup::join(rendezvous(file, rank, rank == 2 ? 4 : 3, 30));
+    } catch (const ExecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("joined?");
+  });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "not the 30 s timeout";
+  EXPECT_NE(errors[0].find("rank 2 says --world 4 but rank 0 has 3"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find("rank 0 gave up: rank 2 says --world 4"), std::string::npos) << errors[1];
+  EXPECT_NE(errors[2].find("rank 0 refused rank 2"), std::string::npos) << errors[2];
+}
+
+TEST(ProcessGroup, AStrayClientDoesNotHoldUpTheJoin) {
+  const std::string file = fresh_rendezvous_file("stray");
+  std::atomic<int> joined{0};
+  const auto outcomes = on_ranks<std::string>(3, [&](int who) {
+    if (who == 2) {
+      // Not one of ours: connects to rank 0 and sends half a frame header, then stalls.
+      std::optional<nlohmann::json> address;
+      while (!address) {
+        try {
+          address = nlohmann::json::parse(zb::read_file(file));
+        } catch (const std::exception&) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+      }
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in to{};
+      to.sin_family = AF_INET;
+      to.sin_port = htons(static_cast<std::uint16_t>((*address)["port"].get<int>()));
+      to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) return std::string("no connect");
+      ::send(fd, "GET / HT", 8, MSG_NOSIGNAL);
+      // Stalls longer than the ranks' join timeout, unless they are through already.
+      for (int i = 0; i < 120 && joined < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      ::close(fd);
+      return std::string("stray");
+    }
+    if (who == 1) std::this_thread::sleep_for(std::chrono::milliseconds(500));  // after the stray
+    try {
+      auto group = ProcessGroup::join(rendezvous(file, who, 2, 9));
+      group->finish();
+    } catch (const ExecError& e) {
+      joined += 2;  // release the stray: the outcome is decided
+      return std::string(e.what());
+    }
+    ++joined;
+    return std::string("joined");
+  });
+  EXPECT_EQ(outcomes[0], "joined");
+  EXPECT_EQ(outcomes[1], "joined");
+}
+
+TEST(ProcessGroup, RankZeroRemovesOnlyItsOwnRendezvousFile) {
+  const std::string file = fresh_rendezvous_file("own");
+  {
+    auto group = ProcessGroup::join(rendezvous(file, 0, 1));
+    // Another run's rank 0 writes the same path while this one runs.
+    zb::write_file_atomically(file, R"({"host":"h","port":1,"world":2,"token":"1234"})");
+    group->finish();
+  }
+  EXPECT_TRUE(std::filesystem::exists(file)) << "the other run's file stays";
+  std::filesystem::remove(file);
 }
 
 TEST(ProcessGroup, RankAndWorldComeFromFlagsOrTheLaunchersEnvironment) {
