@@ -3,10 +3,8 @@
 
 #include <fmt/format.h>
 
-#include <exception>
-#include <mutex>
-#include <thread>
 
+#include "exec/device_threads.h"
 #include "exec/exec_error.h"
 #include "sim/schedule/error.h"
 
@@ -46,42 +44,13 @@ Fabric& CpuBackend::fabric() {
 }
 
 void CpuBackend::run_on_devices(const std::function<void(int device)>& body) {
-  std::vector<int> local;
-  for (int d = 0; d < device_count(); ++d) {
-    if (is_local(d)) local.push_back(d);
-  }
+  const std::vector<int> local = local_devices(*this);
   const int count = static_cast<int>(local.size());
-  auto begin_run = [&] {
-    across_processes_ ? across_processes_->begin_run(count) : in_process_.begin_run(count);
-  };
-  auto worker_ended = [&] {
+  across_processes_ ? across_processes_->begin_run(count) : in_process_.begin_run(count);
+  const auto failure = run_device_threads(local, fabric(), body, [&] {
     across_processes_ ? across_processes_->worker_ended() : in_process_.worker_ended();
-  };
-  begin_run();
-  std::mutex failure_mutex;
-  std::string first_failure;
-  bool failed = false;
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<std::size_t>(count));
-  for (int d : local) {
-    workers.emplace_back([&, d] {
-      try {
-        body(d);
-      } catch (const std::exception& error) {
-        {
-          std::lock_guard lock(failure_mutex);
-          if (!failed) {
-            failed = true;
-            first_failure = error.what();
-          }
-        }
-        fabric().abort(error.what());
-      }
-      worker_ended();
-    });
-  }
-  for (auto& worker : workers) worker.join();
-  if (failed) throw ExecError(first_failure);
+  });
+  if (failure) throw ExecError(*failure);
 }
 
 std::unique_ptr<Backend> make_backend(std::string_view name, int devices) {

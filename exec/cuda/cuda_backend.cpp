@@ -8,11 +8,9 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/device_threads.h"
 #include "sim/schedule/action.h"
 #include "sim/schedule/error.h"
 
@@ -227,38 +225,18 @@ void CudaBackend::label_actions(const zb::Schedule& schedule) {
 }
 
 void CudaBackend::run_on_devices(const std::function<void(int device)>& body) {
-  std::vector<int> local;
-  for (int d = 0; d < device_count(); ++d) {
-    if (is_local(d)) local.push_back(d);
-  }
+  const std::vector<int> local = local_devices(*this);
   release_green_context();
   fabric_->begin_run(static_cast<int>(local.size()));
-  std::mutex failure_mutex;
-  std::string first_failure;
-  bool failed = false;
-  std::vector<std::thread> workers;
-  workers.reserve(local.size());
-  for (int d : local) {
-    workers.emplace_back([&, d] {
-      try {
+  const auto failure = run_device_threads(
+      local, *fabric_,
+      [&](int d) {
         cuda_device(d).make_current();  // the runtime's current device is per thread
         body(d);
-      } catch (const std::exception& error) {
-        {
-          std::lock_guard lock(failure_mutex);
-          if (!failed) {
-            failed = true;
-            first_failure = error.what();
-          }
-        }
-        fabric_->abort(error.what());
-      }
-      fabric_->worker_ended();
-    });
-  }
-  for (auto& worker : workers) worker.join();
-  fabric_->end_run(failed);
-  if (failed) throw ExecError(first_failure);
+      },
+      [&] { fabric_->worker_ended(); });
+  fabric_->end_run(failure.has_value());
+  if (failure) throw ExecError(*failure);
 }
 
 }  // namespace zb::exec::cuda
