@@ -54,7 +54,8 @@ class ProcessFabric final : public Fabric {
   bool carry_payloads_;
   CpuFabric local_{CpuFabric::DeadlockDetection::off};
   std::atomic<bool> abort_sent_{false};
-  std::uint64_t runs_ = 0;
+  std::uint64_t runs_ = 0;                // runs begun; a frame carries its run's number
+  std::atomic<std::uint64_t> run_{0};     // the run this rank is in, read by the reader thread
 };
 
 }  // namespace zb::exec

@@ -61,6 +61,12 @@ TEST_P(MultiProcessRun, RankZeroGathersWhatOneProcessComputes) {
       EXPECT_TRUE(backend.is_local(rank));
       EXPECT_FALSE(backend.is_local((rank + 1) % c.p));
       result = run_schedule(backend, problem, schedule, options);
+      // A second run on the same group and backend starts afresh and computes the same.
+      const ExecResult again = run_schedule(backend, problem, schedule, options);
+      EXPECT_EQ(again.gathered, result.gathered);
+      if (again.gathered) {
+        EXPECT_EQ(max_abs_difference(again.weights, result.weights), 0.0);
+      }
     }
     group->finish();
     return result;
