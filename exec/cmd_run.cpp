@@ -61,6 +61,7 @@ struct RunFlags {
   int world = -1;
   std::string rendezvous;
   double join_timeout = 300;
+  double silence_timeout = 60;
 };
 
 zb::Schedule load_schedule_file(const std::string& path) {
@@ -126,7 +127,8 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
       ("nccl-id", po::value(&flags.rendezvous), "the same as --rendezvous (with --backend cuda the ranks also agree on their NCCL communicators through it)")
       ("rank", po::value(&flags.rank), "this process's rank = its pipeline device (default: SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)")
       ("world", po::value(&flags.world), "number of processes, equal to --p (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE or PMI_SIZE)")
-      ("join-timeout", po::value(&flags.join_timeout)->default_value(300), "seconds to wait for every rank to join");
+      ("join-timeout", po::value(&flags.join_timeout)->default_value(300), "seconds to wait for every rank to join")
+      ("silence-timeout", po::value(&flags.silence_timeout)->default_value(60), "fail the run when a rank sends no heartbeat for this many seconds (stopped, or its node unreachable); 0: never");
   options.add(processes);
   if (!parse_or_help(argc, argv, options, "usage: zbexec run [options]",
                      "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify")) {
@@ -165,6 +167,7 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
                                                flags.world >= 0 ? std::optional<int>(flags.world) : std::nullopt,
                                                flags.rendezvous);
     rendezvous.timeout_s = flags.join_timeout;
+    rendezvous.silence_timeout_s = flags.silence_timeout;
     if (rendezvous.world != shape.devices) {
       throw InputError(fmt::format("--world {} but --p {}: a multi-process run has one process per "
                                    "pipeline device", rendezvous.world, shape.devices));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <limits>
 #include <charconv>
@@ -43,6 +44,7 @@ enum : std::uint8_t {
   kPong,
   kStart,
   kFailure,  // a rank's failure, relayed by rank 0 to all
+  kHeartbeat,
 };
 constexpr int kClockRoundTrips = 16;
 
@@ -255,6 +257,7 @@ struct ProcessGroup::Connection {
   int fd = -1;
   int peer = 0;
   std::mutex write_mutex;
+  std::atomic<std::int64_t> last_heard_ns{0};  // any frame from the peer counts
 };
 
 Rendezvous resolve_rendezvous(std::optional<int> rank, std::optional<int> world, std::string file) {
@@ -461,10 +464,50 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
     group->connections_.push_back(std::move(connection));
   }
   group->start_readers();
+  if (rendezvous.silence_timeout_s > 0 && world > 1) {
+    group->heartbeat_ = std::thread([g = group.get(), limit = rendezvous.silence_timeout_s] { g->watch(limit); });
+  }
   return group;
 }
 
+void ProcessGroup::watch(double silence_timeout_s) {
+  const auto period = std::chrono::milliseconds(std::clamp<long long>(
+      static_cast<long long>(silence_timeout_s * 1000 / 4), 10, 1000));
+  const auto limit_ns = static_cast<std::int64_t>(silence_timeout_s * 1e9);
+  std::unique_lock lock(mutex_);
+  while (!changed_.wait_for(lock, period, [&] { return stop_heartbeat_; })) {
+    lock.unlock();
+    const std::int64_t now = now_ns();
+    for (auto& connection : connections_) {
+      if (!connection) continue;
+      // Only when the socket has room and no one else is writing: a heartbeat never waits.
+      pollfd p{connection->fd, POLLOUT, 0};
+      if (std::unique_lock write(connection->write_mutex, std::try_to_lock);
+          write.owns_lock() && ::poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) != 0) {
+        write_frame_raw(connection->fd, kHeartbeat, rank_, connection->peer, {});
+      }
+      const double silent_s = static_cast<double>(now - connection->last_heard_ns) / 1e9;
+      if (now - connection->last_heard_ns > limit_ns) {
+        fail(fmt::format("rank {} has been silent for {:.0f} s (stopped, hung, or its node is "
+                         "unreachable; --silence-timeout {:g})", connection->peer, silent_s, silence_timeout_s));
+      }
+    }
+    lock.lock();
+    if (failure_) break;
+  }
+}
+
+void ProcessGroup::stop_heartbeat() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_heartbeat_ = true;
+    changed_.notify_all();
+  }
+  if (heartbeat_.joinable()) heartbeat_.join();
+}
+
 ProcessGroup::~ProcessGroup() {
+  stop_heartbeat();
   {
     std::lock_guard lock(mutex_);
     finishing_ = true;  // closing our end is not another rank's failure
@@ -492,7 +535,9 @@ void ProcessGroup::remove_file() {
 
 void ProcessGroup::start_readers() {
   for (auto& connection : connections_) {
-    if (connection) readers_.emplace_back([this, c = connection.get()] { read_loop(*c); });
+    if (!connection) continue;
+    connection->last_heard_ns = now_ns();
+    readers_.emplace_back([this, c = connection.get()] { read_loop(*c); });
   }
 }
 
@@ -509,6 +554,8 @@ void ProcessGroup::read_loop(Connection& connection) {
       }
       return;
     }
+    connection.last_heard_ns = now_ns();
+    if (frame.header.kind == kHeartbeat) continue;
     const int to = frame.header.to;
     if (to != rank_) {
       // Rank 0 forwards between the other ranks; the order per sender and receiver is kept.
@@ -715,6 +762,7 @@ void ProcessGroup::agree(const std::string& account) {
 
 void ProcessGroup::finish() {
   barrier(~std::uint64_t{0});
+  stop_heartbeat();  // every rank is here: no more silences to watch
   remove_file();  // everyone has joined long ago
   // Every frame of the run has arrived (it was sent before the barrier, on the same ordered
   // connections): say goodbye, close our sending side and wait for the peers to do the same.

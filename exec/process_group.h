@@ -23,6 +23,9 @@ struct Rendezvous {
   int world = 1;
   std::string file;
   double timeout_s = 300;  // joining: how long to wait for the file and for every rank
+  // After joining, ranks exchange a heartbeat every second; a rank not heard from for this long
+  // (stopped, or its node unreachable: TCP alone may never notice) fails the group. 0: off.
+  double silence_timeout_s = 60;
 };
 
 // Fills rank and world from the flags, or else from the launcher's environment (Slurm's
@@ -90,6 +93,8 @@ class ProcessGroup {
   struct Connection;
 
   void start_readers();
+  void watch(double silence_timeout_s);  // the heartbeat thread's loop
+  void stop_heartbeat();
   void remove_file();
   void read_loop(Connection& connection);
   void deliver(int from_rank, int to_rank, std::uint8_t kind, std::vector<std::byte> body);
@@ -108,6 +113,8 @@ class ProcessGroup {
   // Rank 0: one connection per other rank (index = rank); others: one, to rank 0 (index 0).
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<std::thread> readers_;
+  std::thread heartbeat_;
+  bool stop_heartbeat_ = false;  // under mutex_
 
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -80,6 +80,20 @@ TEST(ZbexecCli, AMultiProcessRunIsVerifiedAndReportedByRankZero) {
   EXPECT_THAT(wrong_world.output, HasSubstr("one process per pipeline device"));
 }
 
+// A rank that stops (kill -STOP: its connections stay open, so TCP notices nothing) is named by
+// the others once its heartbeats have been missing for --silence-timeout seconds.
+TEST(ZbexecCli, AStoppedRankIsReportedAfterTheSilenceTimeout) {
+  const auto dir = temp_dir();
+  const std::string rank = std::string(ZBEXEC_PATH) +
+                           " run --schedule 1f1b --p 2 --m 4 --layers 2 --hidden 16 --steps 100000 --world 2 "
+                           "--silence-timeout 2 --rendezvous " + (dir / "rv.json").string();
+  const Outcome run = zbexec("--version >/dev/null; exec 2>&1; " + rank + " --rank 1 > " + (dir / "r1.txt").string() +
+                             " & P1=$!; " + rank + " --rank 0 & P0=$!; sleep 1; kill -STOP $P1; "
+                             "wait $P0; code=$?; kill -9 $P1; exit $code");
+  EXPECT_EQ(run.code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("rank 1 has been silent for 2 s"));
+}
+
 TEST(ZbexecCli, AVerifiedRunPrintsLossesWritesTracesAndFindsNoDifference) {
   const auto dir = temp_dir();
   const Outcome run = zbexec("run --backend cpu --schedule zb-h1 --p 2 --m 4 --layers 4 --hidden 32 "
