@@ -23,6 +23,7 @@
 #include <tuple>
 
 #include "exec/exec_error.h"
+#include "exec/launcher_env.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 
@@ -166,17 +167,6 @@ std::string text_of(const std::vector<std::byte>& body) {
   return std::string(reinterpret_cast<const char*>(body.data()), body.size());
 }
 
-std::optional<int> env_int(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return std::nullopt;
-  int out = 0;
-  const auto [ptr, ec] = std::from_chars(value, value + std::strlen(value), out);
-  if (ec != std::errc() || *ptr != '\0') {
-    throw InputError(fmt::format("environment variable {}='{}' is not a number", name, value));
-  }
-  return out;
-}
-
 struct RendezvousFile {
   std::string host;
   int port = 0;
@@ -208,7 +198,8 @@ int listen_socket(int& port) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_ANY);
-  address.sin_port = htons(static_cast<std::uint16_t>(env_int("ZBEXEC_PORT").value_or(0)));
+  const auto port_flag = first_env_index({"ZBEXEC_PORT"});
+  address.sin_port = htons(static_cast<std::uint16_t>(port_flag ? port_flag->value : 0));
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, 128) != 0) {
     const std::string why = errno_text();
     ::close(fd);
@@ -262,9 +253,7 @@ struct ProcessGroup::Connection {
 
 Rendezvous resolve_rendezvous(std::optional<int> rank, std::optional<int> world, std::string file) {
   auto from_env = [](std::initializer_list<const char*> names) -> std::optional<int> {
-    for (const char* name : names) {
-      if (auto value = env_int(name)) return value;
-    }
+    if (const auto found = first_env_index(names)) return found->value;
     return std::nullopt;
   };
   if (!rank) rank = from_env({"SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <cstdlib>
 #include <string>
 
 #include "sim/schedule/error.h"
@@ -21,8 +20,6 @@ std::optional<int> parse_index(std::string_view text) {
 }
 
 }  // namespace
-
-const char* process_env(const char* name) { return std::getenv(name); }
 
 std::optional<int> parse_process_gpu(std::string_view devices) {
   if (devices.empty()) return std::nullopt;
@@ -46,21 +43,16 @@ std::optional<int> parse_process_gpu(std::string_view devices) {
 
 int local_gpu(int rank, int gpu_count, const EnvLookup& env) {
   if (gpu_count < 1) throw InputError("--backend cuda: this node has no GPU");
-  for (const char* name : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK"}) {
-    const char* value = env(name);
-    if (value == nullptr) continue;
-    const auto local = parse_index(value);
-    if (!local) throw InputError(fmt::format("rank {}: {}='{}' is not a local rank", rank, name, value));
-    // One visible GPU: the launcher bound it to this process (--gpus-per-task, CUDA_VISIBLE_DEVICES).
-    if (gpu_count == 1) return 0;
-    if (*local >= gpu_count) {
-      throw InputError(fmt::format("rank {}: local rank {} ({}) but this node has {} GPUs (run at "
-                                   "most one process per GPU, or give --devices cuda:G)",
-                                   rank, *local, name, gpu_count));
-    }
-    return *local;
+  const auto local = first_env_index({"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK"}, env);
+  if (!local) return rank % gpu_count;
+  // One visible GPU: the launcher bound it to this process (--gpus-per-task, CUDA_VISIBLE_DEVICES).
+  if (gpu_count == 1) return 0;
+  if (local->value >= gpu_count) {
+    throw InputError(fmt::format("rank {}: local rank {} ({}) but this node has {} GPUs (run at "
+                                 "most one process per GPU, or give --devices cuda:G)",
+                                 rank, local->value, local->name, gpu_count));
   }
-  return rank % gpu_count;
+  return local->value;
 }
 
 }  // namespace zb::exec::cuda

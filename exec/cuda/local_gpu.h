@@ -1,15 +1,12 @@
 // Which GPU a process of a multi-process run uses (one GPU per process): --devices or the launcher.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string_view>
 
-namespace zb::exec::cuda {
+#include "exec/launcher_env.h"
 
-// An environment variable's value, or null when unset (std::getenv; a map in tests).
-using EnvLookup = std::function<const char*(const char* name)>;
-const char* process_env(const char* name);
+namespace zb::exec::cuda {
 
 // --devices of a multi-process run: empty (nullopt: the GPU of the local rank, see local_gpu) or
 // cuda:G (exactly one GPU). Throws InputError naming --devices for anything else: virtual:N (its
