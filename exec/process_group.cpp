@@ -279,184 +279,196 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Rendezvous& rendezvous) {
                                            std::chrono::duration<double>(rendezvous.timeout_s));
   const int world = rendezvous.world;
   if (rendezvous.rank == 0) {
-    group->connections_.resize(static_cast<std::size_t>(world));
-    int port = 0;
-    const int listener = listen_socket(port);
-    std::random_device random;
-    const std::uint64_t token = (static_cast<std::uint64_t>(random()) << 32) ^ random();
-    nlohmann::json object{{"host", this_host()}, {"port", port}, {"world", world},
-                          {"token", fmt::format("{:016x}", token)}};
-    zb::write_file_atomically(rendezvous.file, object.dump() + "\n");
-    group->file_ = rendezvous.file;
-    group->token_ = token;
-    // Rank 0 gives up: the ranks that joined hear why (not only that rank 0 went away).
-    auto give_up = [&](const std::string& why) {
-      ::close(listener);
-      for (int r = 1; r < world; ++r) {
-        if (group->connections_[static_cast<std::size_t>(r)]) {
-          write_frame_raw(group->connections_[static_cast<std::size_t>(r)]->fd, kReject, 0, r, text_bytes(why));
-        }
-      }
-      throw ExecError("rendezvous: " + why);
-    };
-    std::vector<std::string> refusals;  // of ranks that may still come right
-    int joined = 1;
-    while (joined < world) {
-      if (!wait_readable(listener, deadline)) {
-        std::vector<int> missing;
-        for (int r = 1; r < world; ++r) {
-          if (!group->connections_[static_cast<std::size_t>(r)]) missing.push_back(r);
-        }
-        give_up(fmt::format("after {} s, rank{} {} not joined (file {}){}", rendezvous.timeout_s,
-                            missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), rendezvous.file,
-                            refusals.empty() ? "" : fmt::format("; refused: {}", fmt::join(refusals, "; "))));
-      }
-      const int fd = ::accept(listener, nullptr, nullptr);
-      if (fd < 0) continue;
-      no_delay(fd);
-      receive_timeout(fd, kHandshakeStall);
-      const auto handshake_deadline = std::min(deadline, Clock::now() + std::chrono::seconds(10));
-      Frame hello;
-      if (!read_frame_until(fd, hello, handshake_deadline) || hello.header.kind != kHello) {
-        ::close(fd);  // not one of ours
-        continue;
-      }
-      const int peer = hello.header.from;
-      const auto peer_world = value_of<std::int32_t>(hello.body, 0);
-      const auto peer_token = value_of<std::uint64_t>(hello.body, 8);
-      std::string refusal;
-      bool launch_is_broken = false;  // no later arrival can complete this run
-      if (peer_token != token) {
-        refusal = "stale rendezvous file (its token is from another run)";
-      } else if (peer_world != world) {
-        refusal = fmt::format("rank {} says --world {} but rank 0 has {}", peer, peer_world, world);
-        launch_is_broken = true;
-      } else if (peer <= 0 || peer >= world) {
-        refusal = fmt::format("rank {} is outside [1, {})", peer, world);
-        launch_is_broken = true;
-      } else if (group->connections_[static_cast<std::size_t>(peer)]) {
-        refusal = fmt::format("rank {} joined twice (two processes with the same --rank)", peer);
-        refusals.push_back(refusal);
-      }
-      if (!refusal.empty()) {
-        write_frame_raw(fd, kReject, 0, peer, text_bytes(refusal));
-        ::close(fd);
-        if (launch_is_broken) give_up(refusal);
-        continue;
-      }
-      write_frame_raw(fd, kAccept, 0, peer, {});
-      // The joining rank measures its clock against ours: answer its pings with our time.
-      bool clock_done = true;
-      for (int i = 0; i < kClockRoundTrips && clock_done; ++i) {
-        Frame ping;
-        clock_done = read_frame_until(fd, ping, handshake_deadline) && ping.header.kind == kPing &&
-                     write_frame_raw(fd, kPong, 0, peer, bytes_of(now_ns()));
-      }
-      if (!clock_done) {
-        ::close(fd);  // it went away mid-handshake; it may come back
-        continue;
-      }
-      receive_timeout(fd, std::chrono::milliseconds(0));
-      auto connection = std::make_unique<Connection>();
-      connection->fd = fd;
-      connection->peer = peer;
-      group->connections_[static_cast<std::size_t>(peer)] = std::move(connection);
-      ++joined;
-    }
-    ::close(listener);
-    const std::int64_t epoch_ns = now_ns();
-    group->epoch_ = Clock::time_point(std::chrono::nanoseconds(epoch_ns));
-    for (int r = 1; r < world; ++r) {
-      write_frame_raw(group->connections_[static_cast<std::size_t>(r)]->fd, kStart, 0, r, bytes_of(epoch_ns));
-    }
+    group->accept_ranks(rendezvous, deadline);
   } else {
-    int fd = -1;
-    std::string last_problem = "the file does not exist yet";
-    while (fd < 0) {
-      if (Clock::now() > deadline) {
-        throw ExecError(fmt::format("rendezvous: rank {} could not join rank 0 within {} s ({}; file {})",
-                                    rendezvous.rank, rendezvous.timeout_s, last_problem, rendezvous.file));
-      }
-      const auto file = read_rendezvous_file(rendezvous.file);
-      if (!file) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        continue;
-      }
-      fd = connect_to(file->host, file->port);
-      if (fd < 0) {
-        last_problem = fmt::format("cannot connect to rank 0 at {}:{}: it is not running yet, or this "
-                                   "run's ranks have all joined already (a rank started twice?)",
-                                   file->host, file->port);
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        continue;
-      }
-      no_delay(fd);
-      receive_timeout(fd, kHandshakeStall);
-      std::vector<std::byte> hello = bytes_of(static_cast<std::int32_t>(world));
-      hello.resize(8);
-      const auto token = bytes_of(file->token);
-      hello.insert(hello.end(), token.begin(), token.end());
-      Frame reply;
-      if (!write_frame_raw(fd, kHello, rendezvous.rank, 0, hello) ||
-          !read_frame_until(fd, reply, std::min(deadline, Clock::now() + std::chrono::seconds(10)))) {
-        ::close(fd);
-        fd = -1;
-        last_problem = fmt::format("{}:{} did not answer", file->host, file->port);
-        continue;
-      }
-      if (reply.header.kind == kReject) {
-        ::close(fd);
-        fd = -1;
-        const std::string why = text_of(reply.body);
-        if (why.starts_with("stale")) {  // rank 0 of this run has not rewritten the file yet
-          last_problem = why;
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
-          continue;
-        }
-        throw ExecError(fmt::format("rendezvous: rank 0 refused rank {}: {}", rendezvous.rank, why));
-      }
-    }
-    // Offset of rank 0's clock from ours, from the round trip with the least delay.
-    std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max();
-    std::int64_t offset = 0;
-    for (int i = 0; i < kClockRoundTrips; ++i) {
-      const std::int64_t t1 = now_ns();
-      Frame pong;
-      if (!write_frame_raw(fd, kPing, rendezvous.rank, 0, {}) || !read_frame_until(fd, pong, deadline) ||
-          pong.header.kind != kPong) {
-        ::close(fd);
-        throw ExecError(fmt::format("rendezvous: rank {} lost rank 0 while aligning clocks", rendezvous.rank));
-      }
-      const std::int64_t t2 = now_ns();
-      if (t2 - t1 < best_rtt) {
-        best_rtt = t2 - t1;
-        offset = value_of<std::int64_t>(pong.body) - (t1 + t2) / 2;
-      }
-    }
-    Frame start;
-    const bool started = read_frame_until(fd, start, deadline);
-    if (started && start.header.kind == kReject) {
-      ::close(fd);
-      throw ExecError(fmt::format("rendezvous: rank 0 gave up: {}", text_of(start.body)));
-    }
-    if (!started || start.header.kind != kStart) {
-      ::close(fd);
-      throw ExecError(fmt::format("rendezvous: rank {} joined but rank 0 never started (within {} s)",
-                                  rendezvous.rank, rendezvous.timeout_s));
-    }
-    receive_timeout(fd, std::chrono::milliseconds(0));
-    group->epoch_ = Clock::time_point(std::chrono::nanoseconds(value_of<std::int64_t>(start.body) - offset));
-    group->clock_error_us_ = static_cast<double>(best_rtt) / 2000.0;
-    auto connection = std::make_unique<Connection>();
-    connection->fd = fd;
-    connection->peer = 0;
-    group->connections_.push_back(std::move(connection));
+    group->connect_to_rank0(rendezvous, deadline);
   }
   group->start_readers();
   if (rendezvous.silence_timeout_s > 0 && world > 1) {
     group->heartbeat_ = std::thread([g = group.get(), limit = rendezvous.silence_timeout_s] { g->watch(limit); });
   }
   return group;
+}
+
+// Rank 0: publish the address, take every other rank's hello and clock pings, then start all.
+void ProcessGroup::accept_ranks(const Rendezvous& rendezvous, Clock::time_point deadline) {
+  const int world = rendezvous.world;
+  connections_.resize(static_cast<std::size_t>(world));
+  int port = 0;
+  const int listener = listen_socket(port);
+  std::random_device random;
+  const std::uint64_t token = (static_cast<std::uint64_t>(random()) << 32) ^ random();
+  nlohmann::json object{{"host", this_host()}, {"port", port}, {"world", world},
+                        {"token", fmt::format("{:016x}", token)}};
+  zb::write_file_atomically(rendezvous.file, object.dump() + "\n");
+  file_ = rendezvous.file;
+  token_ = token;
+  // Rank 0 gives up: the ranks that joined hear why (not only that rank 0 went away).
+  auto give_up = [&](const std::string& why) {
+    ::close(listener);
+    for (int r = 1; r < world; ++r) {
+      if (connections_[static_cast<std::size_t>(r)]) {
+        write_frame_raw(connections_[static_cast<std::size_t>(r)]->fd, kReject, 0, r, text_bytes(why));
+      }
+    }
+    throw ExecError("rendezvous: " + why);
+  };
+  std::vector<std::string> refusals;  // of ranks that may still come right
+  int joined = 1;
+  while (joined < world) {
+    if (!wait_readable(listener, deadline)) {
+      std::vector<int> missing;
+      for (int r = 1; r < world; ++r) {
+        if (!connections_[static_cast<std::size_t>(r)]) missing.push_back(r);
+      }
+      give_up(fmt::format("after {} s, rank{} {} not joined (file {}){}", rendezvous.timeout_s,
+                          missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), rendezvous.file,
+                          refusals.empty() ? "" : fmt::format("; refused: {}", fmt::join(refusals, "; "))));
+    }
+    const int fd = ::accept(listener, nullptr, nullptr);
+    if (fd < 0) continue;
+    no_delay(fd);
+    receive_timeout(fd, kHandshakeStall);
+    const auto handshake_deadline = std::min(deadline, Clock::now() + std::chrono::seconds(10));
+    Frame hello;
+    if (!read_frame_until(fd, hello, handshake_deadline) || hello.header.kind != kHello) {
+      ::close(fd);  // not one of ours
+      continue;
+    }
+    const int peer = hello.header.from;
+    const auto peer_world = value_of<std::int32_t>(hello.body, 0);
+    const auto peer_token = value_of<std::uint64_t>(hello.body, 8);
+    std::string refusal;
+    bool launch_is_broken = false;  // no later arrival can complete this run
+    if (peer_token != token) {
+      refusal = "stale rendezvous file (its token is from another run)";
+    } else if (peer_world != world) {
+      refusal = fmt::format("rank {} says --world {} but rank 0 has {}", peer, peer_world, world);
+      launch_is_broken = true;
+    } else if (peer <= 0 || peer >= world) {
+      refusal = fmt::format("rank {} is outside [1, {})", peer, world);
+      launch_is_broken = true;
+    } else if (connections_[static_cast<std::size_t>(peer)]) {
+      refusal = fmt::format("rank {} joined twice (two processes with the same --rank)", peer);
+      refusals.push_back(refusal);
+    }
+    if (!refusal.empty()) {
+      write_frame_raw(fd, kReject, 0, peer, text_bytes(refusal));
+      ::close(fd);
+      if (launch_is_broken) give_up(refusal);
+      continue;
+    }
+    write_frame_raw(fd, kAccept, 0, peer, {});
+    // The joining rank measures its clock against ours: answer its pings with our time.
+    bool clock_done = true;
+    for (int i = 0; i < kClockRoundTrips && clock_done; ++i) {
+      Frame ping;
+      clock_done = read_frame_until(fd, ping, handshake_deadline) && ping.header.kind == kPing &&
+                   write_frame_raw(fd, kPong, 0, peer, bytes_of(now_ns()));
+    }
+    if (!clock_done) {
+      ::close(fd);  // it went away mid-handshake; it may come back
+      continue;
+    }
+    receive_timeout(fd, std::chrono::milliseconds(0));
+    auto connection = std::make_unique<Connection>();
+    connection->fd = fd;
+    connection->peer = peer;
+    connections_[static_cast<std::size_t>(peer)] = std::move(connection);
+    ++joined;
+  }
+  ::close(listener);
+  const std::int64_t epoch_ns = now_ns();
+  epoch_ = Clock::time_point(std::chrono::nanoseconds(epoch_ns));
+  for (int r = 1; r < world; ++r) {
+    write_frame_raw(connections_[static_cast<std::size_t>(r)]->fd, kStart, 0, r, bytes_of(epoch_ns));
+  }
+}
+
+// The other ranks: find rank 0 through the file, say hello, align the clock, wait for the start.
+void ProcessGroup::connect_to_rank0(const Rendezvous& rendezvous, Clock::time_point deadline) {
+  const int world = rendezvous.world;
+  int fd = -1;
+  std::string last_problem = "the file does not exist yet";
+  while (fd < 0) {
+    if (Clock::now() > deadline) {
+      throw ExecError(fmt::format("rendezvous: rank {} could not join rank 0 within {} s ({}; file {})",
+                                  rendezvous.rank, rendezvous.timeout_s, last_problem, rendezvous.file));
+    }
+    const auto file = read_rendezvous_file(rendezvous.file);
+    if (!file) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    fd = connect_to(file->host, file->port);
+    if (fd < 0) {
+      last_problem = fmt::format("cannot connect to rank 0 at {}:{}: it is not running yet, or this "
+                                 "run's ranks have all joined already (a rank started twice?)",
+                                 file->host, file->port);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      continue;
+    }
+    no_delay(fd);
+    receive_timeout(fd, kHandshakeStall);
+    std::vector<std::byte> hello = bytes_of(static_cast<std::int32_t>(world));
+    hello.resize(8);
+    const auto token = bytes_of(file->token);
+    hello.insert(hello.end(), token.begin(), token.end());
+    Frame reply;
+    if (!write_frame_raw(fd, kHello, rendezvous.rank, 0, hello) ||
+        !read_frame_until(fd, reply, std::min(deadline, Clock::now() + std::chrono::seconds(10)))) {
+      ::close(fd);
+      fd = -1;
+      last_problem = fmt::format("{}:{} did not answer", file->host, file->port);
+      continue;
+    }
+    if (reply.header.kind == kReject) {
+      ::close(fd);
+      fd = -1;
+      const std::string why = text_of(reply.body);
+      if (why.starts_with("stale")) {  // rank 0 of this run has not rewritten the file yet
+        last_problem = why;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        continue;
+      }
+      throw ExecError(fmt::format("rendezvous: rank 0 refused rank {}: {}", rendezvous.rank, why));
+    }
+  }
+  // Offset of rank 0's clock from ours, from the round trip with the least delay.
+  std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max();
+  std::int64_t offset = 0;
+  for (int i = 0; i < kClockRoundTrips; ++i) {
+    const std::int64_t t1 = now_ns();
+    Frame pong;
+    if (!write_frame_raw(fd, kPing, rendezvous.rank, 0, {}) || !read_frame_until(fd, pong, deadline) ||
+        pong.header.kind != kPong) {
+      ::close(fd);
+      throw ExecError(fmt::format("rendezvous: rank {} lost rank 0 while aligning clocks", rendezvous.rank));
+    }
+    const std::int64_t t2 = now_ns();
+    if (t2 - t1 < best_rtt) {
+      best_rtt = t2 - t1;
+      offset = value_of<std::int64_t>(pong.body) - (t1 + t2) / 2;
+    }
+  }
+  Frame start;
+  const bool started = read_frame_until(fd, start, deadline);
+  if (started && start.header.kind == kReject) {
+    ::close(fd);
+    throw ExecError(fmt::format("rendezvous: rank 0 gave up: {}", text_of(start.body)));
+  }
+  if (!started || start.header.kind != kStart) {
+    ::close(fd);
+    throw ExecError(fmt::format("rendezvous: rank {} joined but rank 0 never started (within {} s)",
+                                rendezvous.rank, rendezvous.timeout_s));
+  }
+  receive_timeout(fd, std::chrono::milliseconds(0));
+  epoch_ = Clock::time_point(std::chrono::nanoseconds(value_of<std::int64_t>(start.body) - offset));
+  clock_error_us_ = static_cast<double>(best_rtt) / 2000.0;
+  auto connection = std::make_unique<Connection>();
+  connection->fd = fd;
+  connection->peer = 0;
+  connections_.push_back(std::move(connection));
 }
 
 void ProcessGroup::watch(double silence_timeout_s) {

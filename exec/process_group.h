@@ -92,6 +92,8 @@ class ProcessGroup {
   ProcessGroup(int rank, int world, double timeout_s);
   struct Connection;
 
+  void accept_ranks(const Rendezvous& rendezvous, std::chrono::steady_clock::time_point deadline);
+  void connect_to_rank0(const Rendezvous& rendezvous, std::chrono::steady_clock::time_point deadline);
   void start_readers();
   void watch(double silence_timeout_s);  // the heartbeat thread's loop
   void stop_heartbeat();
