@@ -23,6 +23,7 @@ class ProcessFabric final : public Fabric {
   // carry_payloads: tensor bytes travel in the frame (the CPU backend). Without, the frame
   // carries the tag and the shape only and the receiver gets a tensor with no storage of that
   // shape (the CUDA backend moves the bytes by NCCL).
+  // It takes the group's frame handler: one ProcessFabric per group at a time (a backend's).
   ProcessFabric(ProcessGroup& group, bool carry_payloads);
   ~ProcessFabric() override;
 
