@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -169,6 +172,7 @@ std::string text_of(const std::vector<std::byte>& body) {
 
 struct RendezvousFile {
   std::string host;
+  std::vector<std::string> addresses;  // rank 0's IPv4 addresses, tried when `host` does not resolve
   int port = 0;
   int world = 0;
   std::uint64_t token = 0;
@@ -181,6 +185,7 @@ std::optional<RendezvousFile> read_rendezvous_file(const std::string& path) {
     const auto object = nlohmann::json::parse(zb::read_file(path));
     RendezvousFile file;
     file.host = object.at("host").get<std::string>();
+    file.addresses = object.value("addresses", std::vector<std::string>{});
     file.port = object.at("port").get<int>();
     file.world = object.at("world").get<int>();
     file.token = std::stoull(object.at("token").get<std::string>(), nullptr, 16);
@@ -233,6 +238,24 @@ int connect_to(const std::string& host, int port) {
 void no_delay(int fd) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // small frames go at once
+}
+
+// Every IPv4 address of this machine's interfaces that are up, loopback last.
+std::vector<std::string> this_addresses() {
+  std::vector<std::string> addresses;
+  std::vector<std::string> loopback;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return {"127.0.0.1"};
+  for (ifaddrs* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET || (a->ifa_flags & IFF_UP) == 0) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) == nullptr) continue;
+    ((a->ifa_flags & IFF_LOOPBACK) != 0 ? loopback : addresses).emplace_back(text);
+  }
+  ::freeifaddrs(list);
+  addresses.insert(addresses.end(), loopback.begin(), loopback.end());
+  return addresses;
 }
 
 std::string this_host() {
@@ -298,8 +321,8 @@ void ProcessGroup::accept_ranks(const Rendezvous& rendezvous, Clock::time_point 
   const int listener = listen_socket(port);
   std::random_device random;
   const std::uint64_t token = (static_cast<std::uint64_t>(random()) << 32) ^ random();
-  nlohmann::json object{{"host", this_host()}, {"port", port}, {"world", world},
-                        {"token", fmt::format("{:016x}", token)}};
+  nlohmann::json object{{"host", this_host()}, {"addresses", this_addresses()}, {"port", port},
+                        {"world", world}, {"token", fmt::format("{:016x}", token)}};
   zb::write_file_atomically(rendezvous.file, object.dump() + "\n");
   file_ = rendezvous.file;
   token_ = token;
@@ -401,6 +424,8 @@ void ProcessGroup::connect_to_rank0(const Rendezvous& rendezvous, Clock::time_po
       continue;
     }
     fd = connect_to(file->host, file->port);
+    // A host name that does not resolve here (a container's, say): rank 0's addresses instead.
+    for (std::size_t i = 0; fd < 0 && i < file->addresses.size(); ++i) fd = connect_to(file->addresses[i], file->port);
     if (fd < 0) {
       last_problem = fmt::format("cannot connect to rank 0 at {}:{}: it is not running yet, or this "
                                  "run's ranks have all joined already (a rank started twice?)",
