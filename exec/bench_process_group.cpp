@@ -52,11 +52,7 @@ struct ThreeRanks {
     std::vector<std::future<std::unique_ptr<ProcessGroup>>> joining;
     for (int rank = 0; rank < 3; ++rank) {
       joining.push_back(std::async(std::launch::async, [rank, file] {
-        zb::exec::Rendezvous rendezvous;
-        rendezvous.rank = rank;
-        rendezvous.world = 3;
-        rendezvous.file = file.string();
-        return ProcessGroup::join(rendezvous);
+        return ProcessGroup::join(zb::exec::Rendezvous{rank, 3, file.string()});
       }));
     }
     for (auto& f : joining) groups.push_back(f.get());

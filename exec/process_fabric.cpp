@@ -74,8 +74,8 @@ ProcessFabric::~ProcessFabric() { group_.set_handler(nullptr, nullptr); }
 void ProcessFabric::begin_run(int workers) {
   local_.begin_run(workers);
   abort_sent_ = false;
-  run_ = ++runs_;  // frames of an earlier (failed) run that arrive from now on are dropped
-  group_.barrier(kRunBarrierBit | runs_);
+  const std::uint64_t run = ++run_;  // frames of an earlier (failed) run arriving from now on are dropped
+  group_.barrier(kRunBarrierBit | run);
 }
 
 void ProcessFabric::worker_ended() { local_.worker_ended(); }
@@ -87,7 +87,7 @@ void ProcessFabric::send(int from_device, int to_device, const MessageTag& tag, 
   }
   const bool with_bytes = carry_payloads_ && payload.size() != 0;
   Writer frame;
-  frame.put<std::uint64_t>(runs_).put<std::int32_t>(tag.step).put<std::int32_t>(tag.from_stage).put<std::int32_t>(tag.to_stage)
+  frame.put<std::uint64_t>(run_).put<std::int32_t>(tag.step).put<std::int32_t>(tag.from_stage).put<std::int32_t>(tag.to_stage)
       .put<std::int32_t>(tag.microbatch).put<std::int32_t>(from_device).put<std::int32_t>(to_device)
       .put<std::int32_t>(payload.rows()).put<std::int32_t>(payload.cols()).put<std::uint8_t>(with_bytes ? 1 : 0);
   // The CPU backend's tensors are host memory, written by kernels that have returned.
@@ -120,7 +120,7 @@ void ProcessFabric::send_control(int from_device, int to_device, std::uint64_t k
     return;
   }
   Writer frame;
-  frame.put<std::uint64_t>(runs_).put<std::int32_t>(from_device).put<std::int32_t>(to_device).put<std::uint64_t>(key)
+  frame.put<std::uint64_t>(run_).put<std::int32_t>(from_device).put<std::int32_t>(to_device).put<std::uint64_t>(key)
       .put<std::uint64_t>(values.size());
   frame.put_raw(values.data(), values.size() * sizeof(double));
   send_frame(to_device, kControl, frame.bytes);

@@ -55,8 +55,8 @@ class ProcessFabric final : public Fabric {
   bool carry_payloads_;
   CpuFabric local_{CpuFabric::DeadlockDetection::off};
   std::atomic<bool> abort_sent_{false};
-  std::uint64_t runs_ = 0;                // runs begun; a frame carries its run's number
-  std::atomic<std::uint64_t> run_{0};     // the run this rank is in, read by the reader thread
+  // The run this rank is in (runs begun so far); every frame carries it. Read by the reader thread.
+  std::atomic<std::uint64_t> run_{0};
 };
 
 }  // namespace zb::exec

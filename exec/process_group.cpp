@@ -595,11 +595,11 @@ void ProcessGroup::read_loop(Connection& connection) {
       }
       continue;
     }
-    deliver(frame.header.from, to, frame.header.kind, std::move(frame.body));
+    deliver(frame.header.from, frame.header.kind, std::move(frame.body));
   }
 }
 
-void ProcessGroup::deliver(int from_rank, int /*to_rank*/, std::uint8_t kind, std::vector<std::byte> body) {
+void ProcessGroup::deliver(int from_rank, std::uint8_t kind, std::vector<std::byte> body) {
   std::unique_lock lock(mutex_);
   if (kind == kGoodbye) {
     said_goodbye_[static_cast<std::size_t>(from_rank)] = true;

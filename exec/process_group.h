@@ -99,7 +99,7 @@ class ProcessGroup {
   void stop_heartbeat();
   void remove_file();
   void read_loop(Connection& connection);
-  void deliver(int from_rank, int to_rank, std::uint8_t kind, std::vector<std::byte> body);
+  void deliver(int from_rank, std::uint8_t kind, std::vector<std::byte> body);
   void fail(const std::string& reason);
   Connection& route_to(int rank);
   void write_frame(Connection& connection, int from_rank, int to_rank, std::uint8_t kind,

@@ -49,12 +49,7 @@ TEST_P(MultiProcessRun, RankZeroGathersWhatOneProcessComputes) {
 
   const std::string file = test::fresh_rendezvous_file(fmt::format("run_{}_{}", c.generator, c.p));
   const auto results = on_ranks<ExecResult>(c.p, [&](int rank) {
-    Rendezvous rendezvous;
-    rendezvous.rank = rank;
-    rendezvous.world = c.p;
-    rendezvous.file = file;
-    rendezvous.timeout_s = 30;
-    auto group = ProcessGroup::join(rendezvous);
+    auto group = ProcessGroup::join(Rendezvous{rank, c.p, file, 30});
     ExecResult result;
     {
       CpuBackend backend(*group);
