@@ -192,7 +192,7 @@ class DeviceWorker {
         }
         record.start_event = device_.record_event();
         Tensor output = m.forward(mb, std::move(input), target);
-        // F's activations count from its start (the memory model of DESIGN.md section 3).
+        // F's activations count from its start (the memory model of docs/design.md section 3).
         memory.push_back({record.start_event, live_bytes()});
         // F ends when its output exists; the send is the transfer that follows.
         record.end_event = device_.record_event();

@@ -80,7 +80,7 @@ std::string format_prediction(const PredictionReport& report) {
                      error(report.predicted_span, report.measured_span),
                      percent(report.predicted_bubble), percent(report.measured_bubble));
   out += fmt::format("(measured: median over {} step(s); 'all' is the largest device span and the "
-                     "bubble rate of DESIGN.md section 3)\n", report.measured_steps);
+                     "bubble rate of docs/design.md section 3)\n", report.measured_steps);
   return out;
 }
 

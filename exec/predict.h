@@ -18,7 +18,7 @@ struct DeviceComparison {
 struct PredictionReport {
   std::vector<DeviceComparison> devices;
   double predicted_span = 0, measured_span = 0;      // the largest device span
-  double predicted_bubble = 0, measured_bubble = 0;  // DESIGN.md section 3's bubble rate
+  double predicted_bubble = 0, measured_bubble = 0;  // docs/design.md section 3's bubble rate
   int measured_steps = 0;                            // steps the medians are taken over
 };
 

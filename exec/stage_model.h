@@ -12,7 +12,7 @@
 namespace zb::exec {
 
 // What one block keeps between passes for one microbatch. F saves x, u and z; B frees u and adds
-// gy and gu; W reads x, z, gy, gu and frees everything (DESIGN.md's F/B/W memory model).
+// gy and gu; W reads x, z, gy, gu and frees everything (the F/B/W memory model of docs/design.md section 3).
 struct BlockSaved {
   Tensor x;   // block input [B x h]
   Tensor u;   // pre-activation [B x 4h], needed by B only

@@ -27,7 +27,7 @@ struct ResultRow {
 enum class Format { table, json, csv };
 Format parse_format(const std::string& text);
 
-// The JSON object of DESIGN.md section 8: {"problem": {...}, "results": [...]}.
+// The JSON object of docs/design.md section 8: {"problem": {...}, "results": [...]}.
 nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows);
 std::string results_text(const ProblemSpec& spec, const std::vector<ResultRow>& rows, Format format);
 

@@ -137,7 +137,7 @@ std::optional<double> seconds_per_time_unit(const std::string& unit) {
 Platform build_platform(const Problem& problem, const EnginePlan& plan, const std::optional<ClusterSpec>& cluster,
                         double grad_norm_bytes) {
   // Exact transfer times: no latency or bandwidth correction factors, no reverse-path load, no
-  // TCP window cap (NOTES.md: the defaults multiply latency by 13.01 and bandwidth by 0.97).
+  // TCP window cap (docs/design.md section 12: the defaults multiply latency by 13.01 and bandwidth by 0.97).
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");

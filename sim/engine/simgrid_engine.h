@@ -32,7 +32,7 @@ struct SimgridOptions {
   bool verbose = false;
 };
 
-// One training step ended two ways (DESIGN.md section 7), in the problem's time unit from t = 0.
+// One training step ended two ways (docs/design.md section 7), in the problem's time unit from t = 0.
 // The grad-norm reduction travels along the pipeline: device 0 -> p-1 (each device adds its
 // partial once its own gradients are ready), then the result back p-1 -> 0, as real messages.
 struct StepTimes {

@@ -1,4 +1,4 @@
-// The evaluator: exact list scheduling of a schedule against a problem (DESIGN.md section 7).
+// The evaluator: exact list scheduling of a schedule against a problem (docs/design.md section 7).
 #pragma once
 
 #include "problem.h"

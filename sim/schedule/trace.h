@@ -35,7 +35,7 @@ struct MemoryPoint {
   double value = 0;
 };
 
-// The metrics of DESIGN.md section 3.
+// The metrics of docs/design.md section 3.
 struct Metrics {
   double makespan = 0;     // last end, from t = 0
   double span = 0;         // largest device span (end of last - start of first compute action)

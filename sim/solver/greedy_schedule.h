@@ -1,4 +1,4 @@
-// The memory-aware greedy heuristic behind zb-auto, zb-1p and zb-2p (DESIGN.md section 5).
+// The memory-aware greedy heuristic behind zb-auto, zb-1p and zb-2p (docs/design.md section 5).
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-// The zb-ilp model as plain data (columns, rows), built without any solver (DESIGN.md section 6).
+// The zb-ilp model as plain data (columns, rows), built without any solver (docs/design.md section 6).
 #pragma once
 
 #include <cstdint>

@@ -111,7 +111,7 @@ TEST(Layout, LaysOutOneBoxPerComputeSpanAtItsTime) {
 TEST(Layout, StacksSeveralSchedulesOnOneTimeAxis) {
   TimelineScene scene;
   for (const char* name : {"1f1b", "zb-h1", "zb-h2"}) scene.add(make_group(name, evaluated(name, uniform_spec(4, 8)), std::nullopt));
-  // The closed forms at unit costs, p = 4, m = 8: spans 33, 27, 24 (DESIGN.md section 4).
+  // The closed forms at unit costs, p = 4, m = 8: spans 33, 27, 24 (docs/design.md section 4).
   EXPECT_DOUBLE_EQ(scene.groups()[0].trace.metrics.span, 33);
   EXPECT_DOUBLE_EQ(scene.groups()[1].trace.metrics.span, 27);
   EXPECT_DOUBLE_EQ(scene.groups()[2].trace.metrics.span, 24);

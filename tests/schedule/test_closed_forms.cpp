@@ -1,4 +1,4 @@
-// Property tests: the closed forms of DESIGN.md section 4 over many (p, m, costs).
+// Property tests: the closed forms of docs/design.md section 4 over many (p, m, costs).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -69,7 +69,7 @@ TEST(ClosedForms, OneFOneBMakespanWithoutCommunication) {
 }
 
 TEST(ClosedForms, HandCheckedCommunicationCases) {
-  // DESIGN.md section 4: p=5, m=10, costs 7/7/1, t_comm=3: 1F1B bubble 126, not (p-1)*15 = 60... + comm.
+  // docs/design.md section 4: p=5, m=10, costs 7/7/1, t_comm=3: 1F1B bubble 126, not (p-1)*15 = 60... + comm.
   const Problem problem = testing::uniform_problem(5, 10, 7, 7, 1, 3);
   const double work = 10 * 15.0;
   EXPECT_NEAR(span_of(problem, make_1f1b(problem)) - work, 126, 1e-9);

@@ -26,7 +26,7 @@ TEST(Greedy, UnitCostsLimit1pIsExactlyZbH1) {
 }
 
 // The reference implementation's output at 2p (checked by running it): span 24 like ZB-H2, with
-// the same F and B order, but each W goes after the next F where ZB-H2 (DESIGN.md's definition,
+// the same F and B order, but each W goes after the next F where ZB-H2 (the definition in docs/design.md section 4,
 // make_zb_h2) runs it before: both orders idle nowhere in the steady state.
 TEST(Greedy, UnitCostsLimit2pMatchesReferenceAndZbH2Span) {
   const Problem problem = make_problem(4, 8, 1, 1, 1, 0, 16);
