@@ -11,12 +11,12 @@
 #include <ctime>
 #include <string>
 
-#include "engine_plan.h"
-#include "fork_runner.h"
-#include "generator_registry.h"
-#include "platform.h"
-#include "problem_spec.h"
-#include "simgrid_engine.h"
+#include "sim/engine/engine_plan.h"
+#include "sim/engine/fork_runner.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/engine/platform.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/engine/simgrid_engine.h"
 
 namespace {
 
@@ -53,7 +53,7 @@ double activities_of(const zb::engine::EnginePlan& plan) {
 // bookkeeping, no optimizer step. Only correct for schedules that consume each channel in order
 // (1F1B, ZB-H1). Returns the child's CPU seconds, Engine creation to the end of run().
 double raw_loop_cpu_seconds(const zb::Problem& problem, const zb::engine::EnginePlan& plan) {
-  const std::string bytes = zb::engine::run_in_child(
+  const std::string bytes = zb::engine::simulate_in_child(
       [&] {
         const double start = cpu_seconds();
         xbt_log_control_set("root.thres:critical");

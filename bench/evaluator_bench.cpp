@@ -1,9 +1,9 @@
 // Evaluator throughput: actions per second on p=64, m=4096 ZB-H1 (target: 20 M/s on one core).
 #include <benchmark/benchmark.h>
 
-#include "evaluator.h"
-#include "generators.h"
-#include "problem_spec.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
+#include "sim/schedule/problem_spec.h"
 
 namespace {
 

@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cost_model.h"
-#include "evaluator.h"
-#include "generators.h"
+#include "models/cost_model.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
 
 namespace {
 

@@ -1,9 +1,9 @@
 // Solver benchmarks: zb-auto (8 variants) at paper scale, zb-ilp time to a proof on small problems.
 #include <benchmark/benchmark.h>
 
-#include "greedy_schedule.h"
-#include "ilp_solver.h"
-#include "problem_spec.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/ilp_solver.h"
+#include "sim/schedule/problem_spec.h"
 
 namespace {
 

@@ -1,15 +1,15 @@
 // Per-stage costs from the per-layer counts, the layer split, the hardware and the links.
-#include "cost_model.h"
+#include "models/cost_model.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "error.h"
-#include "layer_costs.h"
-#include "setup_error.h"
-#include "stage_split.h"
+#include "sim/schedule/error.h"
+#include "models/layer_costs.h"
+#include "models/setup_error.h"
+#include "models/stage_split.h"
 
 namespace zb::models {
 
@@ -114,7 +114,7 @@ void apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std:
   set("mem_b", spec.mem_b, costs.mem_b_GB);
   set("mem_w", spec.mem_w, costs.mem_w_GB);
   if (!explicit_fields.contains("bytes_act")) spec.bytes_act = costs.bytes_act;
-  if (!explicit_fields.contains("time_unit")) spec.time_unit = "ms";
+  if (!explicit_fields.contains("time_unit")) spec.time_unit = TimeUnit::ms;
   if (!explicit_fields.contains("mem_limit")) {
     spec.mem_limit = MemoryLimit{auto_memory_limit_GB(setup, costs, source), false};
   }

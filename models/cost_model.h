@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "model_setup.h"
-#include "problem.h"
-#include "problem_spec.h"
+#include "models/model_setup.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/problem_spec.h"
 
 namespace zb::models {
 

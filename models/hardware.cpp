@@ -1,13 +1,13 @@
 // Hardware and network presets.
-#include "hardware.h"
+#include "models/hardware.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "json_fields.h"
-#include "presets.h"
+#include "sim/schedule/error.h"
+#include "models/json_fields.h"
+#include "models/presets.h"
 
 namespace zb::models {
 

@@ -1,13 +1,13 @@
 // Links between pipeline devices, from a cluster preset or a hardware preset.
-#include "interconnect.h"
+#include "models/interconnect.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "json_fields.h"
-#include "setup_error.h"
+#include "sim/schedule/error.h"
+#include "models/json_fields.h"
+#include "models/setup_error.h"
 
 namespace zb::models {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hardware.h"
+#include "models/hardware.h"
 
 namespace zb::models {
 

@@ -1,5 +1,5 @@
 // Typed field access for preset objects; every error names the source, the field and the value.
-#include "json_fields.h"
+#include "models/json_fields.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb::models {
 

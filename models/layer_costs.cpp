@@ -1,5 +1,5 @@
 // The per-layer cost model: flop counts and activation bytes for F, B and W.
-#include "layer_costs.h"
+#include "models/layer_costs.h"
 
 namespace zb::models {
 

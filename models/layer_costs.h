@@ -1,7 +1,7 @@
 // Flops of F, B and W and activation bytes (M_B, M_W) of one microbatch through one layer.
 #pragma once
 
-#include "transformer.h"
+#include "models/transformer.h"
 
 namespace zb::models {
 

@@ -1,13 +1,13 @@
 // Reading the model-level fields of a scenario into a ModelSetup.
-#include "model_setup.h"
+#include "models/model_setup.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "json_fields.h"
-#include "presets.h"
+#include "sim/schedule/error.h"
+#include "models/json_fields.h"
+#include "models/presets.h"
 
 namespace zb::models {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "hardware.h"
-#include "interconnect.h"
-#include "stage_split.h"
-#include "transformer.h"
+#include "models/hardware.h"
+#include "models/interconnect.h"
+#include "models/stage_split.h"
+#include "models/transformer.h"
 
 namespace zb::models {
 

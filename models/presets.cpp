@@ -1,5 +1,5 @@
 // Preset lookup: names resolve under the presets folder, paths relative to the scenario's folder.
-#include "presets.h"
+#include "models/presets.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "atomic_file.h"
-#include "error.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
 
 namespace zb::models {
 

@@ -1,15 +1,15 @@
 // Scenario files: a direct problem, or a model, hardware and cluster the cost model turns into one.
-#include "scenario.h"
+#include "models/scenario.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "cost_model.h"
-#include "error.h"
-#include "model_setup.h"
+#include "sim/schedule/atomic_file.h"
+#include "models/cost_model.h"
+#include "sim/schedule/error.h"
+#include "models/model_setup.h"
 
 namespace zb {
 

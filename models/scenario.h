@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "problem_spec.h"
+#include "sim/schedule/problem_spec.h"
 
 namespace zb {
 

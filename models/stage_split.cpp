@@ -1,5 +1,5 @@
 // Layer splits over stages: even, the paper's, or an explicit list.
-#include "stage_split.h"
+#include "models/stage_split.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "error.h"
-#include "setup_error.h"
+#include "sim/schedule/error.h"
+#include "models/setup_error.h"
 
 namespace zb::models {
 

@@ -1,12 +1,12 @@
 // Transformer presets: reading them, and the parameter counts the memory model needs.
-#include "transformer.h"
+#include "models/transformer.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "json_fields.h"
+#include "sim/schedule/error.h"
+#include "models/json_fields.h"
 
 namespace zb::models {
 

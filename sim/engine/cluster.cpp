@@ -1,5 +1,5 @@
 // Cluster JSON: reading, validation with precise messages, writing back.
-#include "cluster.h"
+#include "sim/engine/cluster.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 

@@ -1,9 +1,9 @@
 // Resolves a schedule into per-device plans for the SimGrid engine (pure: no SimGrid here).
-#include "engine_plan.h"
+#include "sim/engine/engine_plan.h"
 
 #include <fmt/format.h>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb::engine {
 

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "action.h"
-#include "problem.h"
-#include "schedule.h"
+#include "sim/schedule/action.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb::engine {
 

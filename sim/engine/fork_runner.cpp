@@ -1,17 +1,13 @@
-// fork + pipe + waitpid, with the child's exception carried back as a tagged message.
-#include "fork_runner.h"
+// A simulation in a forked child (child_process.h), its exception carried back as a tagged message.
+#include "sim/engine/fork_runner.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <csignal>
 
-#include "error.h"
+#include "sim/schedule/child_process.h"
+#include "sim/schedule/error.h"
 
 namespace zb::engine {
 
@@ -24,31 +20,8 @@ constexpr char kInputError = 'I';
 constexpr char kError = 'E';
 constexpr char kOther = 'X';
 
-void write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t written = ::write(fd, data, size);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return;  // the parent went away; nothing useful left to do
-    }
-    data += written;
-    size -= static_cast<std::size_t>(written);
-  }
-}
-
-[[noreturn]] void child_main(int fd, const std::function<std::string()>& body, bool quiet) {
-  // Other threads' pipes (parallel sweeps) must not stay open here, or their readers would wait
-  // for this child too before seeing end-of-file.
-  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd - 1), 0);
-  ::close_range(static_cast<unsigned>(fd + 1), ~0U, 0);
-  if (quiet) {
-    const int null_fd = ::open("/dev/null", O_WRONLY);
-    if (null_fd >= 0) {
-      ::dup2(null_fd, STDOUT_FILENO);
-      ::dup2(null_fd, STDERR_FILENO);
-      ::close(null_fd);
-    }
-  }
+// The child's side: the tag and the payload, or the exception's type and message.
+std::string tagged_result(const std::function<std::string()>& body) {
   char tag = kOk;
   std::string payload;
   try {
@@ -70,59 +43,26 @@ void write_all(int fd, const char* data, std::size_t size) {
     payload = "unknown exception";
   }
   const std::uint64_t size = payload.size();
-  write_all(fd, &tag, 1);
-  write_all(fd, reinterpret_cast<const char*>(&size), sizeof size);
-  write_all(fd, payload.data(), payload.size());
-  ::close(fd);
-  // No exit handlers, no static destructors: SimGrid's teardown is not needed in a throwaway child.
-  ::_exit(0);
+  std::string record(1, tag);
+  record.append(reinterpret_cast<const char*>(&size), sizeof size);
+  return record + payload;
 }
 
 }  // namespace
 
-std::string run_in_child(const std::function<std::string()>& body, bool quiet) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw Error(fmt::format("SimGrid engine: cannot create a pipe: {}", std::strerror(errno)));
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw Error(fmt::format("SimGrid engine: cannot fork the simulation process: {}", std::strerror(errno)));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    child_main(fds[1], body, quiet);
-  }
-  ::close(fds[1]);
-  // Read everything before waiting: a large trace does not fit in the pipe buffer.
-  std::string bytes;
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t got = ::read(fds[0], buffer, sizeof buffer);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (got == 0) break;
-    bytes.append(buffer, static_cast<std::size_t>(got));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-
+std::string simulate_in_child(const std::function<std::string()>& body, bool quiet) {
+  // No exit handlers, no static destructors: SimGrid's teardown is not needed in a throwaway child.
+  const ChildResult child = zb::run_in_child([&](int fd) { return write_all(fd, tagged_result(body)) ? 0 : 1; }, quiet);
+  const std::string& bytes = child.bytes;
   constexpr std::size_t kHeader = 1 + sizeof(std::uint64_t);
   std::uint64_t size = 0;
   if (bytes.size() >= kHeader) std::memcpy(&size, bytes.data() + 1, sizeof size);
   if (bytes.size() < kHeader || bytes.size() != kHeader + size) {
-    if (WIFSIGNALED(status)) {
-      const int signal = WTERMSIG(status);
-      throw Error(fmt::format("SimGrid engine: the simulation process died with signal {} ({}); rerun with --verbose "
-                              "to see SimGrid's messages",
-                              signal, ::strsignal(signal)));
+    if (child.end == ChildResult::End::signalled) {
+      throw Error(fmt::format("SimGrid engine: the simulation process {}; rerun with --verbose to see SimGrid's messages",
+                              child.describe()));
     }
-    throw Error(fmt::format("SimGrid engine: the simulation process exited (status {}) without a complete result",
-                            WIFEXITED(status) ? WEXITSTATUS(status) : -1));
+    throw Error(fmt::format("SimGrid engine: the simulation process {} without a complete result", child.describe()));
   }
   std::string payload = bytes.substr(kHeader);
   switch (bytes[0]) {

@@ -1,4 +1,4 @@
-// Runs a function in a forked child and brings its bytes (or its exception) back through a pipe.
+// Runs a simulation in a forked child and brings its bytes (or its exception) back through a pipe.
 #pragma once
 
 #include <functional>
@@ -10,8 +10,8 @@ namespace zb::engine {
 // its own child. The child runs `body` and sends back the bytes it returns; a zb::ScheduleError,
 // InputError or Error thrown there is rethrown here with the same type and message. A child that
 // dies (a SimGrid assertion, a signal) becomes a zb::Error naming the signal. With quiet, the
-// child's stdout and stderr go to /dev/null. Safe to call from many places in one process, but
-// not concurrently from several threads that also fork elsewhere.
-std::string run_in_child(const std::function<std::string()>& body, bool quiet);
+// child's stdout and stderr go to /dev/null. The fork itself is zb::run_in_child's
+// (sim/schedule/child_process.h), which closes every inherited descriptor in the child.
+std::string simulate_in_child(const std::function<std::string()>& body, bool quiet);
 
 }  // namespace zb::engine

@@ -1,5 +1,5 @@
 // Platform construction: the idealised network (fat pipes with latency t_comm) or a cluster.
-#include "platform.h"
+#include "sim/engine/platform.h"
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>
@@ -12,7 +12,7 @@
 #include <set>
 #include <utility>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb::engine {
 
@@ -72,15 +72,10 @@ Platform build_ideal(const Problem& problem, const EnginePlan& plan, sg4::NetZon
 Platform build_cluster(const Problem& problem, const EnginePlan& plan, const ClusterSpec& cluster,
                        sg4::NetZone* zone) {
   cluster.validate(cluster.label(), problem.devices);
-  const auto seconds = seconds_per_time_unit(problem.time_unit);
-  if (!seconds) {
-    throw InputError(fmt::format("problem: field 'time_unit' is '{}': a cluster needs times in s, ms, us or ns",
-                                 problem.time_unit));
-  }
   Platform platform;
-  platform.seconds_per_unit = *seconds;
+  platform.seconds_per_unit = seconds_per(problem.time_unit);
   const double speed = cluster.gpu_tflops * 1e12;
-  platform.flops_per_unit = speed * *seconds;
+  platform.flops_per_unit = speed * platform.seconds_per_unit;
   std::map<int, sg4::SplitDuplexLink*> ports;  // per GPU: its intra-node link to the node's switch
   std::map<int, sg4::SplitDuplexLink*> nics;   // per NIC
   for (int d = 0; d < problem.devices; ++d) {
@@ -125,14 +120,6 @@ Platform build_cluster(const Problem& problem, const EnginePlan& plan, const Clu
 }
 
 }  // namespace
-
-std::optional<double> seconds_per_time_unit(const std::string& unit) {
-  if (unit == "s") return 1.0;
-  if (unit == "ms") return 1e-3;
-  if (unit == "us") return 1e-6;
-  if (unit == "ns") return 1e-9;
-  return std::nullopt;
-}
 
 Platform build_platform(const Problem& problem, const EnginePlan& plan, const std::optional<ClusterSpec>& cluster,
                         double grad_norm_bytes) {

@@ -5,9 +5,9 @@
 #include <optional>
 #include <vector>
 
-#include "cluster.h"
-#include "engine_plan.h"
-#include "problem.h"
+#include "sim/engine/cluster.h"
+#include "sim/engine/engine_plan.h"
+#include "sim/schedule/problem.h"
 
 namespace simgrid::s4u {
 class Host;
@@ -28,11 +28,8 @@ struct Platform {
 // the optimizer-step reduction (device d <-> d+1) need. Must run after the Engine is created
 // and before any actor. The ideal network (no cluster) needs one t_comm per device pair: throws
 // InputError naming two boundaries that cross the same pair with different t_comm. In cluster
-// mode throws InputError for a time unit without a length in seconds or a cluster too small.
+// mode throws InputError for a cluster too small.
 Platform build_platform(const Problem& problem, const EnginePlan& plan, const std::optional<ClusterSpec>& cluster,
                         double grad_norm_bytes);
-
-// Seconds in one problem time unit ("s", "ms", "us", "ns"), or nullopt for unit-less costs.
-std::optional<double> seconds_per_time_unit(const std::string& unit);
 
 }  // namespace zb::engine

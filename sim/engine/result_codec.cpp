@@ -1,11 +1,11 @@
 // Flat little writer/reader pair; spans and memory points are copied field by field.
-#include "result_codec.h"
+#include "sim/engine/result_codec.h"
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb::engine {
 
@@ -78,7 +78,7 @@ std::string encode_result(const SimgridResult& result) {
   const Trace& trace = result.trace;
   out.put_string(trace.meta.schedule);
   out.put_string(trace.meta.engine);
-  out.put_string(trace.meta.time_unit);
+  out.put_string(std::string(time_unit_name(trace.meta.time_unit)));
   out.put_string(trace.meta.problem_json);
   out.put<std::int32_t>(trace.devices);
   out.put<std::uint64_t>(trace.spans.size());
@@ -116,7 +116,7 @@ SimgridResult decode_result(std::string_view bytes) {
   Trace& trace = result.trace;
   trace.meta.schedule = in.get_string();
   trace.meta.engine = in.get_string();
-  trace.meta.time_unit = in.get_string();
+  trace.meta.time_unit = parse_time_unit(in.get_string(), "SimGrid result");
   trace.meta.problem_json = in.get_string();
   trace.devices = in.get<std::int32_t>();
   constexpr std::size_t kSpanBytes = 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8;

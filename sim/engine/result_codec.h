@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "simgrid_engine.h"
+#include "sim/engine/simgrid_engine.h"
 
 namespace zb::engine {
 

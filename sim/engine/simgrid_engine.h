@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "cluster.h"
-#include "problem.h"
-#include "schedule.h"
-#include "trace.h"
+#include "sim/engine/cluster.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/trace.h"
 
 namespace zb {
 

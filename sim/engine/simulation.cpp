@@ -1,5 +1,5 @@
 // Compute actors (one per device, its action list in order) exchanging eager messages over the platform.
-#include "simulation.h"
+#include "sim/engine/simulation.h"
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Actor.hpp>
@@ -14,9 +14,10 @@
 #include <deque>
 #include <map>
 
-#include "deadlock_report.h"
-#include "error.h"
-#include "platform.h"
+#include "sim/schedule/deadlock_report.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/memory.h"
+#include "sim/engine/platform.h"
 
 namespace zb::engine {
 
@@ -332,17 +333,9 @@ class Simulation {
       auto& timeline = memory.emplace_back(1, MemoryPoint{0.0, 0.0});
       double value = 0;
       for (const Span& span : run.compute) {
-        const auto s = static_cast<std::size_t>(span.stage);
-        double at_start = 0;
-        double at_end = 0;
-        switch (span.pass) {
-          case Pass::F: at_start = problem_.mem_f[s]; break;
-          case Pass::B: at_end = problem_.mem_b[s]; break;
-          case Pass::W: at_end = problem_.mem_w[s]; break;
-          case Pass::BW: at_end = problem_.mem_b[s] + problem_.mem_w[s]; break;
-        }
-        if (at_start != 0) timeline.push_back({span.start, value += at_start});
-        if (at_end != 0) timeline.push_back({span.end, value += at_end});
+        const MemoryDelta delta = memory_delta(problem_, span.pass, span.stage);
+        if (delta.at_start != 0) timeline.push_back({span.start, value += delta.at_start});
+        if (delta.at_end != 0) timeline.push_back({span.end, value += delta.at_end});
       }
     }
     return memory;

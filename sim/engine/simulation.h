@@ -1,8 +1,8 @@
 // The child side of the SimGrid engine: one Engine, the platform, the actors, one run.
 #pragma once
 
-#include "engine_plan.h"
-#include "simgrid_engine.h"
+#include "sim/engine/engine_plan.h"
+#include "sim/engine/simgrid_engine.h"
 
 namespace zb::engine {
 

@@ -1,11 +1,11 @@
 // Text tokens of actions: F3, B3, W3, BW3, F3.1.
-#include "action.h"
+#include "sim/schedule/action.h"
 
 #include <fmt/format.h>
 
 #include <charconv>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 

@@ -1,5 +1,5 @@
 // Whole-file writes via a temporary and rename, so a failure never leaves half a file.
-#include "atomic_file.h"
+#include "sim/schedule/atomic_file.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "time_units.h"
-#include "trace_writers.h"
+#include "sim/schedule/time_units.h"
+#include "sim/schedule/trace_writers.h"
 
 namespace zb {
 

@@ -1,5 +1,5 @@
 // Renders the stuck state of a dry run as a readable grid.
-#include "deadlock_report.h"
+#include "sim/schedule/deadlock_report.h"
 
 #include <fmt/format.h>
 

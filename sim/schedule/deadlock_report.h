@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "problem.h"
-#include "schedule.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 

@@ -1,13 +1,14 @@
 // List-scheduling evaluator: exact start/end of every action, in time linear in the schedule.
-#include "evaluator.h"
+#include "sim/schedule/evaluator.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "deadlock_report.h"
-#include "error.h"
+#include "sim/schedule/deadlock_report.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/memory.h"
 
 namespace zb {
 
@@ -192,21 +193,14 @@ class Evaluation {
       spans_[offset_[d] + step] = {d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end};
     }
     DeviceState& state = devices_[d];
-    double delta_at_start = 0;
-    double delta_at_end = 0;
-    switch (action.pass) {
-      case Pass::F: delta_at_start = problem_.mem_f[stage]; break;
-      case Pass::B: delta_at_end = problem_.mem_b[stage]; break;
-      case Pass::W: delta_at_end = problem_.mem_w[stage]; break;
-      case Pass::BW: delta_at_end = problem_.mem_b[stage] + problem_.mem_w[stage]; break;
-    }
-    if (delta_at_start != 0) {
-      state.memory += delta_at_start;
+    const MemoryDelta delta = memory_delta(problem_, action.pass, stage);
+    if (delta.at_start != 0) {
+      state.memory += delta.at_start;
       if (!memory_.empty()) memory_[d].push_back({start, state.memory});
     }
     state.peak_memory = std::max(state.peak_memory, state.memory);
-    if (delta_at_end != 0) {
-      state.memory += delta_at_end;
+    if (delta.at_end != 0) {
+      state.memory += delta.at_end;
       if (!memory_.empty()) memory_[d].push_back({end, state.memory});
     }
   }

@@ -1,9 +1,9 @@
 // The evaluator: exact list scheduling of a schedule against a problem (docs/design.md section 7).
 #pragma once
 
-#include "problem.h"
-#include "schedule.h"
-#include "trace.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/trace.h"
 
 namespace zb {
 

@@ -1,7 +1,7 @@
 // 1F1B: warm-up forwards, then alternate one forward and one fused backward, then drain.
 #include <algorithm>
 
-#include "generators.h"
+#include "sim/schedule/generators.h"
 
 namespace zb {
 

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "error.h"
-#include "generators.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/generators.h"
 
 namespace zb {
 

@@ -1,5 +1,5 @@
 // GPipe: every forward, then every fused backward.
-#include "generators.h"
+#include "sim/schedule/generators.h"
 
 namespace zb {
 

@@ -1,7 +1,7 @@
 // ZB-H1 and ZB-H2: 1F1B with the backward split, W deferred into the idle slots.
 #include <algorithm>
 
-#include "generators.h"
+#include "sim/schedule/generators.h"
 
 namespace zb {
 

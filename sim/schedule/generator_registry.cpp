@@ -1,11 +1,11 @@
 // The registry of schedule generators and the checks every generator call goes through.
-#include "generator_registry.h"
+#include "sim/schedule/generator_registry.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "error.h"
-#include "generators.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/generators.h"
 
 namespace zb {
 
@@ -62,6 +62,8 @@ Schedule generate(const GeneratorRegistry& registry, std::string_view name, cons
   }
   Schedule schedule = info.make(problem);
   schedule.name = info.name;
+  schedule.placement = problem.placement;
+  schedule.chunks = problem.chunks;
   return schedule;
 }
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "problem.h"
-#include "schedule.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 
@@ -22,6 +22,8 @@ struct GeneratorInfo {
   ChunkSupport chunks = ChunkSupport::single;
   bool uses_memory_limit = false;
   GeneratorFn make;
+  // Slow enough (seconds: the ILP) that interactive front ends run it on a worker thread.
+  bool long_running = false;
 };
 
 class GeneratorRegistry {

@@ -1,8 +1,8 @@
 // The handcrafted generators (pure, deterministic, no I/O).
 #pragma once
 
-#include "problem.h"
-#include "schedule.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 

@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "action.h"
+#include "sim/schedule/action.h"
 
 namespace zb {
 

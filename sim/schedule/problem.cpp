@@ -1,5 +1,5 @@
 // The normalised problem: placement arithmetic, derived quantities and validation.
-#include "problem.h"
+#include "sim/schedule/problem.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/schedule/time_units.h"
+
 namespace zb {
 
 // How a device's chunks map to stages. linear: v = 1. interleaved (looped): device d holds
@@ -37,7 +39,7 @@ struct Problem {
   std::vector<double> mem_f, mem_b, mem_w;  // per stage activation deltas; sum to 0 per stage
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;  // activation bytes per microbatch across a stage boundary (engines)
-  std::string time_unit = "ms";
+  TimeUnit time_unit = TimeUnit::ms;
 
   int stages() const { return devices * chunks; }
   int device_of_stage(int stage) const;

@@ -1,5 +1,5 @@
 // From what a user writes (scalars, per-device or per-stage arrays, JSON) to a normalised Problem.
-#include "problem_spec.h"
+#include "sim/schedule/problem_spec.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,7 +8,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/problem_fields.h"
 
 namespace zb {
 
@@ -129,121 +130,24 @@ std::vector<double> parse_number_list(std::string_view text, std::string_view fi
   return values;
 }
 
-namespace {
-
-using nlohmann::json;
-
-int read_int(const json& value, std::string_view source, std::string_view field) {
-  if (value.is_number_integer()) return value.get<int>();
-  if (value.is_number_float() && std::floor(value.get<double>()) == value.get<double>()) {
-    return static_cast<int>(value.get<double>());
-  }
-  throw InputError(fmt::format("{}: field '{}' is {}: expected an integer", source, field, value.dump()));
-}
-
-std::vector<double> read_numbers(const json& value, std::string_view source, std::string_view field) {
-  if (value.is_number()) return {value.get<double>()};
-  if (value.is_array() && !value.empty()) {
-    std::vector<double> out;
-    for (const auto& item : value) {
-      if (!item.is_number()) {
-        throw InputError(fmt::format("{}: field '{}' has {}: expected numbers", source, field, item.dump()));
-      }
-      out.push_back(item.get<double>());
-    }
-    return out;
-  }
-  throw InputError(fmt::format("{}: field '{}' is {}: expected a number or a non-empty array of numbers",
-                               source, field, value.dump()));
-}
-
-}  // namespace
-
-ProblemSpec problem_spec_from_json(const json& object, std::string_view source) {
+ProblemSpec problem_spec_from_json(const nlohmann::json& object, std::string_view source) {
   if (!object.is_object()) {
     throw InputError(fmt::format("{}: the problem must be a JSON object, got {}", source, object.type_name()));
   }
   ProblemSpec spec;
   for (const auto& [key, value] : object.items()) {
-    const std::string context = fmt::format("{}: field '{}'", source, key);
-    if (key == "p") {
-      spec.devices = read_int(value, source, key);
-    } else if (key == "m") {
-      spec.microbatches = read_int(value, source, key);
-    } else if (key == "chunks") {
-      spec.chunks = read_int(value, source, key);
-    } else if (key == "placement") {
-      if (!value.is_string()) throw InputError(context + " must be a string");
-      spec.placement = parse_placement(value.get<std::string>(), context);
-    } else if (key == "t_f") {
-      spec.t_f = read_numbers(value, source, key);
-    } else if (key == "t_b") {
-      spec.t_b = read_numbers(value, source, key);
-    } else if (key == "t_w") {
-      spec.t_w = read_numbers(value, source, key);
-    } else if (key == "t_bw") {
-      spec.t_bw = read_numbers(value, source, key);
-    } else if (key == "t_comm") {
-      spec.t_comm = read_numbers(value, source, key);
-    } else if (key == "mem_f") {
-      spec.mem_f = read_numbers(value, source, key);
-    } else if (key == "mem_b") {
-      spec.mem_b = read_numbers(value, source, key);
-    } else if (key == "mem_w") {
-      spec.mem_w = read_numbers(value, source, key);
-    } else if (key == "mem_limit") {
-      if (value.is_null()) {
-        spec.mem_limit.reset();
-      } else if (value.is_number()) {
-        spec.mem_limit = MemoryLimit::parse(value.dump(), context);
-      } else if (value.is_string()) {
-        spec.mem_limit = MemoryLimit::parse(value.get<std::string>(), context);
-      } else {
-        throw InputError(context + " must be a number or a string like \"2p\"");
-      }
-    } else if (key == "bytes_act") {
-      if (!value.is_number()) throw InputError(context + " must be a number");
-      spec.bytes_act = value.get<double>();
-    } else if (key == "time_unit") {
-      if (!value.is_string()) throw InputError(context + " must be a string such as \"ms\"");
-      spec.time_unit = value.get<std::string>();
-    } else {
-      throw InputError(fmt::format("{}: unknown field '{}' (known: p, m, chunks, placement, t_f, t_b, t_w, "
-                                   "t_bw, t_comm, mem_f, mem_b, mem_w, mem_limit, bytes_act, time_unit)",
-                                   source, key));
+    const ProblemField* field = find_problem_field(key);
+    if (!field) {
+      throw InputError(fmt::format("{}: unknown field '{}' (known: {})", source, key, problem_field_keys()));
     }
+    field->set_from_json(spec, value, fmt::format("{}: field '{}'", source, key));
   }
   return spec;
 }
 
 nlohmann::json to_json(const ProblemSpec& spec) {
-  auto numbers = [](const std::vector<double>& values) -> json {
-    if (values.size() == 1) return values[0];
-    return values;
-  };
-  json out;
-  out["p"] = spec.devices;
-  out["m"] = spec.microbatches;
-  out["chunks"] = spec.chunks;
-  out["placement"] =
-      placement_name(spec.placement.value_or(spec.chunks == 1 ? Placement::linear : Placement::interleaved));
-  out["t_f"] = numbers(spec.t_f);
-  out["t_b"] = numbers(spec.t_b);
-  out["t_w"] = numbers(spec.t_w);
-  if (!spec.t_bw.empty()) out["t_bw"] = numbers(spec.t_bw);
-  out["t_comm"] = numbers(spec.t_comm);
-  out["mem_f"] = numbers(spec.mem_f);
-  out["mem_b"] = numbers(spec.mem_b);
-  out["mem_w"] = numbers(spec.mem_w);
-  if (spec.mem_limit) {
-    if (spec.mem_limit->times_p) {
-      out["mem_limit"] = spec.mem_limit->to_string();
-    } else {
-      out["mem_limit"] = spec.mem_limit->value;
-    }
-  }
-  if (spec.bytes_act > 0) out["bytes_act"] = spec.bytes_act;
-  out["time_unit"] = spec.time_unit;
+  nlohmann::json out = nlohmann::json::object();
+  for (const ProblemField& field : problem_fields()) field.write_json(spec, out);
   return out;
 }
 

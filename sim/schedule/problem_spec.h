@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "problem.h"
+#include "sim/schedule/problem.h"
 
 namespace zb {
 
@@ -27,7 +27,7 @@ struct ProblemSpec {
   std::vector<double> mem_f{1.0}, mem_b{-0.5}, mem_w{-0.5};
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;
-  std::string time_unit = "ms";
+  TimeUnit time_unit = TimeUnit::ms;
 
   // Normalises and validates; throws InputError naming the field (prefixed by `source`).
   Problem build(std::string_view source = "problem") const;

@@ -1,5 +1,5 @@
 // Import and export of PyTorch's pipeline schedule CSV (torch.distributed.pipelining).
-#include "pytorch_csv.h"
+#include "sim/schedule/pytorch_csv.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 
@@ -130,6 +130,8 @@ ImportedSchedule parse_pytorch_csv(std::string_view text, std::string_view sourc
                                  source));
   }
   imported.schedule.name = std::string(source);
+  imported.schedule.placement = imported.placement;
+  imported.schedule.chunks = imported.chunks;
   imported.schedule.devices.resize(p);
   for (int r = 0; r < p; ++r) {
     for (const RawCell& cell : rows[r]) {

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "problem.h"
-#include "schedule.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 

@@ -1,12 +1,13 @@
 // Schedule text form ("d0: F0 F1 B0 W0") and JSON form.
-#include "schedule.h"
+#include "sim/schedule/schedule.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 
@@ -16,8 +17,27 @@ std::size_t Schedule::action_count() const {
   return n;
 }
 
+int Schedule::chunk_count() const {
+  if (chunks) return *chunks;
+  int count = 1;
+  for (const auto& list : devices) {
+    for (const Action& action : list) count = std::max(count, action.chunk + 1);
+  }
+  return count;
+}
+
+int Schedule::microbatch_count() const {
+  int count = 0;
+  for (const auto& list : devices) {
+    for (const Action& action : list) count = std::max(count, action.microbatch + 1);
+  }
+  return count;
+}
+
 std::string to_text(const Schedule& schedule) {
   std::string out;
+  if (schedule.placement) out += fmt::format("placement: {}\n", placement_name(*schedule.placement));
+  if (schedule.chunks) out += fmt::format("chunks: {}\n", *schedule.chunks);
   for (int d = 0; d < schedule.device_count(); ++d) {
     out += fmt::format("d{}:", d);
     for (const Action& action : schedule.devices[d]) {
@@ -37,6 +57,32 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+int parse_chunks(std::string_view text, std::string_view where) {
+  int chunks = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), chunks);
+  if (ec != std::errc{} || ptr != text.data() + text.size() || chunks < 1) {
+    throw InputError(fmt::format("{}: chunks '{}': expected a whole number >= 1", where, text));
+  }
+  return chunks;
+}
+
+// A header line ("placement: vshape", "chunks: 2"); false for anything else. Headers come first.
+bool read_header(Schedule& schedule, std::string_view key, std::string_view value, std::string_view where) {
+  if (key != "placement" && key != "chunks") return false;
+  if (!schedule.devices.empty()) {
+    throw InputError(fmt::format("{}: header line '{}: {}' after the device lines (headers come first)", where, key,
+                                 value));
+  }
+  if (key == "placement") {
+    if (schedule.placement) throw InputError(fmt::format("{}: placement given twice", where));
+    schedule.placement = parse_placement(value, fmt::format("{}: placement", where));
+  } else {
+    if (schedule.chunks) throw InputError(fmt::format("{}: chunks given twice", where));
+    schedule.chunks = parse_chunks(value, where);
+  }
+  return true;
+}
+
 }  // namespace
 
 Schedule parse_schedule_text(std::string_view text, std::string_view source) {
@@ -54,6 +100,10 @@ Schedule parse_schedule_text(std::string_view text, std::string_view source) {
     if (line.empty() || line.front() == '#') continue;
     const std::string where = fmt::format("{}:{}", source, line_number);
     const auto colon = line.find(':');
+    if (colon != std::string_view::npos && read_header(schedule, line.substr(0, colon), trim(line.substr(colon + 1)),
+                                                       where)) {
+      continue;
+    }
     int device = -1;
     if (line.front() == 'd' && colon != std::string_view::npos) {
       const std::string_view digits = line.substr(1, colon - 1);
@@ -61,7 +111,9 @@ Schedule parse_schedule_text(std::string_view text, std::string_view source) {
       if (ec != std::errc{} || ptr != digits.data() + digits.size()) device = -1;
     }
     if (device < 0) {
-      throw InputError(fmt::format("{}: expected a line like 'd0: F0 F1 B0 W0', got '{}'", where, line));
+      throw InputError(fmt::format("{}: expected a line like 'd0: F0 F1 B0 W0' (or a header line 'placement: "
+                                   "vshape' or 'chunks: 2' before them), got '{}'",
+                                   where, line));
     }
     if (device != schedule.device_count()) {
       throw InputError(fmt::format("{}: device d{} out of order: expected d{} (devices are listed "
@@ -92,7 +144,11 @@ nlohmann::json to_json(const Schedule& schedule) {
     for (const Action& action : list) tokens.push_back(to_token(action));
     devices.push_back(std::move(tokens));
   }
-  return {{"schedule", schedule.name}, {"devices", std::move(devices)}};
+  nlohmann::json out = {{"schedule", schedule.name}};
+  if (schedule.placement) out["placement"] = placement_name(*schedule.placement);
+  if (schedule.chunks) out["chunks"] = *schedule.chunks;
+  out["devices"] = std::move(devices);
+  return out;
 }
 
 Schedule schedule_from_json(const nlohmann::json& object, std::string_view source) {
@@ -105,8 +161,16 @@ Schedule schedule_from_json(const nlohmann::json& object, std::string_view sourc
     schedule.name = object["schedule"].get<std::string>();
   }
   for (const auto& [key, value] : object.items()) {
-    if (key != "schedule" && key != "devices") {
-      throw InputError(fmt::format("{}: unknown field '{}' (known: schedule, devices)", source, key));
+    if (key == "placement") {
+      if (!value.is_string()) throw InputError(fmt::format("{}: field 'placement' must be a string such as \"vshape\"", source));
+      schedule.placement = parse_placement(value.get<std::string>(), fmt::format("{}: field 'placement'", source));
+    } else if (key == "chunks") {
+      if (!value.is_number_integer() || value.get<long long>() < 1 || value.get<long long>() > 1'000'000) {
+        throw InputError(fmt::format("{}: field 'chunks' is {}: expected a whole number >= 1", source, value.dump()));
+      }
+      schedule.chunks = value.get<int>();
+    } else if (key != "schedule" && key != "devices") {
+      throw InputError(fmt::format("{}: unknown field '{}' (known: schedule, placement, chunks, devices)", source, key));
     }
   }
   int d = 0;

@@ -1,5 +1,5 @@
 // Escaping and axis steps for the hand-written SVG charts and timelines.
-#include "svg_text.h"
+#include "sim/schedule/svg_text.h"
 
 #include <cmath>
 

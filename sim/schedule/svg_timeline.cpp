@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "pass_colors.h"
-#include "svg_text.h"
-#include "trace_writers.h"
+#include "sim/schedule/pass_colors.h"
+#include "sim/schedule/svg_text.h"
+#include "sim/schedule/trace_writers.h"
 
 namespace zb {
 
@@ -47,7 +47,7 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
   const double scale = plot_width / horizon;
   const double height = kLegendHeight + static_cast<double>(traces.size()) * (kTitleHeight + kTraceGap) + rows * (kRowHeight + kRowGap) +
                         kAxisHeight;
-  const std::string unit = traces.empty() ? "" : traces.front().trace->meta.time_unit;
+  const std::string unit = traces.empty() ? "" : std::string(time_unit_name(traces.front().trace->meta.time_unit));
 
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
@@ -76,8 +76,8 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
     out += fmt::format(
         "<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#333\">span {:.4g} {}   bubble rate {:.2f}%   makespan "
         "{:.4g} {}   peak memory {:.4g}</text>\n",
-        kLeft, y + 29, metrics.span, xml_escape(trace->meta.time_unit), 100 * metrics.bubble_rate, metrics.makespan,
-        xml_escape(trace->meta.time_unit), peak);
+        kLeft, y + 29, metrics.span, time_unit_name(trace->meta.time_unit), 100 * metrics.bubble_rate, metrics.makespan,
+        time_unit_name(trace->meta.time_unit), peak);
     y += kTitleHeight;
     const double rows_top = y;
     for (int d = 0; d < trace->devices; ++d) {

@@ -1,12 +1,12 @@
 // Stream names and the metrics every engine derives from its trace.
-#include "trace.h"
+#include "sim/schedule/trace.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 

@@ -6,7 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "action.h"
+#include "sim/schedule/action.h"
+#include "sim/schedule/time_units.h"
 
 namespace zb {
 
@@ -50,7 +51,7 @@ struct Metrics {
 struct TraceMeta {
   std::string schedule;
   std::string engine;           // "eval", "simgrid", "cpu", "cuda", ...
-  std::string time_unit = "ms";
+  TimeUnit time_unit = TimeUnit::ms;
   std::string problem_json;     // the problem as JSON text (may be empty)
 };
 

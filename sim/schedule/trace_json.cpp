@@ -1,11 +1,11 @@
 // Our trace file format, written by every engine and read back by the viewer and tests.
-#include "trace_json.h"
+#include "sim/schedule/trace_json.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 
@@ -58,7 +58,7 @@ json to_json(const Metrics& metrics) {
 }
 
 json to_json(const Trace& trace) {
-  json meta = {{"schedule", trace.meta.schedule}, {"engine", trace.meta.engine}, {"time_unit", trace.meta.time_unit}};
+  json meta = {{"schedule", trace.meta.schedule}, {"engine", trace.meta.engine}, {"time_unit", time_unit_name(trace.meta.time_unit)}};
   if (!trace.meta.problem_json.empty()) meta["problem"] = json::parse(trace.meta.problem_json);
   json spans = json::array();
   for (const Span& s : trace.spans) {
@@ -94,7 +94,7 @@ Trace trace_from_json(const json& object, std::string_view source) {
     const std::string context = fmt::format("{}: meta", source);
     if (meta.contains("schedule")) trace.meta.schedule = text(meta, "schedule", context);
     if (meta.contains("engine")) trace.meta.engine = text(meta, "engine", context);
-    if (meta.contains("time_unit")) trace.meta.time_unit = text(meta, "time_unit", context);
+    if (meta.contains("time_unit")) trace.meta.time_unit = parse_time_unit(text(meta, "time_unit", context), context + ": field 'time_unit'");
     if (meta.contains("problem")) trace.meta.problem_json = meta.at("problem").dump();
   }
   const json& spans = field(object, "spans", source);

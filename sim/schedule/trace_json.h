@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-#include "trace.h"
+#include "sim/schedule/trace.h"
 
 namespace zb {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "trace.h"
+#include "sim/schedule/trace.h"
 
 namespace zb {
 

@@ -1,12 +1,14 @@
 // Schedule validation: completeness, per-stage order, a deadlock dry run, memory against the limit.
-#include "validator.h"
+#include "sim/schedule/validator.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "error.h"
-#include "evaluator.h"
+#include "sim/schedule/channel_order.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/memory.h"
+#include "sim/schedule/evaluator.h"
 
 namespace zb {
 
@@ -41,25 +43,31 @@ std::vector<double> peak_memory_by_order(const Problem& problem, const Schedule&
     for (const Action& action : schedule.devices[d]) {
       if (action.chunk < 0 || action.chunk >= problem.chunks) continue;
       const int stage = problem.stage_of(static_cast<int>(d), action.chunk);
-      switch (action.pass) {
-        case Pass::F: memory += problem.mem_f[stage]; break;
-        case Pass::B: memory += problem.mem_b[stage]; break;
-        case Pass::W: memory += problem.mem_w[stage]; break;
-        case Pass::BW: memory += problem.mem_b[stage] + problem.mem_w[stage]; break;
-      }
+      memory += memory_delta(problem, action.pass, stage).net();
       peaks[d] = std::max(peaks[d], memory);
     }
   }
   return peaks;
 }
 
-ValidationReport check_schedule(const Problem& problem, const Schedule& schedule, MemoryCheck memory) {
+ValidationReport check_schedule(const Problem& problem, const Schedule& schedule, MemoryCheck memory,
+                                ChannelCheck channels) {
   ValidationReport report;
   auto fail = [&](std::string message) {
     if (report.errors.size() < kMaxErrors) report.errors.push_back(std::move(message));
   };
   if (schedule.device_count() != problem.devices) {
     fail(fmt::format("schedule has {} devices but the problem has p={}", schedule.device_count(), problem.devices));
+    return report;
+  }
+  if (schedule.placement && *schedule.placement != problem.placement) {
+    fail(fmt::format("schedule '{}' was made for placement {} but the problem has placement {}", schedule.name,
+                     placement_name(*schedule.placement), placement_name(problem.placement)));
+    return report;
+  }
+  if (schedule.chunks && *schedule.chunks != problem.chunks) {
+    fail(fmt::format("schedule '{}' was made for chunks={} but the problem has chunks={}", schedule.name,
+                     *schedule.chunks, problem.chunks));
     return report;
   }
   const int m = problem.microbatches;
@@ -148,20 +156,20 @@ ValidationReport check_schedule(const Problem& problem, const Schedule& schedule
   } catch (const ScheduleError& e) {
     report.errors.emplace_back(e.what());
   }
+  if (channels == ChannelCheck::fifo) {
+    if (auto violation = channel_order_violation(problem, schedule)) report.errors.push_back(std::move(*violation));
+  }
 
-  if (const auto limit = problem.memory_limit(); limit && memory == MemoryCheck::against_limit) {
-    for (int d = 0; d < problem.devices; ++d) {
-      if (report.peak_memory[d] > *limit * (1 + 1e-9)) {
-        report.errors.push_back(fmt::format("d{}: peak activation memory {:g} exceeds the limit {:g} ({})", d,
-                                            report.peak_memory[d], *limit, problem.mem_limit->to_string()));
-      }
+  if (memory == MemoryCheck::against_limit) {
+    if (const auto over = first_over_limit(problem, report.peak_memory)) {
+      report.errors.push_back("over-limit: " + over->reason());
     }
   }
   return report;
 }
 
-void validate(const Problem& problem, const Schedule& schedule, MemoryCheck memory) {
-  const ValidationReport report = check_schedule(problem, schedule, memory);
+void validate(const Problem& problem, const Schedule& schedule, MemoryCheck memory, ChannelCheck channels) {
+  const ValidationReport report = check_schedule(problem, schedule, memory, channels);
   if (!report.ok()) {
     throw ScheduleError(fmt::format("schedule '{}' is not valid:\n{}", schedule.name, report.message()));
   }

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "problem.h"
-#include "schedule.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 
@@ -21,14 +21,22 @@ struct ValidationReport {
 // schedule as a status rather than an error skip it (peak_memory is filled either way).
 enum class MemoryCheck { against_limit, skip };
 
-// Every (stage, microbatch) has one F and one B and W (or one BW), on the device that holds the
-// stage; per device F < B < W; a dry run makes progress (otherwise the device x step grid with
-// "<-- here"); peak memory within the problem's limit when it has one.
+// Whether the FIFO-channel rule (channel_order.h) is checked. Skipped only by executor tests that
+// show the runtime's own check on receipt.
+enum class ChannelCheck { fifo, skip };
+
+// The schedule states no other placement or chunk count than the problem's; every (stage,
+// microbatch) has one F and one B and W (or one BW), on the device that holds the stage; per
+// device F < B < W; a dry run makes progress (otherwise the device x step grid with "<-- here");
+// channels deliver in order; peak memory within the problem's limit when it has one (the one
+// over-limit judgement of memory.h).
 ValidationReport check_schedule(const Problem& problem, const Schedule& schedule,
-                                MemoryCheck memory = MemoryCheck::against_limit);
+                                MemoryCheck memory = MemoryCheck::against_limit,
+                                ChannelCheck channels = ChannelCheck::fifo);
 
 // check_schedule, throwing ScheduleError with the report when it is not ok.
-void validate(const Problem& problem, const Schedule& schedule, MemoryCheck memory = MemoryCheck::against_limit);
+void validate(const Problem& problem, const Schedule& schedule, MemoryCheck memory = MemoryCheck::against_limit,
+              ChannelCheck channels = ChannelCheck::fifo);
 
 // Peak activation memory per device implied by the order of actions (timing-independent).
 std::vector<double> peak_memory_by_order(const Problem& problem, const Schedule& schedule);

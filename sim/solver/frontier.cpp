@@ -1,12 +1,13 @@
 // Sweeps the memory limit for zb-auto (and zb-ilp): where extra memory stops buying bubble.
-#include "frontier.h"
+#include "sim/solver/frontier.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "../schedule/error.h"
-#include "greedy_schedule.h"
-#include "list_timing.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/validator.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/list_timing.h"
 
 namespace zb {
 
@@ -27,7 +28,7 @@ std::vector<FrontierPoint> memory_frontier(const Problem& problem, const Frontie
       const GreedyResult greedy = greedy_schedule(problem, point.limit);
       point.auto_span = greedy.span;
       point.auto_bubble_rate = greedy.span > 0 ? (greedy.span - work) / greedy.span : 0.0;
-      const auto peaks = order_peak_memory(problem, greedy.schedule);
+      const auto peaks = peak_memory_by_order(problem, greedy.schedule);
       point.auto_peak_memory = *std::max_element(peaks.begin(), peaks.end());
     } catch (const InputError&) {
       point.auto_feasible = false;

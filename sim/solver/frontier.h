@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "../schedule/problem.h"
-#include "ilp_solver.h"
+#include "sim/schedule/problem.h"
+#include "sim/solver/ilp_solver.h"
 
 namespace zb {
 

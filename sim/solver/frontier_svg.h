@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "frontier.h"
+#include "sim/solver/frontier.h"
 
 namespace zb {
 

@@ -1,5 +1,5 @@
 // The memory-aware greedy heuristic: warm-up, one round per microbatch, W in the gaps, W tail.
-#include "greedy_schedule.h"
+#include "sim/solver/greedy_schedule.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,11 @@
 #include <limits>
 #include <vector>
 
-#include "../schedule/error.h"
-#include "../schedule/generators.h"
-#include "list_timing.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/memory.h"
+#include "sim/schedule/validator.h"
+#include "sim/schedule/generators.h"
+#include "sim/solver/list_timing.h"
 
 namespace zb {
 
@@ -34,8 +36,6 @@ std::array<GreedySwitches, 8> greedy_variants() {
 }
 
 namespace {
-
-constexpr double kLimitTolerance = 1e-9;
 
 // Thrown inside one variant when memory cannot be freed; the variant is dropped.
 struct OutOfMemory {};
@@ -295,8 +295,7 @@ GreedyResult greedy_schedule(const Problem& problem, std::optional<double> memor
   // heuristic's own order, as the reference implementation produces it.
   const Schedule handcrafted[] = {make_zb_h1(problem), make_zb_h2(problem)};
   for (std::size_t k = 0; k < 2; ++k) {
-    const auto peaks = order_peak_memory(problem, handcrafted[k]);
-    if (*std::max_element(peaks.begin(), peaks.end()) > limit + kLimitTolerance) continue;
+    if (first_over_limit(peak_memory_by_order(problem, handcrafted[k]), limit)) continue;
     const double span = list_timing(problem, handcrafted[k]).span;
     if (!best || span < best->span) {
       GreedyResult result;

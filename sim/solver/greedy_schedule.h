@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "../schedule/problem.h"
-#include "../schedule/schedule.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "../schedule/error.h"
-#include "ilp_model.h"
-#include "ilp_solver.h"
-#include "isolated_call.h"
+#include "sim/schedule/child_process.h"
+#include "sim/schedule/error.h"
+#include "sim/solver/ilp_model.h"
+#include "sim/solver/ilp_solver.h"
 
 namespace zb {
 
@@ -200,15 +200,17 @@ MipOutcome solve_mip(const IlpModel& model, const MipSettings& settings) {
   if (!settings.isolate) return solve_in_process(model, settings.time_limit_s, settings);
   // CBC aims at 90% of the budget; the child is killed at the budget plus a short grace.
   const double cbc_budget = 0.9 * settings.time_limit_s;
-  const IsolatedResult run = run_isolated(
-      [&] { return encode(solve_in_process(model, cbc_budget, settings)); },
+  // In a forked child with a hard wall-clock deadline: CBC's own limit counts CPU seconds and is
+  // not checked everywhere, and CBC can crash when stopped early (docs/design.md section 13).
+  const ChildResult run = run_in_child(
+      [&](int fd) { return write_all(fd, encode(solve_in_process(model, cbc_budget, settings))) ? 0 : 3; }, false,
       settings.time_limit_s + kKillGraceSeconds);
-  if (run.end == IsolatedEnd::finished) {
+  if (run.succeeded()) {
     if (auto outcome = decode(run.bytes)) return *outcome;
   }
   MipOutcome lost;
-  lost.stopped_on_time = run.end == IsolatedEnd::timed_out;
-  lost.crashed = run.end != IsolatedEnd::timed_out;
+  lost.stopped_on_time = run.end == ChildResult::End::timed_out;
+  lost.crashed = !lost.stopped_on_time;
   lost.best_bound = -std::numeric_limits<double>::infinity();
   return lost;
 }

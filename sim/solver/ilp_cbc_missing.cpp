@@ -1,7 +1,7 @@
 // Without COIN-OR CBC: zb-ilp is unavailable (the heuristic still builds).
-#include "../schedule/error.h"
-#include "ilp_model.h"
-#include "ilp_solver.h"
+#include "sim/schedule/error.h"
+#include "sim/solver/ilp_model.h"
+#include "sim/solver/ilp_solver.h"
 
 namespace zb {
 

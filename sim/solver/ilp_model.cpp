@@ -1,5 +1,5 @@
 // Builds the zb-ilp model: end times, order variables, big-M from time windows, memory, span.
-#include "ilp_model.h"
+#include "sim/solver/ilp_model.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <deque>
 #include <limits>
 
-#include "../schedule/error.h"
-#include "list_timing.h"
+#include "sim/schedule/error.h"
+#include "sim/solver/list_timing.h"
 
 namespace zb {
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "../schedule/problem.h"
-#include "../schedule/schedule.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 

@@ -1,5 +1,5 @@
 // solve_ilp: zb-auto first, then the lower bound, then CBC on the full or decomposed model.
-#include "ilp_solver.h"
+#include "sim/solver/ilp_solver.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cmath>
 
-#include "../schedule/error.h"
-#include "greedy_schedule.h"
-#include "ilp_model.h"
-#include "list_timing.h"
-#include "lower_bound.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/memory.h"
+#include "sim/schedule/validator.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/ilp_model.h"
+#include "sim/solver/list_timing.h"
+#include "sim/solver/lower_bound.h"
 
 namespace zb {
 
@@ -146,8 +148,7 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   if (options.warm_start) {
     try {
       const ListTiming timing = list_timing(problem, *options.warm_start);
-      const auto peaks = order_peak_memory(problem, *options.warm_start);
-      const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](double v) { return v <= limit + 1e-9; });
+      const bool fits = !first_over_limit(peak_memory_by_order(problem, *options.warm_start), limit);
       if (fits && order_is_complete(problem, *options.warm_start) && timing.span < result.span) {
         reference = *options.warm_start;
         result.span = timing.span;
@@ -249,8 +250,7 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
         Schedule order = ilp_solution_order(model, outcome.values);
         try {
           const ListTiming timing = list_timing(problem, order);
-          const auto peaks = order_peak_memory(problem, order);
-          const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](double v) { return v <= limit + 1e-9; });
+          const bool fits = !first_over_limit(peak_memory_by_order(problem, order), limit);
           if (fits && timing.span < result.span && !close_enough(timing.span, result.span)) {
             order.name = "zb-ilp";
             reference = order;

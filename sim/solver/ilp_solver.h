@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "../schedule/problem.h"
-#include "../schedule/schedule.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 

@@ -1,12 +1,12 @@
 // List scheduling of a split-pass order: repeatedly run every device as far as its inputs allow.
-#include "list_timing.h"
+#include "sim/solver/list_timing.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
 
-#include "../schedule/error.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 
@@ -77,23 +77,6 @@ ListTiming list_timing(const Problem& problem, const Schedule& schedule) {
     timing.span = std::max(timing.span, timing.stage_span[idx(s)]);
   }
   return timing;
-}
-
-std::vector<double> order_peak_memory(const Problem& problem, const Schedule& schedule) {
-  std::vector<double> peak(schedule.devices.size(), 0.0);
-  for (std::size_t d = 0; d < schedule.devices.size(); ++d) {
-    double memory = 0;
-    for (const Action& action : schedule.devices[d]) {
-      const int s = problem.stage_of(static_cast<int>(d), action.chunk);
-      const std::size_t si = idx(s);
-      memory += action.pass == Pass::F ? problem.mem_f[si]
-                : action.pass == Pass::B ? problem.mem_b[si]
-                : action.pass == Pass::W ? problem.mem_w[si]
-                                         : problem.mem_b[si] + problem.mem_w[si];
-      peak[d] = std::max(peak[d], memory);
-    }
-  }
-  return peak;
 }
 
 }  // namespace zb

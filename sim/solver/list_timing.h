@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "../schedule/problem.h"
-#include "../schedule/schedule.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 
@@ -18,8 +18,5 @@ struct ListTiming {
 // Each device runs its list in order; an action starts at max(device free, input ready + t_comm).
 // Requires chunks = 1 and split passes (F, B, W). Throws ScheduleError on a deadlock.
 ListTiming list_timing(const Problem& problem, const Schedule& schedule);
-
-// Peak of the order-based memory (prefix sums of the deltas) per device.
-std::vector<double> order_peak_memory(const Problem& problem, const Schedule& schedule);
 
 }  // namespace zb

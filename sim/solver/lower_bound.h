@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "../schedule/problem.h"
+#include "sim/schedule/problem.h"
 
 namespace zb {
 

@@ -1,10 +1,10 @@
 // The generator entries of the solver: thin wrappers that pick the memory limit and name.
-#include "solver_registry.h"
+#include "sim/solver/solver_registry.h"
 
 #include <fmt/format.h>
 
-#include "greedy_schedule.h"
-#include "ilp_solver.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/ilp_solver.h"
 
 namespace zb {
 
@@ -39,7 +39,8 @@ void register_solver_generators(GeneratorRegistry& registry, const SolverGenerat
           ilp_options.time_limit_s = limit_s;
           IlpResult result = solve_ilp(problem, ilp_options);
           return require_schedule(result);
-        }});
+        },
+        true});
   }
 }
 

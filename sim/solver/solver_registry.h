@@ -1,7 +1,7 @@
 // Registers the automatic schedules (zb-auto, zb-1p, zb-2p and, with CBC, zb-ilp) by name.
 #pragma once
 
-#include "../schedule/generator_registry.h"
+#include "sim/schedule/generator_registry.h"
 
 namespace zb {
 

@@ -9,9 +9,9 @@
 #include <tuple>
 #include <vector>
 
-#include "problem_spec.h"
-#include "problems.h"
-#include "trace.h"
+#include "sim/schedule/problem_spec.h"
+#include "tests/support/problems.h"
+#include "sim/schedule/trace.h"
 
 namespace zb::testing {
 

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cluster.h"
-#include "engine_test_support.h"
-#include "error.h"
+#include "sim/engine/cluster.h"
+#include "tests/engine/engine_test_support.h"
+#include "sim/schedule/error.h"
 
 namespace zb {
 namespace {

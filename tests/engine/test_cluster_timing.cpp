@@ -1,11 +1,11 @@
 // Finite bandwidth: transfers take latency + bytes / bandwidth, and share links (closed forms).
 #include <gtest/gtest.h>
 
-#include "engine_test_support.h"
-#include "evaluator.h"
-#include "generator_registry.h"
-#include "schedule.h"
-#include "simgrid_engine.h"
+#include "tests/engine/engine_test_support.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/schedule.h"
+#include "sim/engine/simgrid_engine.h"
 
 namespace zb {
 namespace {

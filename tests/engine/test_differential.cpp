@@ -4,17 +4,15 @@
 #include <random>
 #include <set>
 
-#include "atomic_file.h"
-#include "engine_test_support.h"
-#include "error.h"
-#include "evaluator.h"
-#include "generator_registry.h"
-#include "pytorch_csv.h"
-#include "simgrid_engine.h"
-#include "validator.h"
-#ifdef ZB_HAVE_SOLVER
-#include "solver_registry.h"
-#endif
+#include "sim/schedule/atomic_file.h"
+#include "tests/engine/engine_test_support.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/pytorch_csv.h"
+#include "sim/engine/simgrid_engine.h"
+#include "sim/schedule/validator.h"
+#include "sim/solver/solver_registry.h"
 
 namespace zb {
 namespace {
@@ -24,15 +22,13 @@ struct Case {
   std::string generator;
 };
 
-// The built-in generators and, when the solver is built, the automatic ones (zb-ilp only on
-// small shapes, with a short time limit: any schedule it returns must match).
+// The built-in generators and the automatic ones (zb-ilp only on small shapes, with a short time
+// limit: any schedule it returns must match).
 GeneratorRegistry all_generators() {
   GeneratorRegistry registry = GeneratorRegistry::with_builtins();
-#ifdef ZB_HAVE_SOLVER
   SolverGeneratorOptions options;
   options.ilp_time_limit_s = 2;
   register_solver_generators(registry, options);
-#endif
   return registry;
 }
 

@@ -2,11 +2,11 @@
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
 
-#include "engine_plan.h"
-#include "engine_test_support.h"
-#include "error.h"
-#include "generator_registry.h"
-#include "schedule.h"
+#include "sim/engine/engine_plan.h"
+#include "tests/engine/engine_test_support.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb::engine {
 namespace {

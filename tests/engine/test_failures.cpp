@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <thread>
 
-#include "engine_test_support.h"
-#include "error.h"
-#include "fork_runner.h"
-#include "generator_registry.h"
-#include "schedule.h"
-#include "simgrid_engine.h"
+#include "tests/engine/engine_test_support.h"
+#include "sim/schedule/error.h"
+#include "sim/engine/fork_runner.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/memory.h"
+#include "sim/schedule/schedule.h"
+#include "sim/engine/simgrid_engine.h"
 
 namespace zb {
 namespace {
@@ -63,7 +65,9 @@ TEST(SimgridFailures, AnInputScheduledLaterOnTheSameDeviceIsADeadlock) {
   EXPECT_THAT(message, HasSubstr("d0 at step 1 (B0, stage 0)"));
 }
 
-TEST(SimgridFailures, AScheduleOverTheMemoryLimitIsReportedNotRun) {
+// Engines never refuse an over-limit schedule: they run it and report its peaks, and the one
+// judgement (first_over_limit) gives every front end the same status.
+TEST(SimgridFailures, AScheduleOverTheMemoryLimitRunsAndItsPeakIsJudgedAsByTheEvaluator) {
   ProblemSpec spec;
   spec.devices = 4;
   spec.microbatches = 8;
@@ -73,8 +77,11 @@ TEST(SimgridFailures, AScheduleOverTheMemoryLimitIsReportedNotRun) {
   spec.mem_limit = MemoryLimit::parse("1p", "test");
   const Problem problem = spec.build();
   const Schedule gpipe = generate(GeneratorRegistry::with_builtins(), "gpipe", problem);
-  EXPECT_THAT(schedule_error(problem, gpipe), HasSubstr("d0: peak activation memory 8 exceeds the limit 4 (1p)"));
-  EXPECT_NO_THROW(simulate_simgrid(problem, generate(GeneratorRegistry::with_builtins(), "1f1b", problem)));
+  const Trace simulated = simulate_simgrid(problem, gpipe);
+  EXPECT_EQ(simulated.metrics.peak_memory, evaluate(problem, gpipe).metrics.peak_memory);
+  const auto over = first_over_limit(problem, simulated.metrics.peak_memory);
+  ASSERT_TRUE(over.has_value());
+  EXPECT_EQ(over->reason(), "d0 peaks at 8 > limit 4 (1p)");
 }
 
 TEST(SimgridFailures, TheIdealNetworkNeedsOneLatencyPerDevicePair) {
@@ -108,23 +115,6 @@ TEST(SimgridFailures, AClusterTooSmallOrAUnitlessProblemIsBadInput) {
   const Problem four = testing::uniform_problem(4, 4, 1, 1, 1);
   const Schedule schedule = generate(GeneratorRegistry::with_builtins(), "1f1b", four);
   EXPECT_THROW(simulate_simgrid(four, schedule, options), InputError);
-
-  ProblemSpec spec;
-  spec.devices = 2;
-  spec.microbatches = 2;
-  spec.t_f = {1};
-  spec.t_b = {1};
-  spec.t_w = {1};
-  spec.time_unit = "tick";
-  const Problem unitless = spec.build();
-  try {
-    simulate_simgrid(unitless, generate(GeneratorRegistry::with_builtins(), "1f1b", unitless), options);
-    FAIL();
-  } catch (const InputError& error) {
-    EXPECT_THAT(error.what(), HasSubstr("'time_unit' is 'tick'"));
-  }
-  // The ideal network does not care about units.
-  EXPECT_NO_THROW(simulate_simgrid(unitless, generate(GeneratorRegistry::with_builtins(), "1f1b", unitless)));
 }
 
 TEST(SimgridFailures, SimGridStaysSilentUnlessVerbose) {
@@ -177,11 +167,11 @@ TEST(SimgridFailures, SimulationsFromSeveralThreadsAtOnce) {
 
 TEST(ForkRunner, CarriesBytesAndErrorTypesBack) {
   const std::string big(5'000'000, 'x');  // larger than a pipe buffer
-  EXPECT_EQ(engine::run_in_child([&] { return big; }, true), big);
-  EXPECT_THROW(engine::run_in_child([]() -> std::string { throw ScheduleError("stuck"); }, true), ScheduleError);
-  EXPECT_THROW(engine::run_in_child([]() -> std::string { throw InputError("bad"); }, true), InputError);
+  EXPECT_EQ(engine::simulate_in_child([&] { return big; }, true), big);
+  EXPECT_THROW(engine::simulate_in_child([]() -> std::string { throw ScheduleError("stuck"); }, true), ScheduleError);
+  EXPECT_THROW(engine::simulate_in_child([]() -> std::string { throw InputError("bad"); }, true), InputError);
   try {
-    engine::run_in_child([]() -> std::string { throw std::runtime_error("boom"); }, true);
+    engine::simulate_in_child([]() -> std::string { throw std::runtime_error("boom"); }, true);
     FAIL();
   } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("internal failure: boom"));
@@ -190,13 +180,13 @@ TEST(ForkRunner, CarriesBytesAndErrorTypesBack) {
 
 TEST(ForkRunner, AChildThatDiesBecomesAnErrorNamingTheSignal) {
   try {
-    engine::run_in_child([]() -> std::string { std::abort(); }, true);
+    engine::simulate_in_child([]() -> std::string { std::abort(); }, true);
     FAIL();
   } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("signal 6"));
   }
   try {
-    engine::run_in_child([]() -> std::string { std::_Exit(3); }, true);
+    engine::simulate_in_child([]() -> std::string { std::_Exit(3); }, true);
     FAIL();
   } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr("status 3"));

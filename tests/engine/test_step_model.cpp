@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
-#include "engine_test_support.h"
-#include "evaluator.h"
-#include "generator_registry.h"
-#include "simgrid_engine.h"
+#include "tests/engine/engine_test_support.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/engine/simgrid_engine.h"
 
 namespace zb {
 namespace {

@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cost_model.h"
-#include "layer_costs.h"
-#include "setup_error.h"
+#include "models/cost_model.h"
+#include "models/layer_costs.h"
+#include "models/setup_error.h"
 
 namespace zb::models {
 namespace {
@@ -71,7 +71,7 @@ TEST(CostModel, ApplyFillsPerDeviceArraysAndTheAutoMemoryLimit) {
   const StageCosts costs = stage_costs(setup, shape(4), "tiny");
   EXPECT_EQ(spec.t_f, costs.t_f_ms);
   EXPECT_EQ(spec.t_comm, costs.t_comm_ms);
-  EXPECT_EQ(spec.time_unit, "ms");
+  EXPECT_EQ(spec.time_unit, TimeUnit::ms);
   ASSERT_TRUE(spec.mem_limit.has_value());
   EXPECT_FALSE(spec.mem_limit->times_p);
   // 16 bytes per parameter; the last device holds a layer, the final norm and the tied output layer.

@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "layer_costs.h"
-#include "transformer.h"
+#include "sim/schedule/error.h"
+#include "models/layer_costs.h"
+#include "models/transformer.h"
 
 namespace zb::models {
 namespace {

@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cost_model.h"
-#include "error.h"
-#include "presets.h"
+#include "models/cost_model.h"
+#include "sim/schedule/error.h"
+#include "models/presets.h"
 
 namespace zb::models {
 namespace {

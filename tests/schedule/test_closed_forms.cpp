@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "evaluator.h"
-#include "generators.h"
-#include "problems.h"
-#include "validator.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
+#include "tests/support/problems.h"
+#include "sim/schedule/validator.h"
 
 namespace zb {
 namespace {

@@ -1,10 +1,10 @@
 // The evaluator: exact times on hand-checked cases, transfers, memory timeline, metrics.
 #include <gtest/gtest.h>
 
-#include "error.h"
-#include "evaluator.h"
-#include "generators.h"
-#include "problems.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {

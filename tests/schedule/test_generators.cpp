@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
-#include "error.h"
-#include "evaluator.h"
-#include "generator_registry.h"
-#include "problems.h"
-#include "validator.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generator_registry.h"
+#include "tests/support/problems.h"
+#include "sim/schedule/validator.h"
 
 namespace zb {
 namespace {

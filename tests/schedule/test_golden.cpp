@@ -4,9 +4,9 @@
 
 #include <cstdlib>
 
-#include "atomic_file.h"
-#include "generator_registry.h"
-#include "problems.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/generator_registry.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {

@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "problem_spec.h"
-#include "problems.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/problem_spec.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {

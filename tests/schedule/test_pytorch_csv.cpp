@@ -3,13 +3,13 @@
 
 #include <algorithm>
 
-#include "atomic_file.h"
-#include "error.h"
-#include "evaluator.h"
-#include "generator_registry.h"
-#include "pytorch_csv.h"
-#include "problems.h"
-#include "validator.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/pytorch_csv.h"
+#include "tests/support/problems.h"
+#include "sim/schedule/validator.h"
 
 namespace zb {
 namespace {

@@ -3,10 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "generator_registry.h"
-#include "schedule.h"
-#include "problems.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/schedule.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {
@@ -34,6 +34,48 @@ TEST(TextForm, RoundTripsEveryGenerator) {
     EXPECT_EQ(json_back.devices, schedule.devices) << name;
     EXPECT_EQ(json_back.name, name);
   }
+}
+
+// Actions name chunks, not stages: the same lists are a different schedule under another
+// placement, so generated schedules carry theirs (and their chunk count) in both forms.
+TEST(TextForm, GeneratedSchedulesCarryTheirPlacementAndChunks) {
+  const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1, 0, 2);
+  const Schedule schedule = generate(GeneratorRegistry::with_builtins(), "1f1b-i", problem);
+  const std::string text = to_text(schedule);
+  EXPECT_EQ(text.substr(0, text.find("d0:")), "placement: interleaved\nchunks: 2\n");
+  const Schedule back = parse_schedule_text(text, "t");
+  EXPECT_EQ(back.placement, Placement::interleaved);
+  EXPECT_EQ(back.chunks, 2);
+  const nlohmann::json json = to_json(schedule);
+  EXPECT_EQ(json["placement"], "interleaved");
+  EXPECT_EQ(json["chunks"], 2);
+  const Schedule json_back = schedule_from_json(nlohmann::json::parse(json.dump()), "j");
+  EXPECT_EQ(json_back.placement, Placement::interleaved);
+  EXPECT_EQ(json_back.chunks, 2);
+  // A file without headers states nothing (old files still read as before).
+  const Schedule bare = parse_schedule_text("d0: F0 BW0\n", "bare");
+  EXPECT_FALSE(bare.placement);
+  EXPECT_FALSE(bare.chunks);
+  EXPECT_EQ(bare.chunk_count(), 1);
+}
+
+TEST(TextForm, HeaderErrorsNameTheLine) {
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_schedule_text(text, "h.txt");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("placement: diagonal\nd0: F0 BW0\n").find("h.txt:1: placement: unknown placement 'diagonal'"),
+            std::string::npos);
+  EXPECT_NE(error_of("chunks: 0\nd0: F0 BW0\n").find("h.txt:1: chunks '0'"), std::string::npos);
+  EXPECT_NE(error_of("d0: F0 BW0\nplacement: vshape\n").find("h.txt:2: header line 'placement: vshape' after"),
+            std::string::npos);
+  EXPECT_NE(error_of("chunks: 2\nchunks: 2\nd0: F0 BW0\n").find("chunks given twice"), std::string::npos);
+  EXPECT_THROW(schedule_from_json(nlohmann::json::parse(R"({"placement": 3, "devices": [["F0"]]})"), "j"), InputError);
+  EXPECT_THROW(schedule_from_json(nlohmann::json::parse(R"({"chunks": 0, "devices": [["F0"]]})"), "j"), InputError);
 }
 
 TEST(TextForm, CommentsAndErrorsWithLineNumbers) {

@@ -3,12 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "evaluator.h"
-#include "generators.h"
-#include "problems.h"
-#include "trace_json.h"
-#include "trace_writers.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
+#include "tests/support/problems.h"
+#include "sim/schedule/trace_json.h"
+#include "sim/schedule/trace_writers.h"
 
 namespace zb {
 namespace {

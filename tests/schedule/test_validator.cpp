@@ -1,10 +1,11 @@
 // The validator catches missing actions, wrong order, deadlocks and memory over the limit.
 #include <gtest/gtest.h>
 
-#include "error.h"
-#include "generators.h"
-#include "problems.h"
-#include "validator.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/generators.h"
+#include "sim/schedule/schedule.h"
+#include "tests/support/problems.h"
+#include "sim/schedule/validator.h"
 
 namespace zb {
 namespace {
@@ -79,7 +80,7 @@ TEST(Validator, MemoryOverTheLimit) {
   EXPECT_TRUE(check_schedule(problem, make_zb_h1(problem)).ok());
   const ValidationReport report = check_schedule(problem, make_zb_h2(problem));
   ASSERT_FALSE(report.ok());
-  EXPECT_NE(report.message().find("d0: peak activation memory 7 exceeds the limit 4 (1p)"), std::string::npos)
+  EXPECT_NE(report.message().find("over-limit: d0 peaks at 7 > limit 4 (1p)"), std::string::npos)
       << report.message();
   EXPECT_DOUBLE_EQ(report.peak_memory[0], 7);
   // Callers that report memory as a status skip the limit, and nothing else.
@@ -89,6 +90,38 @@ TEST(Validator, MemoryOverTheLimit) {
   Schedule broken = make_zb_h2(problem);
   broken.devices[1].pop_back();
   EXPECT_FALSE(check_schedule(problem, broken, MemoryCheck::skip).ok());
+}
+
+// The FIFO-channel rule is the core's, so zbsim and zbexec give one verdict. This schedule runs on
+// the evaluator (messages are matched by microbatch there) but stage 1 takes F1 before F0.
+TEST(Validator, OutOfOrderChannelsAreRefused) {
+  const Problem problem = testing::uniform_problem(2, 2, 1, 1, 1);
+  const Schedule reordered = parse_schedule_text("d0: F0 F1 B0 W0 B1 W1\nd1: F1 F0 B1 W1 B0 W0\n", "r.txt");
+  const std::string errors = errors_of(problem, reordered);
+  EXPECT_NE(errors.find("channels deliver in order (like NCCL send/recv), but stage 1 consumes activations (F) in "
+                        "the order [1, 0] while stage 0 sends them in the order [0, 1] (first difference at position 0)"),
+            std::string::npos)
+      << errors;
+  EXPECT_TRUE(check_schedule(problem, reordered, MemoryCheck::against_limit, ChannelCheck::skip).ok());
+  // Gradients: stage 0 consumes B1 before B0 while stage 1 sends B0 first.
+  const Schedule backward = parse_schedule_text("d0: F0 F1 B1 W1 B0 W0\nd1: F0 B0 W0 F1 B1 W1\n", "b.txt");
+  EXPECT_NE(errors_of(problem, backward).find("stage 0 consumes gradients (B/BW) in the order [1, 0]"),
+            std::string::npos)
+      << errors_of(problem, backward);
+}
+
+// The schedule says what it was made for; the same lists under another placement are refused.
+TEST(Validator, APlacementOrChunkCountOtherThanTheProblemsIsRefused) {
+  Schedule schedule = parse_schedule_text("placement: vshape\nd0: F0 F0.1 BW0.1 BW0\nd1: F0 F0.1 BW0.1 BW0\n", "v.txt");
+  ProblemSpec spec = testing::uniform_spec(2, 1, 1, 1, 1, 0, 2);
+  spec.placement = Placement::vshape;
+  EXPECT_TRUE(check_schedule(spec.build(), schedule).ok()) << errors_of(spec.build(), schedule);
+  spec.placement = Placement::interleaved;
+  EXPECT_NE(errors_of(spec.build(), schedule).find("made for placement vshape but the problem has placement interleaved"),
+            std::string::npos);
+  schedule.placement.reset();
+  schedule.chunks = 3;
+  EXPECT_NE(errors_of(spec.build(), schedule).find("made for chunks=3 but the problem has chunks=2"), std::string::npos);
 }
 
 }  // namespace

@@ -5,10 +5,10 @@
 #include <limits>
 #include <vector>
 
-#include "error.h"
-#include "list_timing.h"
-#include "problem.h"
-#include "schedule.h"
+#include "sim/schedule/error.h"
+#include "sim/solver/list_timing.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb::test {
 

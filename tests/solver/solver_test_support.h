@@ -3,8 +3,8 @@
 
 #include <random>
 
-#include "problem_spec.h"
-#include "problems.h"
+#include "sim/schedule/problem_spec.h"
+#include "tests/support/problems.h"
 
 namespace zb::test {
 

@@ -1,9 +1,9 @@
 // The memory frontier: monotone for zb-auto on equal costs, the ILP never above it, SVG output.
 #include <gtest/gtest.h>
 
-#include "frontier.h"
-#include "frontier_svg.h"
-#include "solver_test_support.h"
+#include "sim/solver/frontier.h"
+#include "sim/solver/frontier_svg.h"
+#include "tests/solver/solver_test_support.h"
 
 namespace zb {
 namespace {

@@ -4,14 +4,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "evaluator.h"
-#include "generators.h"
-#include "greedy_schedule.h"
-#include "list_timing.h"
-#include "solver_registry.h"
-#include "solver_test_support.h"
-#include "validator.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/list_timing.h"
+#include "sim/solver/solver_registry.h"
+#include "tests/solver/solver_test_support.h"
+#include "sim/schedule/validator.h"
 
 namespace zb {
 namespace {

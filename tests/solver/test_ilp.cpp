@@ -3,14 +3,14 @@
 
 #include <chrono>
 
-#include "brute_force.h"
-#include "error.h"
-#include "evaluator.h"
-#include "generators.h"
-#include "greedy_schedule.h"
-#include "ilp_solver.h"
-#include "solver_test_support.h"
-#include "validator.h"
+#include "tests/solver/brute_force.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/ilp_solver.h"
+#include "tests/solver/solver_test_support.h"
+#include "sim/schedule/validator.h"
 
 namespace zb {
 namespace {

@@ -1,11 +1,11 @@
 // The ILP model as data: the warm start is feasible, windows and decomposition behave.
 #include <gtest/gtest.h>
 
-#include "greedy_schedule.h"
-#include "ilp_model.h"
-#include "list_timing.h"
-#include "lower_bound.h"
-#include "solver_test_support.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/ilp_model.h"
+#include "sim/solver/list_timing.h"
+#include "sim/solver/lower_bound.h"
+#include "tests/solver/solver_test_support.h"
 
 namespace zb {
 namespace {

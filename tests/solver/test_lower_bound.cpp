@@ -1,12 +1,12 @@
 // The span lower bound: exact where the closed forms say so, never above any real schedule.
 #include <gtest/gtest.h>
 
-#include "brute_force.h"
-#include "evaluator.h"
-#include "generators.h"
-#include "greedy_schedule.h"
-#include "lower_bound.h"
-#include "solver_test_support.h"
+#include "tests/solver/brute_force.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/lower_bound.h"
+#include "tests/solver/solver_test_support.h"
 
 namespace zb {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "cli_test.h"
+#include "tests/support/cli_test.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "problem_spec.h"
+#include "sim/schedule/problem_spec.h"
 
 namespace zb::testing {
 
