@@ -1,5 +1,5 @@
 // The explorer's side panel (see explorer_panel.h).
-#include "app/explorer_panel.h"
+#include "gui/app/explorer_panel.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -19,9 +19,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/qt_colour.h"
-#include "schedule/error.h"
-#include "timeline/time_axis.h"
+#include "gui/app/qt_colour.h"
+#include "sim/schedule/error.h"
+#include "gui/timeline/time_axis.h"
 
 namespace zb::view {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "schedule/problem_spec.h"
-#include "timeline/model_presets.h"
+#include "sim/schedule/problem_spec.h"
+#include "gui/timeline/model_presets.h"
 
 class QComboBox;
 class QFormLayout;

@@ -11,16 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "app/explorer_panel.h"
-#include "app/main_window.h"
-#include "app/timeline_view.h"
-#include "schedule/atomic_file.h"
-#include "schedule/error.h"
-#include "timeline/engines.h"
-#include "timeline/explorer_run.h"
-#include "timeline/input_files.h"
-#include "timeline/model_presets.h"
-#include "timeline/viewer_options.h"
+#include "gui/app/explorer_panel.h"
+#include "gui/app/main_window.h"
+#include "gui/app/timeline_view.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
+#include "gui/timeline/engines.h"
+#include "gui/timeline/explorer_run.h"
+#include "gui/timeline/input_files.h"
+#include "gui/timeline/model_presets.h"
+#include "gui/timeline/viewer_options.h"
+#include "sim/catalog/generators.h"
 
 namespace {
 
@@ -60,7 +61,7 @@ int run(int argc, char** argv) {
   const ViewerOptions options = parse_viewer_args(args);
 
   zb::ProblemSpec spec = default_problem_spec();
-  zb::GeneratorRegistry registry = viewer_registry();
+  zb::GeneratorRegistry registry = zb::catalog::generators();
   std::vector<std::string> schedules = default_schedules(registry);
   if (options.scenario) {
     LoadedInput input = load_input_file(*options.scenario);

@@ -1,5 +1,5 @@
 // zbview's main window (see main_window.h).
-#include "app/main_window.h"
+#include "gui/app/main_window.h"
 
 #include <QAction>
 #include <QApplication>
@@ -31,13 +31,13 @@
 
 #include <fmt/format.h>
 
-#include "app/explorer_panel.h"
-#include "app/qt_colour.h"
-#include "app/timeline_view.h"
-#include "schedule/atomic_file.h"
-#include "schedule/error.h"
-#include "timeline/input_files.h"
-#include "timeline/model_presets.h"
+#include "gui/app/explorer_panel.h"
+#include "gui/app/qt_colour.h"
+#include "gui/app/timeline_view.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
+#include "gui/timeline/input_files.h"
+#include "gui/timeline/model_presets.h"
 
 namespace zb::view {
 
@@ -228,7 +228,7 @@ void MainWindow::recompute() {
     ++runs_;
   };
   for (const std::string& name : panel_->selected_schedules()) {
-    if (runs_in_background(name)) {
+    if (registry_->get(name).long_running) {
       queue(name, name, {});
     } else {
       results_.push_back(run_generator(*registry_, name, problem_));

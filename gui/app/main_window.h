@@ -15,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "schedule/generator_registry.h"
-#include "schedule/problem.h"
-#include "schedule/schedule.h"
-#include "timeline/engines.h"
-#include "timeline/explorer_run.h"
-#include "timeline/metrics_table.h"
-#include "timeline/timeline_scene.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
+#include "gui/timeline/engines.h"
+#include "gui/timeline/explorer_run.h"
+#include "gui/timeline/metrics_table.h"
+#include "gui/timeline/timeline_scene.h"
 
 class QLabel;
 class QMenu;

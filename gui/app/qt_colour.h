@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "timeline/pass_colours.h"
-#include "timeline/timeline_layout.h"
+#include "gui/timeline/pass_colours.h"
+#include "gui/timeline/timeline_layout.h"
 
 namespace zb::view {
 

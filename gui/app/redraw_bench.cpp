@@ -12,12 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "app/explorer_panel.h"
-#include "app/main_window.h"
-#include "app/timeline_painter.h"
-#include "app/timeline_view.h"
-#include "timeline/explorer_run.h"
-#include "timeline/viewer_options.h"
+#include "gui/app/explorer_panel.h"
+#include "gui/app/main_window.h"
+#include "gui/app/timeline_painter.h"
+#include "gui/app/timeline_view.h"
+#include "gui/timeline/explorer_run.h"
+#include "gui/timeline/viewer_options.h"
+#include "sim/catalog/generators.h"
 
 namespace {
 
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
   const int m = argc > 2 ? std::atoi(argv[2]) : 32;
   const int iterations = argc > 3 ? std::atoi(argv[3]) : 60;
 
-  zb::GeneratorRegistry registry = zb::view::viewer_registry();
+  zb::GeneratorRegistry registry = zb::catalog::generators();
   std::vector<std::string> schedules;
   for (const char* name : {"1f1b", "zb-h1", "zb-h2", "zb-auto"}) {
     if (registry.find(name)) schedules.emplace_back(name);

@@ -1,5 +1,5 @@
 // Paints a laid-out timeline with QPainter (see timeline_painter.h).
-#include "app/timeline_painter.h"
+#include "gui/app/timeline_painter.h"
 
 #include <QFontMetricsF>
 #include <QPainterPath>
@@ -9,7 +9,7 @@
 
 #include <cmath>
 
-#include "app/qt_colour.h"
+#include "gui/app/qt_colour.h"
 
 namespace zb::view {
 

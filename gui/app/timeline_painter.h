@@ -5,7 +5,7 @@
 #include <QPainter>
 #include <QRectF>
 
-#include "timeline/timeline_layout.h"
+#include "gui/timeline/timeline_layout.h"
 
 namespace zb::view {
 

@@ -1,5 +1,5 @@
 // The timeline widget (see timeline_view.h).
-#include "app/timeline_view.h"
+#include "gui/app/timeline_view.h"
 
 #include <QHelpEvent>
 #include <QMouseEvent>
@@ -10,10 +10,10 @@
 
 #include <cmath>
 
-#include "app/qt_colour.h"
-#include "app/timeline_painter.h"
+#include "gui/app/qt_colour.h"
+#include "gui/app/timeline_painter.h"
 
-#ifdef ZB_VIEW_WITH_SVG
+#ifdef ZB_HAVE_QT_SVG
 #include <QBuffer>
 #include <QSvgGenerator>
 #endif
@@ -143,7 +143,7 @@ QImage TimelineView::render_image() const {
 }
 
 bool TimelineView::svg_supported() {
-#ifdef ZB_VIEW_WITH_SVG
+#ifdef ZB_HAVE_QT_SVG
   return true;
 #else
   return false;
@@ -151,7 +151,7 @@ bool TimelineView::svg_supported() {
 }
 
 QByteArray TimelineView::render_svg() const {
-#ifdef ZB_VIEW_WITH_SVG
+#ifdef ZB_HAVE_QT_SVG
   QBuffer buffer;
   buffer.open(QIODevice::WriteOnly);
   QSvgGenerator generator;

@@ -9,9 +9,9 @@
 
 #include <optional>
 
-#include "timeline/timeline_layout.h"
-#include "timeline/timeline_scene.h"
-#include "timeline/viewport.h"
+#include "gui/timeline/timeline_layout.h"
+#include "gui/timeline/timeline_scene.h"
+#include "gui/timeline/viewport.h"
 
 namespace zb::view {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "schedule/problem.h"
-#include "schedule/schedule.h"
-#include "schedule/trace.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/trace.h"
 
 namespace zb::view {
 

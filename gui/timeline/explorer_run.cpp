@@ -1,17 +1,14 @@
 // Turning the explorer's problem and choice of schedules into traces (see explorer_run.h).
-#include "timeline/explorer_run.h"
+#include "gui/timeline/explorer_run.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "schedule/error.h"
-#include "schedule/evaluator.h"
-#include "schedule/validator.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/validator.h"
 
-#ifdef ZB_VIEW_WITH_SOLVER
-#include ZB_VIEW_SOLVER_HEADER
-#endif
 
 namespace zb::view {
 
@@ -34,16 +31,6 @@ void fit_array(std::vector<double>& values, std::size_t devices, std::size_t sta
 }
 
 }  // namespace
-
-GeneratorRegistry viewer_registry() {
-  GeneratorRegistry registry = GeneratorRegistry::with_builtins();
-#ifdef ZB_VIEW_WITH_SOLVER
-  register_solver_generators(registry);
-#endif
-  return registry;
-}
-
-bool runs_in_background(std::string_view name) { return name.find("ilp") != std::string_view::npos; }
 
 RunResult run_schedule(const Problem& problem, const Schedule& schedule, const EngineFn& engine) {
   RunResult result;
@@ -86,14 +73,8 @@ RunResult run_generator(const GeneratorRegistry& registry, const std::string& na
 }
 
 ProblemSpec spec_fitting_schedule(ProblemSpec spec, const Schedule& schedule) {
-  int microbatches = 0;
-  int chunks = 1;
-  for (const auto& actions : schedule.devices) {
-    for (const Action& action : actions) {
-      microbatches = std::max(microbatches, action.microbatch + 1);
-      chunks = std::max(chunks, action.chunk + 1);
-    }
-  }
+  const int microbatches = schedule.microbatch_count();
+  const int chunks = schedule.chunk_count();
   const int devices = schedule.device_count();
   const bool same_shape = devices == spec.devices && chunks == spec.chunks;
   spec.devices = devices;
@@ -107,6 +88,7 @@ ProblemSpec spec_fitting_schedule(ProblemSpec spec, const Schedule& schedule) {
     }
     if (chunks == 1) spec.placement.reset();
   }
+  if (schedule.placement) spec.placement = schedule.placement;  // the file says what it was made for
   return spec;
 }
 

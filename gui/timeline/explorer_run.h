@@ -6,12 +6,12 @@
 #include <string>
 #include <string_view>
 
-#include "schedule/generator_registry.h"
-#include "schedule/problem.h"
-#include "schedule/problem_spec.h"
-#include "schedule/schedule.h"
-#include "schedule/trace.h"
-#include "timeline/engines.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/problem.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/trace.h"
+#include "gui/timeline/engines.h"
 
 namespace zb::view {
 
@@ -21,13 +21,6 @@ struct RunResult {
   std::string error;
   std::optional<double> memory_limit;   // the problem's limit, for the memory chart and the status
 };
-
-// The generators zbview offers: the built-ins, plus the solver's (zb-auto, zb-1p, zb-2p, zb-ilp)
-// when zbview was built with zb_solver.
-GeneratorRegistry viewer_registry();
-
-// True for generators slow enough that the UI runs them on a worker thread (the ILP).
-bool runs_in_background(std::string_view name);
 
 // Generates with the registry, then as run_schedule.
 RunResult run_generator(const GeneratorRegistry& registry, const std::string& name, const Problem& problem,
@@ -39,8 +32,9 @@ RunResult run_generator(const GeneratorRegistry& registry, const std::string& na
 RunResult run_schedule(const Problem& problem, const Schedule& schedule, const EngineFn& engine = {});
 
 // The spec reshaped to what a schedule file implies: its device count, microbatch count (largest
-// microbatch + 1) and chunk count (largest chunk + 1). Per-device or per-stage arrays that no longer
-// fit are reduced to their first value; scalars are kept.
+// microbatch + 1), chunk count (stated, else largest chunk + 1) and placement (when stated).
+// Per-device or per-stage arrays that no longer fit are reduced to their first value; scalars are
+// kept.
 ProblemSpec spec_fitting_schedule(ProblemSpec spec, const Schedule& schedule);
 
 }  // namespace zb::view

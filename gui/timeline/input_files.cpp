@@ -1,5 +1,5 @@
 // The files zbview opens (see input_files.h).
-#include "timeline/input_files.h"
+#include "gui/timeline/input_files.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schedule/atomic_file.h"
-#include "schedule/error.h"
-#include "schedule/trace_json.h"
-#include "timeline/model_presets.h"
-#include "scenario.h"
+#include "sim/catalog/schedule_files.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/trace_json.h"
+#include "gui/timeline/model_presets.h"
+#include "models/scenario.h"
 
 namespace zb::view {
 
@@ -60,9 +61,9 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
   if (first == std::string_view::npos) throw InputError(fmt::format("{}: the file is empty", source));
 
   if (text[first] != '{') {
+    // Our text form or a PyTorch pipeline CSV: the catalog's reader tells them apart.
     input.kind = InputKind::schedule;
-    input.schedule = parse_schedule_text(text, source);
-    if (input.schedule->devices.empty()) throw InputError(fmt::format("{}: no device lines (\"d0: F0 ...\")", source));
+    input.schedule = catalog::parse_schedule_file(text, std::string(source));
     if (input.schedule->name.empty() || input.schedule->name == source) input.schedule->name = file_name_of(source);
     return input;
   }
@@ -83,7 +84,7 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
       input.scenario = scenario_from_json(object, source);
     } else if (object.contains("devices") && object["devices"].is_array()) {
       input.kind = InputKind::schedule;
-      input.schedule = schedule_from_json(object, source);
+      input.schedule = catalog::parse_schedule_file(text, std::string(source));
       if (input.schedule->name.empty() || input.schedule->name == source) input.schedule->name = file_name_of(source);
     } else {
       throw InputError(fmt::format(

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "schedule/problem_spec.h"
-#include "schedule/schedule.h"
-#include "schedule/trace.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/trace.h"
 
 namespace zb::view {
 

@@ -1,10 +1,12 @@
 // The metrics table under the timeline (see metrics_table.h).
-#include "timeline/metrics_table.h"
+#include "gui/timeline/metrics_table.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "sim/schedule/memory.h"
 
 namespace zb::view {
 
@@ -44,9 +46,11 @@ std::vector<MetricsRow> metrics_rows(const TimelineScene& scene) {
     for (double value : m.peak_memory) peak = std::max(peak, value);
     row.peak_memory = peak;
     row.step_time = m.makespan;
-    row.time_unit = group.trace.meta.time_unit;
-    if (group.memory_limit && peak > *group.memory_limit * (1 + 1e-9)) {
-      row.status = fmt::format("over memory limit ({:.4g} > {:.4g})", peak, *group.memory_limit);
+    row.time_unit = time_unit_name(group.trace.meta.time_unit);
+    if (group.memory_limit) {
+      if (const auto over = first_over_limit(m.peak_memory, *group.memory_limit)) {
+        row.status = "over-limit: " + over->reason();
+      }
     }
     if (!simulated(group) && !group.trace.meta.schedule.empty()) {
       auto ref = std::find_if(groups.begin(), groups.end(), [&](const TraceGroup& other) {

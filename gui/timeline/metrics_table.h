@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "timeline/timeline_scene.h"
+#include "gui/timeline/timeline_scene.h"
 
 namespace zb::view {
 
 struct MetricsRow {
   std::string label;
   std::string engine;
-  std::string status = "ok";  // "ok", "over memory limit ...", or why the schedule is missing
+  std::string status = "ok";  // "ok", "over-limit: d0 peaks at ...", or why the schedule is missing
   std::optional<double> span, bubble_rate, peak_memory, step_time;
   std::string time_unit;
   std::string reference;              // the group the difference is taken against ("" = none)

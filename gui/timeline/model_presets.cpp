@@ -1,15 +1,15 @@
 // Model-driven costs in the explorer (see model_presets.h).
-#include "timeline/model_presets.h"
+#include "gui/timeline/model_presets.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "schedule/error.h"
+#include "sim/schedule/error.h"
 
-#include "cost_model.h"
-#include "model_setup.h"
-#include "presets.h"
+#include "models/cost_model.h"
+#include "models/model_setup.h"
+#include "models/presets.h"
 
 namespace zb::view {
 

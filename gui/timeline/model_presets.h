@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schedule/problem_spec.h"
+#include "sim/schedule/problem_spec.h"
 
 namespace zb::view {
 

@@ -1,5 +1,5 @@
 // Fixed colours of the timeline (see pass_colours.h).
-#include "timeline/pass_colours.h"
+#include "gui/timeline/pass_colours.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "schedule/pass_colors.h"
+#include "sim/schedule/pass_colors.h"
 
 namespace zb::view {
 

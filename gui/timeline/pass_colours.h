@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "schedule/action.h"
+#include "sim/schedule/action.h"
 
 namespace zb::view {
 

@@ -1,5 +1,5 @@
 // Tick marks of the time axis (see time_axis.h).
-#include "timeline/time_axis.h"
+#include "gui/timeline/time_axis.h"
 
 #include <cmath>
 

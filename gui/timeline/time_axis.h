@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "timeline/viewport.h"
+#include "gui/timeline/viewport.h"
 
 namespace zb::view {
 

@@ -1,5 +1,5 @@
 // Pixel geometry of the timeline (see timeline_layout.h).
-#include "timeline/timeline_layout.h"
+#include "gui/timeline/timeline_layout.h"
 
 #include <algorithm>
 #include <cctype>
@@ -87,7 +87,7 @@ double percent(double fraction) {
 
 std::string group_title(const TraceGroup& group) {
   const Metrics& m = group.trace.metrics;
-  const std::string& unit = group.trace.meta.time_unit;
+  const std::string_view unit = time_unit_name(group.trace.meta.time_unit);
   double peak = 0;
   for (double value : m.peak_memory) peak = std::max(peak, value);
   std::string title = group.label;

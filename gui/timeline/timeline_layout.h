@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "timeline/pass_colours.h"
-#include "timeline/time_axis.h"
-#include "timeline/timeline_scene.h"
-#include "timeline/viewport.h"
+#include "gui/timeline/pass_colours.h"
+#include "gui/timeline/time_axis.h"
+#include "gui/timeline/timeline_scene.h"
+#include "gui/timeline/viewport.h"
 
 namespace zb::view {
 

@@ -1,5 +1,5 @@
 // What the timeline shows, independent of pixels (see timeline_scene.h).
-#include "timeline/timeline_scene.h"
+#include "gui/timeline/timeline_scene.h"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "schedule/action.h"
+#include "sim/schedule/action.h"
 
 namespace zb::view {
 
@@ -101,13 +101,13 @@ int TimelineScene::row_count() const {
 }
 
 std::string TimelineScene::time_unit() const {
-  return groups_.empty() ? std::string() : groups_.front().trace.meta.time_unit;
+  return groups_.empty() ? std::string() : std::string(time_unit_name(groups_.front().trace.meta.time_unit));
 }
 
 std::string describe_span(const TraceGroup& group, int span_index) {
   const Span& span = group.trace.spans.at(static_cast<std::size_t>(span_index));
   const std::string token = to_token(Action{span.pass, span.microbatch, span.chunk});
-  const std::string& unit = group.trace.meta.time_unit;
+  const std::string_view unit = time_unit_name(group.trace.meta.time_unit);
   return fmt::format("{}: {} (stage {}, chunk {}, microbatch {}) on device {}\nstart {:.6g} {}, end {:.6g} {}, duration {:.6g} {}",
                      group.label, token, span.stage, span.chunk, span.microbatch, span.device, span.start,
                      unit, span.end, unit, span.duration(), unit);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "schedule/trace.h"
+#include "sim/schedule/trace.h"
 
 namespace zb::view {
 

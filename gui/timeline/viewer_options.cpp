@@ -1,12 +1,12 @@
 // zbview's command line (see viewer_options.h).
-#include "timeline/viewer_options.h"
+#include "gui/timeline/viewer_options.h"
 
 #include <sstream>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
-#include "schedule/error.h"
+#include "sim/schedule/error.h"
 
 namespace zb::view {
 
@@ -23,16 +23,9 @@ po::options_description describe_options() {
       ("file", po::value<std::vector<std::string>>()->composing(), "any file (also positional)");
   po::options_description problem("Explorer problem (as zbsim)");
   problem.add_options()
-      ("schedules", po::value<std::string>(), "schedules to compare, e.g. 1f1b,zb-h1,zb-h2")
-      ("p", po::value<int>(), "devices")
-      ("m", po::value<int>(), "microbatches")
-      ("chunks", po::value<int>(), "chunks (stages) per device")
-      ("placement", po::value<std::string>(), "linear | interleaved | vshape")
-      ("tf", po::value<std::string>(), "forward time (scalar or list)")
-      ("tb", po::value<std::string>(), "input-gradient backward time")
-      ("tw", po::value<std::string>(), "weight-gradient backward time")
-      ("tcomm", po::value<std::string>(), "transfer time between devices")
-      ("mem-limit", po::value<std::string>(), "memory limit: a number or Np (e.g. 2p)")
+      ("schedules", po::value<std::string>(), "schedules to compare, e.g. 1f1b,zb-h1,zb-h2");
+  catalog::add_problem_flags(problem);
+  problem.add_options()
       ("model", po::value<std::string>(), "derive costs from a transformer preset (models/transformers)")
       ("hardware", po::value<std::string>(), "the GPU preset for --model (models/hardware), default h100-sxm")
       ("microbatch-size", po::value<int>(), "sequences per microbatch for --model (default 1)")
@@ -81,15 +74,9 @@ ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
   if (auto traces = get<std::vector<std::string>>(vm, "trace")) options.traces = *traces;
   options.scenario = get<std::string>(vm, "scenario");
   options.schedules = get<std::string>(vm, "schedules");
-  options.p = get<int>(vm, "p");
-  options.m = get<int>(vm, "m");
-  options.chunks = get<int>(vm, "chunks");
-  options.placement = get<std::string>(vm, "placement");
-  options.tf = get<std::string>(vm, "tf");
-  options.tb = get<std::string>(vm, "tb");
-  options.tw = get<std::string>(vm, "tw");
-  options.tcomm = get<std::string>(vm, "tcomm");
-  options.mem_limit = get<std::string>(vm, "mem-limit");
+  options.problem_flags = catalog::given_problem_flags(vm);
+  ProblemSpec checked;  // bad values fail here, naming the flag, before any window opens
+  for (const catalog::GivenField& given : options.problem_flags) given.apply(checked);
   options.engine = get<std::string>(vm, "engine");
   options.model = get<std::string>(vm, "model");
   options.hardware = get<std::string>(vm, "hardware");
@@ -112,8 +99,10 @@ ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
     options.width_px = w;
     options.height_px = h;
   }
-  for (const auto* count : {&options.p, &options.m, &options.chunks}) {
-    if (*count && **count < 1) throw InputError(fmt::format("zbview: --p, --m and --chunks must be >= 1, got {}", **count));
+  for (const catalog::GivenField& given : options.problem_flags) {
+    if (given.field->kind == ProblemField::Kind::integer && checked.*given.field->integer < 1) {
+      throw InputError(fmt::format("zbview: --p, --m and --chunks must be >= 1, got {}", checked.*given.field->integer));
+    }
   }
   return options;
 }
@@ -159,15 +148,7 @@ int find_engine(const std::vector<std::string>& labels, const std::string& wante
 }
 
 ProblemSpec apply_problem_flags(ProblemSpec spec, const ViewerOptions& options) {
-  if (options.p) spec.devices = *options.p;
-  if (options.m) spec.microbatches = *options.m;
-  if (options.chunks) spec.chunks = *options.chunks;
-  if (options.placement) spec.placement = parse_placement(*options.placement, "--placement");
-  if (options.tf) spec.t_f = parse_number_list(*options.tf, "--tf");
-  if (options.tb) spec.t_b = parse_number_list(*options.tb, "--tb");
-  if (options.tw) spec.t_w = parse_number_list(*options.tw, "--tw");
-  if (options.tcomm) spec.t_comm = parse_number_list(*options.tcomm, "--tcomm");
-  if (options.mem_limit) spec.mem_limit = MemoryLimit::parse(*options.mem_limit, "--mem-limit");
+  for (const catalog::GivenField& given : options.problem_flags) given.apply(spec);
   return spec;
 }
 

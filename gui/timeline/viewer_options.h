@@ -5,7 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "schedule/problem_spec.h"
+#include "sim/catalog/problem_flags.h"
+#include "sim/schedule/problem_spec.h"
 
 namespace zb::view {
 
@@ -15,9 +16,8 @@ struct ViewerOptions {
   std::optional<std::string> scenario;
   std::vector<std::string> traces;
   std::optional<std::string> schedules;  // "1f1b,zb-h1"
-  // Problem flags as written (applied over the scenario or the default problem).
-  std::optional<int> p, m, chunks;
-  std::optional<std::string> placement, tf, tb, tw, tcomm, mem_limit;
+  // Problem flags (zbsim's, from the catalog), applied over the scenario or the default problem.
+  std::vector<catalog::GivenField> problem_flags;
   std::optional<std::string> model, hardware;  // model preset (models/transformers, models/hardware)
   int microbatch_size = 1;
   std::optional<std::string> engine;      // "eval", "simgrid" (ideal network) or a cluster preset name
@@ -42,7 +42,7 @@ std::vector<std::string> split_names(const std::string& text);
 // "ideal" for the idealised network, or a cluster preset's name ("1x8-nvlink"); InputError listing them.
 int find_engine(const std::vector<std::string>& labels, const std::string& wanted);
 
-// Applies the problem flags that were given; throws InputError naming the flag.
+// Applies the problem flags that were given.
 ProblemSpec apply_problem_flags(ProblemSpec spec, const ViewerOptions& options);
 
 }  // namespace zb::view

@@ -1,5 +1,5 @@
 // The horizontal view of the timeline (see viewport.h).
-#include "timeline/viewport.h"
+#include "gui/timeline/viewport.h"
 
 #include <algorithm>
 

@@ -3,13 +3,13 @@
 
 #include <iostream>
 
-#include "atomic_file.h"
-#include "commands.h"
-#include "problem_options.h"
-#include "registry.h"
-#include "results.h"
-#include "run_row.h"
-#include "trace_writers.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/cli/commands.h"
+#include "sim/cli/problem_options.h"
+#include "sim/catalog/generators.h"
+#include "sim/cli/results.h"
+#include "sim/cli/run_row.h"
+#include "sim/schedule/trace_writers.h"
 
 namespace zb::cli {
 
@@ -36,14 +36,14 @@ int run_compare(int argc, char** argv) {
   const Format format = parse_format(values["format"].as<std::string>());
   scenario.spec.build(scenario.source);  // bad problems fail here, before any output
   std::vector<std::string> names = values.count("schedules") ? split_list(values["schedules"].as<std::string>())
-                                   : scenario.schedules.empty() ? cli_registry().names()
+                                   : scenario.schedules.empty() ? catalog::generators().names()
                                                                 : scenario.schedules;
-  for (const auto& name : names) cli_registry().get(name);  // unknown names fail before any work
+  for (const auto& name : names) catalog::generators().get(name);  // unknown names fail before any work
 
   std::vector<ResultRow> rows;
   std::vector<Trace> traces(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    rows.push_back(run_generator_row(names[i], scenario.spec, EngineOptions{}, &traces[i]));
+    rows.push_back(run_generator_row(names[i], scenario.spec, catalog::EngineOptions{}, &traces[i]));
   }
   std::vector<LabeledTrace> drawn;
   for (std::size_t i = 0; i < rows.size(); ++i) {

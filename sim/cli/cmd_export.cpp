@@ -4,17 +4,17 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "commands.h"
-#include "error.h"
-#include "evaluator.h"
-#include "problem_options.h"
-#include "pytorch_csv.h"
-#include "registry.h"
-#include "schedule_source.h"
-#include "trace_json.h"
-#include "trace_writers.h"
-#include "validator.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/cli/commands.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/cli/problem_options.h"
+#include "sim/schedule/pytorch_csv.h"
+#include "sim/catalog/generators.h"
+#include "sim/cli/schedule_source.h"
+#include "sim/schedule/trace_json.h"
+#include "sim/schedule/trace_writers.h"
+#include "sim/schedule/validator.h"
 
 namespace zb::cli {
 
@@ -56,10 +56,10 @@ int run_export(int argc, char** argv) {
   } else {
     const std::string name = values["schedule"].as<std::string>();
     std::string reason;
-    const auto spec = spec_for_generator(scenario.spec, cli_registry().get(name), reason);
+    const auto spec = spec_for_generator(scenario.spec, catalog::generators().get(name), reason);
     if (!spec) throw InputError(fmt::format("{}: {}", name, reason));
     problem = spec->build(scenario.source);
-    schedule = generate(cli_registry(), name, problem);
+    schedule = generate(catalog::generators(), name, problem);
   }
   validate(problem, schedule, MemoryCheck::skip);
 

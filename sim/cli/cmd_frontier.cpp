@@ -4,13 +4,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "commands.h"
-#include "error.h"
-#include "frontier.h"
-#include "frontier_svg.h"
-#include "problem_options.h"
-#include "results.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/cli/commands.h"
+#include "sim/schedule/error.h"
+#include "sim/solver/frontier.h"
+#include "sim/solver/frontier_svg.h"
+#include "sim/cli/problem_options.h"
+#include "sim/cli/results.h"
 
 namespace zb::cli {
 

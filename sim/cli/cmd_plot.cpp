@@ -8,12 +8,12 @@
 #include <map>
 #include <set>
 
-#include "atomic_file.h"
-#include "commands.h"
-#include "error.h"
-#include "problem_options.h"
-#include "sweep_chart.h"
-#include "sweep_table.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/cli/commands.h"
+#include "sim/schedule/error.h"
+#include "sim/cli/problem_options.h"
+#include "sim/cli/sweep_chart.h"
+#include "sim/cli/sweep_table.h"
 
 namespace zb::cli {
 

@@ -4,15 +4,15 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "commands.h"
-#include "error.h"
-#include "problem_options.h"
-#include "results.h"
-#include "run_row.h"
-#include "schedule_source.h"
-#include "trace_json.h"
-#include "trace_writers.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/cli/commands.h"
+#include "sim/schedule/error.h"
+#include "sim/cli/problem_options.h"
+#include "sim/cli/results.h"
+#include "sim/cli/run_row.h"
+#include "sim/cli/schedule_source.h"
+#include "sim/schedule/trace_json.h"
+#include "sim/schedule/trace_writers.h"
 
 namespace zb::cli {
 
@@ -44,7 +44,7 @@ int run_simulate(int argc, char** argv) {
   }
   Scenario scenario = scenario_from_options(values);
   const Format format = parse_format(values["format"].as<std::string>());
-  EngineOptions engine;
+  catalog::EngineOptions engine;
   engine.engine = values["engine"].as<std::string>();
   if (values.count("cluster")) {
     engine.cluster = values["cluster"].as<std::string>();
@@ -53,7 +53,7 @@ int run_simulate(int argc, char** argv) {
   }
   engine.optimizer_step_time = values["optimizer-step-time"].as<double>();
   engine.verbose = values["verbose"].as<bool>();
-  check_engine_options(engine);
+  catalog::check_engine_options(engine);
   if (values.count("schedule") && values.count("schedule-file")) {
     throw InputError("give either --schedule or --schedule-file, not both");
   }

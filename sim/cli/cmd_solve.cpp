@@ -3,16 +3,16 @@
 
 #include <iostream>
 
-#include "atomic_file.h"
-#include "commands.h"
-#include "error.h"
-#include "evaluator.h"
-#include "greedy_schedule.h"
-#include "ilp_solver.h"
-#include "problem_options.h"
-#include "results.h"
-#include "run_row.h"
-#include "trace_writers.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/cli/commands.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/ilp_solver.h"
+#include "sim/cli/problem_options.h"
+#include "sim/cli/results.h"
+#include "sim/cli/run_row.h"
+#include "sim/schedule/trace_writers.h"
 
 namespace zb::cli {
 
@@ -20,7 +20,8 @@ namespace po = boost::program_options;
 
 namespace {
 
-std::string summary_line(const IlpResult& result, double bubble_rate, const std::string& unit) {
+std::string summary_line(const IlpResult& result, double bubble_rate, TimeUnit time_unit) {
+  const std::string_view unit = time_unit_name(time_unit);
   std::string text = fmt::format(
       "zb-ilp: {}  span {:g} {}  bound {:g}  gap {:.2f}%  bubble {:.2f}%  solved in {:.2f} s  (zb-auto {:g}",
       ilp_status_name(result.status), result.span, unit, result.best_bound, 100 * result.gap, 100 * bubble_rate,
@@ -70,7 +71,7 @@ int run_solve(int argc, char** argv) {
     throw ScheduleError(fmt::format("{}: {}", values.count("mem-limit") ? "--mem-limit" : scenario.source, result.message));
   }
   Trace trace;
-  ResultRow row = run_schedule_row(result.schedule, problem, EngineOptions{}, &trace);
+  ResultRow row = run_schedule_row(result.schedule, problem, catalog::EngineOptions{}, &trace);
   row.schedule = "zb-ilp";
   row.status = std::string(ilp_status_name(result.status));
   // The table shows these in its summary line; JSON and CSV carry them as fields.

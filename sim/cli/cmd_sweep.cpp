@@ -9,14 +9,14 @@
 #include <map>
 #include <thread>
 
-#include "commands.h"
-#include "error.h"
-#include "problem_options.h"
-#include "sweep_grid.h"
-#include "sweep_output.h"
-#include "sweep_progress.h"
-#include "sweep_row.h"
-#include "sweep_runner.h"
+#include "sim/cli/commands.h"
+#include "sim/schedule/error.h"
+#include "sim/cli/problem_options.h"
+#include "sim/cli/sweep_grid.h"
+#include "sim/cli/sweep_output.h"
+#include "sim/cli/sweep_progress.h"
+#include "sim/cli/sweep_row.h"
+#include "sim/cli/sweep_runner.h"
 
 namespace zb::cli {
 

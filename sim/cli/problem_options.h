@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "problem_spec.h"
-#include "scenario.h"
+#include "sim/schedule/problem_spec.h"
+#include "models/scenario.h"
 
 namespace zb::cli {
 
@@ -20,8 +20,8 @@ using zb::Scenario;
 using zb::scenario_cluster_file;
 using zb::scenario_from_json;
 
-// --scenario, --p, --m, --chunks, --placement, --tf, --tb, --tw, --tbw, --tcomm, --mem-f, --mem-b,
-// --mem-w, --mem-limit, --bytes-act, --time-unit.
+// --scenario and the problem flags of the catalog (one per problem field); --mem-limit also takes
+// "auto" for model-driven scenarios.
 boost::program_options::options_description problem_options();
 
 // The scenario named by --scenario (if any) with every problem flag given applied on top.

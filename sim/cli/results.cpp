@@ -1,5 +1,5 @@
 // Formatting of result rows: an aligned table for people, JSON and CSV for scripts.
-#include "results.h"
+#include "sim/cli/results.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,7 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "error.h"
+#include "sim/schedule/csv_field.h"
+#include "sim/schedule/error.h"
 
 namespace zb::cli {
 
@@ -32,13 +33,6 @@ double percent(double fraction) {
 
 std::string join(const std::vector<double>& values) { return fmt::format("{}", fmt::join(values, ";")); }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
 std::string describe(const ProblemSpec& spec) {
   auto list = [](const std::vector<double>& values) {
     return values.size() == 1 ? fmt::format("{}", values[0]) : fmt::format("[{}]", fmt::join(values, ","));
@@ -46,7 +40,7 @@ std::string describe(const ProblemSpec& spec) {
   std::string text = fmt::format("p={} m={} chunks={}  t_f={} t_b={} t_w={}", spec.devices, spec.microbatches,
                                  spec.chunks, list(spec.t_f), list(spec.t_b), list(spec.t_w));
   if (!spec.t_bw.empty()) text += fmt::format(" t_bw={}", list(spec.t_bw));
-  text += fmt::format(" t_comm={} ({})  mem limit {}", list(spec.t_comm), spec.time_unit,
+  text += fmt::format(" t_comm={} ({})  mem limit {}", list(spec.t_comm), time_unit_name(spec.time_unit),
                       spec.mem_limit ? spec.mem_limit->to_string() : "none");
   return text;
 }

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "problem_spec.h"
-#include "trace.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/trace.h"
 
 namespace zb::cli {
 

@@ -1,42 +1,38 @@
 // One schedule from name to result row: chunks, generation, validation, memory check, engine.
-#include "run_row.h"
+#include "sim/cli/run_row.h"
 
 #include <fmt/format.h>
 
-#include "error.h"
-#include "registry.h"
-#include "schedule_source.h"
-#include "validator.h"
+#include "sim/schedule/error.h"
+#include "sim/catalog/generators.h"
+#include "sim/cli/schedule_source.h"
+#include "sim/schedule/memory.h"
+#include "sim/schedule/validator.h"
 
 namespace zb::cli {
 
-ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, const EngineOptions& engine,
+ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, const catalog::EngineOptions& engine,
                            Trace* trace) {
   ResultRow row;
   row.schedule = schedule.name;
   row.chunks = problem.chunks;
   // Structure and deadlocks first (an error), then memory against the limit (a status).
   validate(problem, schedule, MemoryCheck::skip);
-  EngineRun run = run_engine(problem, schedule, engine);
+  catalog::EngineRun run = catalog::run_engine(problem, schedule, engine);
   row.has_metrics = true;
   row.metrics = run.trace.metrics;
   row.extras = std::move(run.extras);
-  if (const auto limit = problem.memory_limit()) {
-    for (int d = 0; d < problem.devices; ++d) {
-      if (row.metrics.peak_memory[d] > *limit * (1 + 1e-9)) {
-        row.status = "over-limit";
-        row.reason = fmt::format("d{} peaks at {:g} > limit {:g}", d, row.metrics.peak_memory[d], *limit);
-        break;
-      }
-    }
+  if (const auto over = first_over_limit(problem, row.metrics.peak_memory)) {
+    row.status = "over-limit";
+    row.reason = over->reason();
   }
   if (trace) *trace = std::move(run.trace);
   return row;
 }
 
-ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, const EngineOptions& engine,
+ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, const catalog::EngineOptions& engine,
                             Trace* trace) {
-  const GeneratorInfo& info = cli_registry().get(name);
+  const GeneratorInfo& info = catalog::generators().get(name);
   ResultRow row;
   row.schedule = name;
   row.chunks = spec.chunks;
@@ -51,7 +47,7 @@ ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, co
   const Problem problem = adjusted->build();
   Schedule schedule;
   try {
-    schedule = generate(cli_registry(), name, problem);
+    schedule = generate(catalog::generators(), name, problem);
   } catch (const ScheduleError& e) {
     row.status = "infeasible";
     row.reason = e.what();

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
-#include "generator_registry.h"
-#include "problem_spec.h"
-#include "schedule.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb::cli {
 
@@ -15,9 +15,9 @@ namespace zb::cli {
 // `reason` says so (returns nullopt).
 std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, std::string& reason);
 
-// Reads a schedule file (by extension: .csv PyTorch, .json ours, anything else the text form)
-// and fills the shape (p, m, chunks, placement) of `spec` from it where the spec leaves it open;
-// a shape that contradicts the spec is an InputError.
+// Reads a schedule file (text, JSON or PyTorch CSV, by content) and fills the shape (p, m, chunks,
+// placement) of `spec` from it where the spec leaves it open; a shape or placement that
+// contradicts the spec is an InputError naming both (catalog/schedule_files.h).
 Schedule load_schedule_file(const std::string& path, ProblemSpec& spec);
 
 }  // namespace zb::cli

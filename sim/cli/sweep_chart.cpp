@@ -1,7 +1,7 @@
 // Drawing line and bar charts as plain SVG: axes with round ticks, a legend, fixed colours.
-#include "sweep_chart.h"
+#include "sim/cli/sweep_chart.h"
 
-#include "svg_text.h"
+#include "sim/schedule/svg_text.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Reading sweep grids, expanding points, and checking every axis value before anything runs.
-#include "sweep_grid.h"
+#include "sim/cli/sweep_grid.h"
 
 #include <fmt/format.h>
 
@@ -7,22 +7,20 @@
 #include <array>
 #include <filesystem>
 
-#include "atomic_file.h"
-#include "engines.h"
-#include "error.h"
-#include "problem_options.h"
-#include "registry.h"
-#include "sweep_row.h"
-#include "model_setup.h"
-#include "setup_error.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/catalog/engines.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/problem_fields.h"
+#include "sim/cli/problem_options.h"
+#include "sim/catalog/generators.h"
+#include "sim/cli/sweep_row.h"
+#include "models/model_setup.h"
+#include "models/setup_error.h"
 
 namespace zb::cli {
 
 namespace {
 
-constexpr std::array<std::string_view, 15> kProblemFields = {
-    "p", "m", "chunks", "placement", "t_f", "t_b", "t_w", "t_bw", "t_comm", "mem_f", "mem_b", "mem_w",
-    "mem_limit", "bytes_act", "time_unit"};
 constexpr std::array<std::string_view, 10> kModelFields = {
     "model", "hardware", "cluster", "microbatch_size", "seq_len", "split", "mfu", "reserved_GB", "bytes_per_param",
     "flash_attention"};
@@ -34,7 +32,7 @@ bool contains(auto&& list, std::string_view key) {
 std::string known_axes() {
   std::string text = "schedule, engine";
   for (const auto field : kModelFields) text += fmt::format(", {}", field);
-  for (const auto field : kProblemFields) text += fmt::format(", {}", field);
+  text += ", " + problem_field_keys();
   return text;
 }
 
@@ -137,7 +135,7 @@ SweepGrid load_sweep_grid(const std::string& path) {
       has_axes = true;
       for (const auto& [axis_key, values] : value.items()) {
         if (axis_key != "schedule" && axis_key != "engine" && !contains(kModelFields, axis_key) &&
-            !contains(kProblemFields, axis_key)) {
+            !find_problem_field(axis_key)) {
           throw InputError(fmt::format("{}: axis '{}' is not a scenario field (known: {})", path, axis_key, known_axes()));
         }
         if (!values.is_array() || values.empty()) {
@@ -194,10 +192,10 @@ SweepGrid load_sweep_grid(const std::string& path) {
       apply_axis(point, axis.key, value);
       const std::string context = fmt::format("{}: axis '{}' value {}", path, axis.key, value.dump());
       try {
-        cli_registry().get(point.schedule);
-        EngineOptions engine;
+        catalog::generators().get(point.schedule);
+        catalog::EngineOptions engine;
         engine.engine = point.engine;
-        check_engine_options(engine);
+        catalog::check_engine_options(engine);
         Scenario scenario = scenario_from_json(point.scenario, path, grid.base_dir);
         derive_model_costs(scenario);
         scenario.spec.build(path);

@@ -1,5 +1,5 @@
 // Result files of a sweep: whole-line appends, atomic rewrites, resume and merge.
-#include "sweep_output.h"
+#include "sim/cli/sweep_output.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "error.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
 
 namespace zb::cli {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "sweep_row.h"
+#include "sim/cli/sweep_row.h"
 
 namespace zb::cli {
 

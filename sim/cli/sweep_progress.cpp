@@ -1,5 +1,5 @@
 // Progress bar: "[#####.....] 120/400  30%  0:12 elapsed, ETA 0:28".
-#include "sweep_progress.h"
+#include "sim/cli/sweep_progress.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Running one sweep point (scenario, cost model, generator, engine) and formatting its row.
-#include "sweep_row.h"
+#include "sim/cli/sweep_row.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,12 +7,13 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "engines.h"
-#include "error.h"
-#include "problem_options.h"
-#include "run_row.h"
-#include "presets.h"
-#include "setup_error.h"
+#include "sim/catalog/engines.h"
+#include "sim/schedule/csv_field.h"
+#include "sim/schedule/error.h"
+#include "sim/cli/problem_options.h"
+#include "sim/cli/run_row.h"
+#include "models/presets.h"
+#include "models/setup_error.h"
 
 namespace zb::cli {
 
@@ -43,13 +44,6 @@ std::vector<std::string> sweep_columns(const SweepGrid& grid) {
 std::string sweep_csv_header(const SweepGrid& grid) { return fmt::format("{}", fmt::join(sweep_columns(grid), ",")); }
 
 namespace {
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
 
 std::string csv_cell(const ojson& value) {
   if (value.is_null()) return "";
@@ -82,14 +76,6 @@ ojson label_of(const nlohmann::json& scenario, const char* key) {
   if (it == scenario.end() || it->is_null()) return nullptr;
   if (it->is_object()) return it->contains("name") ? ojson((*it)["name"]) : ojson("inline");
   return ojson(*it);
-}
-
-double seconds_per_unit(const std::string& unit) {
-  if (unit == "s") return 1;
-  if (unit == "ms") return 1e-3;
-  if (unit == "us") return 1e-6;
-  if (unit == "ns") return 1e-9;
-  return 0;
 }
 
 }  // namespace
@@ -133,9 +119,9 @@ SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point) {
     row["t_w"] = compact(problem.t_w);
     row["t_comm"] = compact(problem.t_comm);
     row["mem_f"] = compact(problem.mem_f);
-    row["time_unit"] = problem.time_unit;
+    row["time_unit"] = time_unit_name(problem.time_unit);
 
-    EngineOptions engine;
+    catalog::EngineOptions engine;
     engine.engine = point.engine;
     if (point.engine == "simgrid" && sc.contains("cluster") && !sc["cluster"].is_null()) {
       const auto cluster = models::resolve_preset("clusters", sc["cluster"], grid.base_dir, "cluster");
@@ -152,7 +138,7 @@ SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point) {
       row["span"] = m.span;
       row["work"] = m.work;
       row["bubble_rate"] = m.bubble_rate;
-      const double unit = seconds_per_unit(problem.time_unit);
+      const double unit = seconds_per(problem.time_unit);
       const double samples = problem.microbatches * (model_driven ? row["microbatch_size"].get<double>() : 1.0);
       if (unit > 0 && m.makespan > 0) row["samples_per_s_per_gpu"] = samples / (m.makespan * unit) / problem.devices;
       row["peak_memory_max"] = max_of(m.peak_memory);

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sweep_grid.h"
+#include "sim/cli/sweep_grid.h"
 
 namespace zb::cli {
 

@@ -1,6 +1,6 @@
 // A thread pool for evaluator points, a pool of forked workers for SimGrid points; rows are
 // reordered so that `done` sees them in point order.
-#include "sweep_runner.h"
+#include "sim/cli/sweep_runner.h"
 
 #include <poll.h>
 #include <sys/wait.h>
@@ -18,7 +18,8 @@
 #include <optional>
 #include <thread>
 
-#include "error.h"
+#include "sim/schedule/child_process.h"
+#include "sim/schedule/error.h"
 
 namespace zb::cli {
 
@@ -76,17 +77,6 @@ void put_string(std::string& out, const std::string& text) {
   out += text;
 }
 
-bool write_all(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // Takes one whole record off the front of `buffer` if there is one.
 std::optional<std::pair<std::size_t, SweepRow>> take_record(std::string& buffer) {
   std::size_t pos = 0;
@@ -125,34 +115,29 @@ void run_processes(const SweepGrid& grid, const std::vector<long>& points, int j
   };
   std::vector<Worker> workers(jobs);
   for (int k = 0; k < jobs; ++k) {
-    int fds[2];
-    if (::pipe(fds) != 0) throw Error(fmt::format("sweep: pipe failed: {}", std::strerror(errno)));
-    const pid_t pid = ::fork();
-    if (pid < 0) throw Error(fmt::format("sweep: fork failed: {}", std::strerror(errno)));
-    if (pid == 0) {
-      ::close(fds[0]);
-      for (int j = 0; j < k; ++j) ::close(workers[j].fd);
-      int code = 0;
-      try {
-        for (std::size_t i = static_cast<std::size_t>(k); i < points.size(); i += static_cast<std::size_t>(jobs)) {
-          const SweepRow row = run_sweep_point(grid, grid.point(points[i]));
-          std::string record;
-          const std::uint64_t slot = i;
-          record.append(reinterpret_cast<const char*>(&slot), sizeof slot);
-          put_string(record, row.status);
-          put_string(record, row.csv_line);
-          put_string(record, row.json_line);
-          if (!write_all(fds[1], record)) break;
-        }
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "zbsim sweep: worker %d: %s\n", k, e.what());
-        code = 1;
-      }
-      ::_exit(code);
-    }
-    ::close(fds[1]);
-    workers[k].pid = pid;
-    workers[k].fd = fds[0];
+    // Worker k runs points k, k + jobs, ... and streams one record per point.
+    const ChildProcess child = spawn_child(
+        [&, k](int fd) {
+          try {
+            for (std::size_t i = static_cast<std::size_t>(k); i < points.size(); i += static_cast<std::size_t>(jobs)) {
+              const SweepRow row = run_sweep_point(grid, grid.point(points[i]));
+              std::string record;
+              const std::uint64_t slot = i;
+              record.append(reinterpret_cast<const char*>(&slot), sizeof slot);
+              put_string(record, row.status);
+              put_string(record, row.csv_line);
+              put_string(record, row.json_line);
+              if (!write_all(fd, record)) break;
+            }
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "zbsim sweep: worker %d: %s\n", k, e.what());
+            return 1;
+          }
+          return 0;
+        },
+        false);
+    workers[k].pid = child.pid;
+    workers[k].fd = child.fd;
   }
   InOrder order{std::vector<std::optional<SweepRow>>(points.size()), 0, done};
   std::size_t received = 0;
@@ -191,9 +176,7 @@ void run_processes(const SweepGrid& grid, const std::vector<long>& points, int j
   }
   bool failed = false;
   for (const auto& w : workers) {
-    int status = 0;
-    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const int status = reap_child(w.pid);
     failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
   }
   if (failed || received != points.size()) {

@@ -5,8 +5,8 @@
 #include <functional>
 #include <vector>
 
-#include "sweep_grid.h"
-#include "sweep_row.h"
+#include "sim/cli/sweep_grid.h"
+#include "sim/cli/sweep_row.h"
 
 namespace zb::cli {
 

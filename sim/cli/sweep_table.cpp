@@ -1,10 +1,10 @@
 // A small RFC 4180 CSV reader for results files.
-#include "sweep_table.h"
+#include "sim/cli/sweep_table.h"
 
 #include <fmt/format.h>
 
-#include "atomic_file.h"
-#include "error.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
 
 namespace zb::cli {
 

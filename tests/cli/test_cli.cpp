@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "cli_test.h"
+#include "tests/support/cli_test.h"
 
 namespace {
 
@@ -78,7 +78,8 @@ TEST_F(Cli, ExportAndReimportPytorchCsv) {
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(run.out)["results"][0]["span"].get<double>(), 24);
   const CliRun text = zbsim("export --schedule-file " + csv.string() + " --to text");
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_EQ(text.out.substr(0, 24), "d0: F0 F1 F2 F3 F4 F5 F6");
+  // The shape the CSV implies travels with the text form.
+  EXPECT_EQ(text.out.rfind("placement: linear\nchunks: 1\nd0: F0 F1 F2 F3 F4 F5 F6", 0), 0u) << text.out;
 }
 
 TEST_F(Cli, ReadsPytorchFixture) {
@@ -99,6 +100,72 @@ TEST_F(Cli, DeadlockingScheduleFileIsRefusedWithTheGrid) {
   EXPECT_NE(run.err.find("deadlock"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("<-- here"), std::string::npos) << run.err;
   EXPECT_FALSE(fs::exists(svg));
+}
+
+// The over-limit judgement has one owner: the same status, words and exit code on both engines.
+TEST_F(Cli, OverLimitIsAStatusOnEveryEngine) {
+  for (const char* engine : {"eval", "simgrid"}) {
+    const CliRun run = zbsim(std::string("simulate ") + kUnit + " --schedule gpipe --mem-limit 1p --format json --engine " +
+                             engine);
+    ASSERT_EQ(run.exit_code, 0) << engine << ": " << run.err;
+    const auto row = nlohmann::json::parse(run.out)["results"][0];
+    EXPECT_EQ(row["status"], "over-limit") << engine;
+    EXPECT_EQ(row["reason"], "d0 peaks at 8 > limit 4 (1p)") << engine;
+  }
+}
+
+TEST_F(Cli, AnUnknownTimeUnitIsBadInputListingTheValidOnes) {
+  const fs::path chrome = dir_ / "c.json";
+  const CliRun run = zbsim(std::string("simulate ") + kUnit + " --schedule zb-h1 --time-unit min --chrome " + chrome.string());
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--time-unit: unknown time unit 'min' (valid: s, ms, us, ns)"), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(chrome));
+  // A real unit reaches the Chrome trace: 1 us per unit.
+  ASSERT_EQ(zbsim(std::string("simulate ") + kUnit + " --schedule zb-h1 --time-unit us --chrome " + chrome.string()).exit_code, 0);
+  const auto events = nlohmann::json::parse(slurp(chrome))["traceEvents"];
+  double last_end = 0;
+  for (const auto& event : events) {
+    if (event.value("ph", "") == "X") last_end = std::max(last_end, event["ts"].get<double>() + event["dur"].get<double>());
+  }
+  EXPECT_DOUBLE_EQ(last_end, 27);
+}
+
+// The FIFO-channel rule is the core validator's: zbsim refuses what zbexec refuses, on both engines.
+TEST_F(Cli, OutOfOrderChannelsAreRefusedAsByTheExecutor) {
+  const fs::path file = write("reordered.txt", "d0: F0 F1 B0 W0 B1 W1\nd1: F1 F0 B1 W1 B0 W0\n");
+  for (const char* engine : {"eval", "simgrid"}) {
+    const CliRun run = zbsim("simulate --schedule-file " + file.string() + " --tf 1 --tb 1 --tw 1 --engine " + engine);
+    EXPECT_EQ(run.exit_code, 2) << engine;
+    EXPECT_NE(run.err.find("stage 1 consumes activations (F) in the order [1, 0] while stage 0 sends them in the order [0, 1]"),
+              std::string::npos)
+        << run.err;
+  }
+}
+
+// Schedule files carry their placement: the V reading of the same lists is kept, and a
+// conflicting --placement names both.
+TEST_F(Cli, ScheduleFilesCarryTheirPlacement) {
+  const std::string lists = "d0: F0 F0.1 BW0.1 BW0\nd1: F0 F0.1 BW0.1 BW0\n";
+  const fs::path v = write("v.txt", "placement: vshape\n" + lists);
+  const CliRun run = zbsim("simulate --schedule-file " + v.string() + " --tf 1 --tb 1 --tw 1 --tcomm 0.5 --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["problem"]["placement"], "vshape");
+  EXPECT_DOUBLE_EQ(json["results"][0]["span"].get<double>(), 8);
+  const CliRun conflict =
+      zbsim("simulate --schedule-file " + v.string() + " --tf 1 --tb 1 --tw 1 --placement interleaved");
+  EXPECT_EQ(conflict.exit_code, 2);
+  EXPECT_NE(conflict.err.find("the schedule says placement vshape but the problem says placement interleaved"),
+            std::string::npos)
+      << conflict.err;
+  // The DualPipeV CSV exported to text keeps its V placement when read back.
+  const fs::path text = dir_ / "dualpipev.txt";
+  ASSERT_EQ(zbsim("export --schedule-file " + std::string(ZB_SOURCE_DIR) + "/tests/data/pytorch/dualpipev_4rank_10mb.csv"
+                  " --to text --out " + text.string()).exit_code, 0);
+  EXPECT_EQ(slurp(text).rfind("placement: vshape\nchunks: 2\nd0:", 0), 0u) << slurp(text).substr(0, 80);
+  const CliRun back = zbsim("simulate --schedule-file " + text.string() + " --tf 2 --tb 2 --tw 1 --format json");
+  ASSERT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_EQ(nlohmann::json::parse(back.out)["problem"]["placement"], "vshape");
 }
 
 // Bad input of each kind: exit 2, a message naming the field and value, no output file.

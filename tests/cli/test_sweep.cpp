@@ -6,7 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cli_test.h"
+#include "tests/support/cli_test.h"
 
 namespace {
 
@@ -152,6 +152,32 @@ TEST_F(Sweep, PointsThatCannotRunAreRowsNotCrashes) {
     }
   }
   EXPECT_EQ(status["infeasible"], 4 + 0);  // gpt p=32 (2 rows) and llama2-70b p=8 (2 rows)
+}
+
+// One over-limit judgement: a schedule over the limit is "over-limit" with its metrics on every
+// engine (the SimGrid engine used to refuse it, which the sweep showed as "infeasible").
+TEST_F(Sweep, OverLimitPointsKeepTheirMetricsOnEveryEngine) {
+  const auto grid = write("grid.json", R"({
+    "base": {"problem": {"p": 4, "m": 8, "t_f": 1, "t_b": 1, "t_w": 1, "mem_limit": "1p"}},
+    "axes": {"engine": ["eval", "simgrid"], "schedule": ["gpipe", "1f1b"]}})");
+  const CliRun run = zbsim("sweep --grid " + grid.string() + " --out " + path("r.csv"));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::istringstream jsonl(slurp(path("r.jsonl")));
+  std::string line;
+  int rows = 0;
+  while (std::getline(jsonl, line)) {
+    const auto row = nlohmann::json::parse(line);
+    ++rows;
+    if (row["schedule"] == "gpipe") {
+      EXPECT_EQ(row["status"], "over-limit") << line;
+      EXPECT_EQ(row["reason"], "d0 peaks at 8 > limit 4 (1p)") << line;
+      EXPECT_DOUBLE_EQ(row["span"].get<double>(), 33) << line;
+    } else {
+      EXPECT_EQ(row["status"], "ok") << line;
+    }
+    EXPECT_TRUE(row.contains("samples_per_s_per_gpu")) << line;  // ms is a real unit
+  }
+  EXPECT_EQ(rows, 4);
 }
 
 struct BadGrid {

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "schedule/evaluator.h"
-#include "schedule/generator_registry.h"
-#include "schedule/problem_spec.h"
-#include "schedule/trace.h"
-#include "problems.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/trace.h"
+#include "tests/support/problems.h"
 
 namespace zb::view::testing {
 
@@ -39,7 +39,7 @@ inline Trace tiny_trace() {
   trace.devices = 2;
   trace.meta.schedule = "tiny";
   trace.meta.engine = "eval";
-  trace.meta.time_unit = "ms";
+  trace.meta.time_unit = TimeUnit::ms;
   trace.spans = {compute_span(0, Pass::F, 0, 0, 0, 1), compute_span(1, Pass::F, 1, 0, 1, 2),
                  compute_span(1, Pass::BW, 1, 0, 2, 4), compute_span(0, Pass::BW, 0, 0, 4, 6)};
   trace.memory = {{{0, 1}, {6, 0}}, {{1, 1}, {4, 0}}};

@@ -3,11 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gui_test_support.h"
-#include "schedule/error.h"
-#include "schedule/trace_json.h"
-#include "timeline/input_files.h"
-#include "timeline/model_presets.h"
+#include "tests/gui/gui_test_support.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/trace_json.h"
+#include "gui/timeline/input_files.h"
+#include "gui/timeline/model_presets.h"
 
 namespace zb::view {
 namespace {

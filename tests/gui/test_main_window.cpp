@@ -26,14 +26,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/explorer_panel.h"
-#include "app/main_window.h"
-#include "app/timeline_view.h"
-#include "gui_test_support.h"
-#include "qt_test_support.h"
-#include "schedule/generators.h"
-#include "schedule/trace_json.h"
-#include "timeline/explorer_run.h"
+#include "gui/app/explorer_panel.h"
+#include "gui/app/main_window.h"
+#include "gui/app/timeline_view.h"
+#include "tests/gui/gui_test_support.h"
+#include "tests/gui/qt_test_support.h"
+#include "sim/schedule/generators.h"
+#include "sim/schedule/trace_json.h"
+#include "gui/timeline/explorer_run.h"
+#include "sim/catalog/generators.h"
 
 namespace zb::view {
 namespace {
@@ -58,7 +59,7 @@ class MainWindowTest : public ::testing::Test {
  protected:
   void SetUp() override {
     test_app();
-    window_ = std::make_unique<MainWindow>(viewer_registry());
+    window_ = std::make_unique<MainWindow>(catalog::generators());
     window_->resize(1200, 800);
     window_->set_problem(uniform_spec(4, 8), {"1f1b", "zb-h1", "zb-h2"});
     window_->show();
@@ -215,7 +216,7 @@ TEST_F(MainWindowTest, ABadMemoryLimitIsReportedAndIgnored) {
   emit limit->editingFinished();
   ASSERT_TRUE(window_->panel()->spec().mem_limit);
   // ZB-H2 needs 2p-1: flagged over the limit, still drawn with the limit line.
-  EXPECT_NE(window_->metrics()[2].status.find("over memory limit"), std::string::npos);
+  EXPECT_NE(window_->metrics()[2].status.find("over-limit: d"), std::string::npos);
   ASSERT_FALSE(window_->timeline()->layout().memory.empty());
   EXPECT_TRUE(window_->timeline()->layout().memory[2].limit_y.has_value());
 }
@@ -259,9 +260,10 @@ TEST_F(MainWindowTest, ExportsPngAndSvg) {
 
 // A stand-in for the ILP: slow, and named so that the window runs it on the worker thread.
 GeneratorRegistry registry_with_slow_generator() {
-  GeneratorRegistry registry = viewer_registry();
+  GeneratorRegistry registry = catalog::generators();
   GeneratorInfo slow;
   slow.name = "slow-ilp";
+  slow.long_running = true;
   slow.summary = "zb-h1 after 300 ms";
   slow.make = [](const Problem& problem) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -328,7 +330,7 @@ TEST(MainWindowBackground, AnotherEngineAddsAComparedGroupPerSchedule) {
                                        trace.meta.engine = "test";
                                        return trace;
                                      }}};
-  MainWindow window(viewer_registry(), engines);
+  MainWindow window(catalog::generators(), engines);
   window.set_problem(uniform_spec(4, 8), {"1f1b", "zb-h1"});
   window.show();
   EXPECT_EQ(labels(window.scene()), (std::vector<std::string>{"1f1b", "zb-h1"}));
@@ -430,9 +432,10 @@ TEST(MainWindowBackground, RequestsWhileARunIsGoingAreCoalesced) {
   testing::test_app();
   static std::atomic<int> runs{0};
   runs = 0;
-  GeneratorRegistry registry = viewer_registry();
+  GeneratorRegistry registry = catalog::generators();
   GeneratorInfo slow;
   slow.name = "slow-ilp";
+  slow.long_running = true;
   slow.make = [](const Problem& problem) {
     ++runs;
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));

@@ -1,10 +1,11 @@
 // The metrics table: one row per trace, the memory-limit status, and simulated-vs-measured differences.
 #include <gtest/gtest.h>
 
-#include "gui_test_support.h"
-#include "timeline/explorer_run.h"
-#include "timeline/metrics_table.h"
-#include "timeline/timeline_layout.h"
+#include "tests/gui/gui_test_support.h"
+#include "gui/timeline/explorer_run.h"
+#include "gui/timeline/metrics_table.h"
+#include "gui/timeline/timeline_layout.h"
+#include "sim/catalog/generators.h"
 
 namespace zb::view {
 namespace {
@@ -34,7 +35,7 @@ TEST(MetricsTable, FlagsASchedulePastTheMemoryLimit) {
   TimelineScene scene;
   scene.add(make_group("zb-h2", evaluated("zb-h2", uniform_spec(4, 8)), 4.0));
   const auto rows = metrics_rows(scene);
-  EXPECT_NE(rows[0].status.find("over memory limit"), std::string::npos) << rows[0].status;
+  EXPECT_NE(rows[0].status.find("over-limit: d"), std::string::npos) << rows[0].status;
 }
 
 TEST(MetricsTable, MeasuredTraceIsComparedWithTheSimulatedOnePerDevice) {
@@ -65,7 +66,7 @@ TEST(MetricsTable, MeasuredTraceIsComparedWithTheSimulatedOnePerDevice) {
 }
 
 TEST(MetricsTable, FailedSchedulesAreRowsWithAStatus) {
-  const auto registry = viewer_registry();
+  const auto registry = catalog::generators();
   const Problem problem = uniform_spec(4, 8).build();
   const RunResult interleaved = run_generator(registry, "1f1b-i", problem);  // needs v >= 2
   EXPECT_FALSE(interleaved.trace);
@@ -81,7 +82,7 @@ TEST(MetricsTable, FailedSchedulesAreRowsWithAStatus) {
 TEST(ExplorerRun, EvaluatesAndKeepsTheLimitForTheChart) {
   ProblemSpec spec = uniform_spec(4, 8);
   spec.mem_limit = MemoryLimit{1, true};
-  const RunResult result = run_generator(viewer_registry(), "zb-h2", spec.build());
+  const RunResult result = run_generator(catalog::generators(), "zb-h2", spec.build());
   ASSERT_TRUE(result.trace) << result.error;  // over the limit, still drawn
   ASSERT_TRUE(result.memory_limit);
   EXPECT_DOUBLE_EQ(*result.memory_limit, 4);
@@ -110,9 +111,10 @@ TEST(ExplorerRun, SpecIsReshapedToASchedulesDevicesMicrobatchesAndChunks) {
 }
 
 TEST(ExplorerRun, OnlyTheIlpRunsInTheBackground) {
-  EXPECT_TRUE(runs_in_background("zb-ilp"));
-  EXPECT_FALSE(runs_in_background("zb-auto"));
-  EXPECT_FALSE(runs_in_background("1f1b"));
+  const GeneratorRegistry& registry = catalog::generators();
+  for (const std::string& name : registry.names()) {
+    EXPECT_EQ(registry.get(name).long_running, name == "zb-ilp") << name;
+  }
 }
 
 }  // namespace
@@ -131,8 +133,8 @@ TEST(Engines, SimgridIdealMatchesTheEvaluatorWhenBuilt) {
   EXPECT_NE(engines[1].label.find("ideal"), std::string::npos);
   EXPECT_GT(engines.size(), 2u);  // the cluster presets of models/clusters
   const Problem problem = uniform_spec(4, 8, 1, 1, 1, 0.25).build();
-  const RunResult eval = run_generator(viewer_registry(), "zb-h1", problem);
-  const RunResult sim = run_generator(viewer_registry(), "zb-h1", problem, engines[1].run);
+  const RunResult eval = run_generator(catalog::generators(), "zb-h1", problem);
+  const RunResult sim = run_generator(catalog::generators(), "zb-h1", problem, engines[1].run);
   ASSERT_TRUE(sim.trace) << sim.error;
   EXPECT_EQ(sim.trace->meta.engine, "simgrid");
   TimelineScene scene;

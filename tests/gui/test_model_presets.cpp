@@ -3,10 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gui_test_support.h"
-#include "schedule/error.h"
-#include "timeline/input_files.h"
-#include "timeline/model_presets.h"
+#include "tests/gui/gui_test_support.h"
+#include "sim/schedule/error.h"
+#include "gui/timeline/input_files.h"
+#include "gui/timeline/model_presets.h"
 
 namespace zb::view {
 namespace {

@@ -4,12 +4,13 @@
 
 #include <QImage>
 
-#include "app/main_window.h"
-#include "app/timeline_view.h"
-#include "gui_test_support.h"
-#include "qt_test_support.h"
-#include "timeline/explorer_run.h"
-#include "timeline/pass_colours.h"
+#include "gui/app/main_window.h"
+#include "gui/app/timeline_view.h"
+#include "tests/gui/gui_test_support.h"
+#include "tests/gui/qt_test_support.h"
+#include "gui/timeline/explorer_run.h"
+#include "gui/timeline/pass_colours.h"
+#include "sim/catalog/generators.h"
 
 namespace zb::view {
 namespace {
@@ -23,7 +24,7 @@ bool is(QRgb pixel, Rgb colour) {
 
 TEST(Screenshot, ZbH1HasThePassColoursAndBubblesExactlyInTheGaps) {
   test_app();
-  MainWindow window(viewer_registry());
+  MainWindow window(catalog::generators());
   window.resize(1300, 800);
   window.set_problem(uniform_spec(4, 8), {"zb-h1"});
   window.show();

@@ -5,12 +5,12 @@
 #include <map>
 #include <numeric>
 
-#include "gui_test_support.h"
-#include "schedule/pass_colors.h"
-#include "schedule/trace_writers.h"
-#include "timeline/pass_colours.h"
-#include "timeline/timeline_layout.h"
-#include "timeline/timeline_scene.h"
+#include "tests/gui/gui_test_support.h"
+#include "sim/schedule/pass_colors.h"
+#include "sim/schedule/trace_writers.h"
+#include "gui/timeline/pass_colours.h"
+#include "gui/timeline/timeline_layout.h"
+#include "gui/timeline/timeline_scene.h"
 
 namespace zb::view {
 namespace {

@@ -1,8 +1,9 @@
 // zbview's command line.
 #include <gtest/gtest.h>
 
-#include "schedule/error.h"
-#include "timeline/viewer_options.h"
+#include "sim/schedule/error.h"
+#include "gui/timeline/viewer_options.h"
+#include "sim/schedule/problem_fields.h"
 
 namespace zb::view {
 namespace {
@@ -41,6 +42,24 @@ TEST(ViewerOptions, BadFlagsAreInputErrorsNamingThem) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--tf"), std::string::npos) << e.what();
   }
+}
+
+// zbview's problem flags are zbsim's: one table makes both (it used to lack --tbw, --mem-f,
+// --mem-b, --mem-w, --bytes-act and --time-unit).
+TEST(ViewerOptions, TheProblemFlagsAreZbsimsFromOneTable) {
+  const std::string usage = viewer_usage();
+  for (const ProblemField& field : problem_fields()) {
+    EXPECT_NE(usage.find("--" + std::string(field.flag) + " "), std::string::npos) << field.flag;
+  }
+  const ProblemSpec spec = apply_problem_flags(
+      default_problem_spec(), parse_viewer_args({"--tbw", "3", "--mem-f", "2", "--mem-b", "-1", "--mem-w", "-1",
+                                                 "--bytes-act", "1e6", "--time-unit", "us"}));
+  EXPECT_EQ(spec.t_bw, std::vector<double>{3});
+  EXPECT_EQ(spec.mem_f, std::vector<double>{2});
+  EXPECT_EQ(spec.mem_b, std::vector<double>{-1});
+  EXPECT_DOUBLE_EQ(spec.bytes_act, 1e6);
+  EXPECT_EQ(spec.time_unit, TimeUnit::us);
+  EXPECT_THROW(parse_viewer_args({"--time-unit", "min"}), InputError);
 }
 
 TEST(ViewerOptions, UsageListsTheHeadlessFlags) {

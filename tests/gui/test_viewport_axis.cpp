@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "timeline/time_axis.h"
-#include "timeline/viewport.h"
+#include "gui/timeline/time_axis.h"
+#include "gui/timeline/viewport.h"
 
 namespace zb::view {
 namespace {
@@ -83,7 +83,7 @@ TEST(TimeAxis, LabelsHaveTheDecimalsTheStepNeeds) {
 }  // namespace
 }  // namespace zb::view
 
-#include "timeline/timeline_layout.h"
+#include "gui/timeline/timeline_layout.h"
 
 namespace zb::view {
 namespace {

@@ -1,15 +1,24 @@
 // Dispatch to the evaluator or the SimGrid engine.
-#include "engines.h"
+#include "sim/catalog/engines.h"
 
 #include <fmt/format.h>
 
-#include "error.h"
-#include "evaluator.h"
-#ifdef ZB_HAVE_SIMGRID
-#include "simgrid_engine.h"
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#if ZB_HAVE_SIMGRID
+#include "sim/engine/cluster.h"
+#include "sim/engine/simgrid_engine.h"
 #endif
 
-namespace zb::cli {
+namespace zb::catalog {
+
+bool simgrid_available() { return ZB_HAVE_SIMGRID != 0; }
+
+std::vector<std::string> engine_names() {
+  std::vector<std::string> names{"eval"};
+  if (simgrid_available()) names.emplace_back("simgrid");
+  return names;
+}
 
 void check_engine_options(const EngineOptions& options) {
   if (options.engine == "eval") {
@@ -21,15 +30,16 @@ void check_engine_options(const EngineOptions& options) {
     if (!(options.optimizer_step_time >= 0)) {
       throw InputError(fmt::format("--optimizer-step-time is {}: expected a time >= 0", options.optimizer_step_time));
     }
-#ifdef ZB_HAVE_SIMGRID
+#if ZB_HAVE_SIMGRID
     // A bad cluster file is bad input: reject it before anything runs.
     if (!options.cluster.empty() && options.cluster != "ideal") load_cluster_file(options.cluster);
     return;
 #else
-    throw InputError("--engine simgrid: this zbsim was built without SimGrid (install libsimgrid-dev and rebuild)");
+    throw InputError("--engine simgrid: this build has no SimGrid (install libsimgrid-dev and rebuild)");
 #endif
   }
-  throw InputError(fmt::format("--engine: unknown engine '{}' (expected eval or simgrid)", options.engine));
+  throw InputError(fmt::format("--engine: unknown engine '{}' (expected {})", options.engine,
+                               simgrid_available() ? "eval or simgrid" : "eval; simgrid is not built"));
 }
 
 EngineRun run_engine(const Problem& problem, const Schedule& schedule, const EngineOptions& options) {
@@ -38,7 +48,7 @@ EngineRun run_engine(const Problem& problem, const Schedule& schedule, const Eng
   if (options.engine == "eval") {
     run.trace = evaluate(problem, schedule);
   }
-#ifdef ZB_HAVE_SIMGRID
+#if ZB_HAVE_SIMGRID
   if (options.engine == "simgrid") {
     SimgridOptions simgrid;
     simgrid.verbose = options.verbose;
@@ -53,4 +63,4 @@ EngineRun run_engine(const Problem& problem, const Schedule& schedule, const Eng
   return run;
 }
 
-}  // namespace zb::cli
+}  // namespace zb::catalog

@@ -1,0 +1,17 @@
+// The catalog's generator list, built once.
+#include "sim/catalog/generators.h"
+
+#include "sim/solver/solver_registry.h"
+
+namespace zb::catalog {
+
+const GeneratorRegistry& generators() {
+  static const GeneratorRegistry registry = [] {
+    GeneratorRegistry r = GeneratorRegistry::with_builtins();
+    register_solver_generators(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace zb::catalog

@@ -1,0 +1,13 @@
+// What schedules exist: the one list of generators that zbsim, zbview and zbexec offer.
+#pragma once
+
+#include "sim/schedule/generator_registry.h"
+
+namespace zb::catalog {
+
+// The handcrafted generators (GeneratorRegistry::with_builtins) and the solver's (zb-auto, zb-1p,
+// zb-2p, and zb-ilp when CBC was built). A new generator registers in one of those two places
+// and appears in every front end.
+const GeneratorRegistry& generators();
+
+}  // namespace zb::catalog

@@ -1,0 +1,39 @@
+// Problem flags from the table of problem fields (see problem_flags.h).
+#include "sim/catalog/problem_flags.h"
+
+#include <algorithm>
+
+namespace zb::catalog {
+
+namespace po = boost::program_options;
+
+void add_problem_flags(po::options_description& options) {
+  for (const ProblemField& field : problem_fields()) {
+    // Boost copies the name and the help.
+    options.add_options()(std::string(field.flag).c_str(), po::value<std::string>(), std::string(field.help).c_str());
+  }
+}
+
+void GivenField::apply(ProblemSpec& spec) const { field->set_from_text(spec, text, "--" + std::string(field->flag)); }
+
+std::vector<GivenField> given_problem_flags(const po::variables_map& values) {
+  std::vector<GivenField> given;
+  for (const ProblemField& field : problem_fields()) {
+    const std::string flag(field.flag);
+    if (values.count(flag)) given.push_back({&field, values[flag].as<std::string>()});
+  }
+  return given;
+}
+
+std::vector<std::string> apply_problem_flags(const po::variables_map& values, ProblemSpec& spec,
+                                             std::span<const std::string_view> skip) {
+  std::vector<std::string> keys;
+  for (const GivenField& given : given_problem_flags(values)) {
+    if (std::find(skip.begin(), skip.end(), given.field->key) != skip.end()) continue;
+    given.apply(spec);
+    keys.emplace_back(given.field->key);
+  }
+  return keys;
+}
+
+}  // namespace zb::catalog
