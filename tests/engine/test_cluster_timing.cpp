@@ -6,6 +6,7 @@
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/schedule.h"
 #include "sim/engine/simgrid_engine.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {
@@ -33,13 +34,7 @@ const Span& find(const Trace& trace, int device, Stream stream, Pass pass, int m
 
 // One transfer alone: arrival = send + latency + bytes / bandwidth, in the problem's unit (ms).
 TEST(SimgridCluster, ATransferTakesLatencyPlusBytesOverBandwidth) {
-  ProblemSpec spec;
-  spec.devices = 2;
-  spec.microbatches = 1;
-  spec.t_f = {2.0};
-  spec.t_b = {3.0};
-  spec.t_w = {1.0};
-  spec.t_comm = {123.0};  // ignored on a cluster: the network decides
+  ProblemSpec spec = testing::uniform_spec(2, 1, 2.0, 3.0, 1.0, 123.0);  // ignored on a cluster: the network decides
   spec.bytes_act = 50e6;  // 50 MB at 10 GB/s: 5 ms
   const Problem problem = spec.build();
   SimgridOptions options;
@@ -144,12 +139,7 @@ TEST(SimgridCluster, OppositeDirectionsDoNotShareBandwidth) {
 // Two pipeline boundaries leaving one node through one shared NIC slow each other down;
 // with a NIC per GPU they do not.
 TEST(SimgridCluster, ASharedNicIsSlowerThanOnePerGpu) {
-  ProblemSpec spec;
-  spec.devices = 4;
-  spec.microbatches = 8;
-  spec.t_f = {1.0};
-  spec.t_b = {1.0};
-  spec.t_w = {1.0};
+  ProblemSpec spec = testing::uniform_spec(4, 8, 1.0, 1.0, 1.0);
   spec.bytes_act = 20e6;  // 2 ms at 10 GB/s
   const Problem problem = spec.build();
   ClusterSpec cluster;
@@ -184,12 +174,7 @@ TEST(SimgridCluster, WithoutContentionAClusterIsTheEvaluatorWithPerBoundaryTrans
   cluster.intra_node = {450, 3};
   cluster.inter_node = {25, 10};
   const double bytes = 16.8e6;
-  ProblemSpec spec;
-  spec.devices = 8;
-  spec.microbatches = 16;
-  spec.t_f = {1.0};
-  spec.t_b = {1.0};
-  spec.t_w = {0.8};
+  ProblemSpec spec = testing::uniform_spec(8, 16, 1.0, 1.0, 0.8);
   spec.bytes_act = bytes;
   const Problem problem = spec.build();
   spec.t_comm.assign(8, 0.0);

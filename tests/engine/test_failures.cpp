@@ -14,6 +14,7 @@
 #include "sim/schedule/memory.h"
 #include "sim/schedule/schedule.h"
 #include "sim/engine/simgrid_engine.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {
@@ -68,12 +69,7 @@ TEST(SimgridFailures, AnInputScheduledLaterOnTheSameDeviceIsADeadlock) {
 // Engines never refuse an over-limit schedule: they run it and report its peaks, and the one
 // judgement (first_over_limit) gives every front end the same status.
 TEST(SimgridFailures, AScheduleOverTheMemoryLimitRunsAndItsPeakIsJudgedAsByTheEvaluator) {
-  ProblemSpec spec;
-  spec.devices = 4;
-  spec.microbatches = 8;
-  spec.t_f = {1};
-  spec.t_b = {1};
-  spec.t_w = {1};
+  ProblemSpec spec = testing::uniform_spec(4, 8, 1, 1, 1);
   spec.mem_limit = MemoryLimit::parse("1p", "test");
   const Problem problem = spec.build();
   const Schedule gpipe = generate(GeneratorRegistry::with_builtins(), "gpipe", problem);
@@ -85,13 +81,7 @@ TEST(SimgridFailures, AScheduleOverTheMemoryLimitRunsAndItsPeakIsJudgedAsByTheEv
 }
 
 TEST(SimgridFailures, TheIdealNetworkNeedsOneLatencyPerDevicePair) {
-  ProblemSpec spec;
-  spec.devices = 2;
-  spec.microbatches = 2;
-  spec.chunks = 2;
-  spec.t_f = {1};
-  spec.t_b = {1};
-  spec.t_w = {1};
+  ProblemSpec spec = testing::uniform_spec(2, 2, 1, 1, 1, 0, 2);
   spec.t_comm = {0.5, 0.7, 0.5, 0.5};  // boundaries 0->1 and 2->3 both go d0 -> d1, but differ from 1->2 backward
   const Problem problem = spec.build();
   const Schedule schedule = generate(GeneratorRegistry::with_builtins(), "1f1b-i", problem);

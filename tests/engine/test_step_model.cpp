@@ -7,6 +7,7 @@
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/engine/simgrid_engine.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {
@@ -60,12 +61,7 @@ TEST(SimgridStepModel, OneDeviceHasNothingToWaitFor) {
 // On a cluster the reduction's messages cross the real links: the barrier pays the network
 // latency 2(p-1) times.
 TEST(SimgridStepModel, OnAClusterTheBarrierPaysTheNetworkLatency) {
-  ProblemSpec spec;
-  spec.devices = 4;
-  spec.microbatches = 8;
-  spec.t_f = {1.0};
-  spec.t_b = {1.0};
-  spec.t_w = {1.0};
+  ProblemSpec spec = testing::uniform_spec(4, 8, 1.0, 1.0, 1.0);
   spec.bytes_act = 1e6;
   const Problem problem = spec.build();
   ClusterSpec cluster;

@@ -37,12 +37,7 @@ TEST(Generators, ValidForManyShapes) {
 
 TEST(Generators, InterleavedBeatsPlain1F1BAndUsesMoreMemory) {
   const auto registry = GeneratorRegistry::with_builtins();
-  ProblemSpec spec;
-  spec.devices = 4;
-  spec.microbatches = 8;
-  spec.t_f = {1.0};
-  spec.t_b = {1.0};
-  spec.t_w = {1.0};
+  ProblemSpec spec = testing::uniform_spec(4, 8, 1.0, 1.0, 1.0);
   const Problem plain = spec.build();
   const Problem interleaved = spec.with_chunks(2).build();
   const Trace a = evaluate(plain, generate(registry, "1f1b", plain));

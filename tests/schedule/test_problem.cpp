@@ -11,14 +11,7 @@ namespace zb {
 namespace {
 
 TEST(Problem, ScalarsAreBroadcastAndSplitOverChunks) {
-  ProblemSpec spec;
-  spec.devices = 4;
-  spec.microbatches = 8;
-  spec.chunks = 2;
-  spec.t_f = {2.0};
-  spec.t_b = {4.0};
-  spec.t_w = {1.0};
-  spec.t_comm = {0.5};
+  ProblemSpec spec = testing::uniform_spec(4, 8, 2.0, 4.0, 1.0, 0.5, 2);
   const Problem problem = spec.build();
   ASSERT_EQ(problem.stages(), 8);
   EXPECT_EQ(problem.placement, Placement::interleaved);

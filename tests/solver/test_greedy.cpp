@@ -12,6 +12,7 @@
 #include "sim/solver/solver_registry.h"
 #include "tests/solver/solver_test_support.h"
 #include "sim/schedule/validator.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {
@@ -166,13 +167,7 @@ TEST(Greedy, NoLimitMeansEveryForwardFits) {
 }
 
 TEST(Greedy, RejectsMultipleChunks) {
-  ProblemSpec spec;
-  spec.devices = 2;
-  spec.microbatches = 4;
-  spec.chunks = 2;
-  spec.t_f = {1};
-  spec.t_b = {1};
-  spec.t_w = {1};
+  ProblemSpec spec = testing::uniform_spec(2, 4, 1, 1, 1, 0, 2);
   EXPECT_THROW(greedy_schedule(spec.build("test")), InputError);
 }
 

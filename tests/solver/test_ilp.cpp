@@ -11,6 +11,7 @@
 #include "sim/solver/ilp_solver.h"
 #include "tests/solver/solver_test_support.h"
 #include "sim/schedule/validator.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {
@@ -149,13 +150,7 @@ TEST(Ilp, WallClockLimitIsKept) {
 
 TEST(Ilp, DecomposesLargeProblemsAndNeverLosesToTheHeuristic) {
   REQUIRE_CBC();
-  ProblemSpec spec;
-  spec.devices = 8;
-  spec.microbatches = 48;
-  spec.t_f = {5};
-  spec.t_b = {7};
-  spec.t_w = {3};
-  spec.t_comm = {1};
+  ProblemSpec spec = testing::uniform_spec(8, 48, 5, 7, 3, 1);
   spec.mem_f = {2};
   spec.mem_b = {-1};
   spec.mem_w = {-1};
@@ -193,13 +188,7 @@ TEST(Ilp, StartsFromABetterCallerScheduleAndIgnoresForeignOnes) {
 }
 
 TEST(Ilp, RejectsMultipleChunks) {
-  ProblemSpec spec;
-  spec.devices = 2;
-  spec.microbatches = 4;
-  spec.chunks = 2;
-  spec.t_f = {1};
-  spec.t_b = {1};
-  spec.t_w = {1};
+  ProblemSpec spec = testing::uniform_spec(2, 4, 1, 1, 1, 0, 2);
   EXPECT_THROW(solve_ilp(spec.build("test"), IlpOptions{}), InputError);
 }
 

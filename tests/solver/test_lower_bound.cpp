@@ -7,6 +7,7 @@
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/lower_bound.h"
 #include "tests/solver/solver_test_support.h"
+#include "tests/support/problems.h"
 
 namespace zb {
 namespace {
@@ -41,13 +42,7 @@ TEST(LowerBound, TailIdleFromMemory) {
 // work; but stage 15 runs 32 F and B after the forward chain reaches it, and the last gradient
 // needs 15 more B and transfers to reach stage 0: zb-auto's span exactly, so it is optimal.
 TEST(LowerBound, FlowThroughTheLastStage) {
-  ProblemSpec spec;
-  spec.devices = 16;
-  spec.microbatches = 32;
-  spec.t_f = {18.522};
-  spec.t_b = {18.086};
-  spec.t_w = {9.337};
-  spec.t_comm = {0.601};
+  ProblemSpec spec = testing::uniform_spec(16, 32, 18.522, 18.086, 9.337, 0.601);
   spec.mem_f = {2};
   spec.mem_b = {-1};
   spec.mem_w = {-1};
