@@ -59,6 +59,17 @@ QString number(const std::optional<double>& value, const char* format = "{:.4g}"
   return value ? qstr(fmt::format(fmt::runtime(format), *value)) : QString();
 }
 
+// Writes an export atomically; false with the reason in `error`.
+bool write_bytes(const QString& path, const QByteArray& bytes, QString* error) {
+  try {
+    write_file_atomically(path.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+  } catch (const Error& e) {
+    if (error) *error = qstr(e.what());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 MainWindow::MainWindow(GeneratorRegistry registry, std::vector<EngineOption> engines, QWidget* parent)
@@ -478,13 +489,7 @@ bool MainWindow::export_png(const QString& path, QString* error) {
     if (error) *error = "could not encode the PNG";
     return false;
   }
-  try {
-    write_file_atomically(path.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
-  } catch (const Error& e) {
-    if (error) *error = qstr(e.what());
-    return false;
-  }
-  return true;
+  return write_bytes(path, bytes, error);
 }
 
 bool MainWindow::export_svg(const QString& path, QString* error) {
@@ -493,13 +498,7 @@ bool MainWindow::export_svg(const QString& path, QString* error) {
     if (error) *error = "zbview was built without Qt6 Svg";
     return false;
   }
-  try {
-    write_file_atomically(path.toStdString(), std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
-  } catch (const Error& e) {
-    if (error) *error = qstr(e.what());
-    return false;
-  }
-  return true;
+  return write_bytes(path, bytes, error);
 }
 
 void MainWindow::export_dialog(bool svg) {
