@@ -1,4 +1,5 @@
-// List-scheduled end times of an order (v = 1), the solver's own fast copy of the evaluator's rule.
+// List-scheduled end times of an order (v = 1), the solver's own fast copy of the evaluator's rule,
+// pinned to the evaluator by tests/solver/test_list_timing.cpp over random orders and costs.
 #pragma once
 
 #include <vector>
