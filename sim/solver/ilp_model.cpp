@@ -23,11 +23,6 @@ void LinearProgram::add_row(std::string name, double lower, double upper,
   rows.push_back(Row{std::move(name), lower, upper, std::move(terms)});
 }
 
-std::size_t LinearProgram::integer_count() const {
-  return static_cast<std::size_t>(
-      std::count_if(columns.begin(), columns.end(), [](const Column& c) { return c.integer; }));
-}
-
 double LinearProgram::max_violation(const std::vector<double>& values) const {
   double worst = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) {

@@ -32,7 +32,6 @@ struct LinearProgram {
 
   int add_column(std::string name, double lower, double upper, double objective, bool integer);
   void add_row(std::string name, double lower, double upper, std::vector<std::pair<int, double>> terms);
-  std::size_t integer_count() const;
   // Largest violation of bounds, rows and integrality by `values` (0 when feasible).
   double max_violation(const std::vector<double>& values) const;
 };
