@@ -85,4 +85,10 @@ void apply_schedule_shape(const Schedule& schedule, ProblemSpec& spec, std::stri
   }
 }
 
+Schedule load_schedule_file(const std::string& path, ProblemSpec& spec) {
+  Schedule schedule = read_schedule_file(path);
+  apply_schedule_shape(schedule, spec, path);
+  return schedule;
+}
+
 }  // namespace zb::catalog

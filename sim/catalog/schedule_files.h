@@ -22,4 +22,7 @@ Schedule read_schedule_file(const std::string& path);
 // 1; no placement). A shape or placement that contradicts the spec is an InputError naming both.
 void apply_schedule_shape(const Schedule& schedule, ProblemSpec& spec, std::string_view source);
 
+// read_schedule_file, then apply_schedule_shape onto `spec`.
+Schedule load_schedule_file(const std::string& path, ProblemSpec& spec);
+
 }  // namespace zb::catalog

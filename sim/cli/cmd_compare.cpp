@@ -7,8 +7,8 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/problem_options.h"
 #include "sim/catalog/generators.h"
+#include "sim/catalog/run_row.h"
 #include "sim/cli/results.h"
-#include "sim/cli/run_row.h"
 #include "sim/schedule/trace_writers.h"
 
 namespace zb::cli {
@@ -40,10 +40,10 @@ int run_compare(int argc, char** argv) {
                                                                 : scenario.schedules;
   for (const auto& name : names) catalog::generators().get(name);  // unknown names fail before any work
 
-  std::vector<ResultRow> rows;
+  std::vector<catalog::ResultRow> rows;
   std::vector<Trace> traces(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    rows.push_back(run_generator_row(names[i], scenario.spec, catalog::EngineOptions{}, &traces[i]));
+    rows.push_back(catalog::run_generator_row(names[i], scenario.spec, catalog::EngineOptions{}, &traces[i]));
   }
   std::vector<LabeledTrace> drawn;
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -11,7 +11,8 @@
 #include "sim/cli/problem_options.h"
 #include "sim/schedule/pytorch_csv.h"
 #include "sim/catalog/generators.h"
-#include "sim/cli/schedule_source.h"
+#include "sim/catalog/run_row.h"
+#include "sim/catalog/schedule_files.h"
 #include "sim/schedule/trace_json.h"
 #include "sim/schedule/trace_writers.h"
 #include "sim/schedule/validator.h"
@@ -51,12 +52,12 @@ int run_export(int argc, char** argv) {
   Schedule schedule;
   Problem problem;
   if (values.count("schedule-file")) {
-    schedule = load_schedule_file(values["schedule-file"].as<std::string>(), scenario.spec);
+    schedule = catalog::load_schedule_file(values["schedule-file"].as<std::string>(), scenario.spec);
     problem = scenario.spec.build(scenario.source);
   } else {
     const std::string name = values["schedule"].as<std::string>();
     std::string reason;
-    const auto spec = spec_for_generator(scenario.spec, catalog::generators().get(name), reason);
+    const auto spec = catalog::spec_for_generator(scenario.spec, catalog::generators().get(name), reason);
     if (!spec) throw InputError(fmt::format("{}: {}", name, reason));
     problem = spec->build(scenario.source);
     schedule = generate(catalog::generators(), name, problem);

@@ -4,13 +4,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "sim/catalog/run_row.h"
+#include "sim/catalog/schedule_files.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/cli/commands.h"
 #include "sim/schedule/error.h"
 #include "sim/cli/problem_options.h"
 #include "sim/cli/results.h"
-#include "sim/cli/run_row.h"
-#include "sim/cli/schedule_source.h"
 #include "sim/schedule/trace_json.h"
 #include "sim/schedule/trace_writers.h"
 
@@ -58,17 +58,17 @@ int run_simulate(int argc, char** argv) {
     throw InputError("give either --schedule or --schedule-file, not both");
   }
 
-  ResultRow row;
+  catalog::ResultRow row;
   Trace trace;
   if (values.count("schedule-file")) {
-    const Schedule schedule = load_schedule_file(values["schedule-file"].as<std::string>(), scenario.spec);
-    row = run_schedule_row(schedule, scenario.spec.build(scenario.source), engine, &trace);
+    const Schedule schedule = catalog::load_schedule_file(values["schedule-file"].as<std::string>(), scenario.spec);
+    row = catalog::run_schedule_row(schedule, scenario.spec.build(scenario.source), engine, &trace);
   } else {
     scenario.spec.build(scenario.source);
     const std::string name = values.count("schedule")         ? values["schedule"].as<std::string>()
                              : !scenario.schedules.empty() ? scenario.schedules.front()
                                                            : "zb-h1";
-    row = run_generator_row(name, scenario.spec, engine, &trace);
+    row = catalog::run_generator_row(name, scenario.spec, engine, &trace);
     if (!row.has_metrics) throw InputError(fmt::format("{}: {}", name, row.reason));
   }
   trace.meta.problem_json = to_json(scenario.spec.with_chunks(row.chunks)).dump();

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "sim/catalog/run_row.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/cli/commands.h"
 #include "sim/schedule/error.h"
@@ -11,7 +12,6 @@
 #include "sim/solver/ilp_solver.h"
 #include "sim/cli/problem_options.h"
 #include "sim/cli/results.h"
-#include "sim/cli/run_row.h"
 #include "sim/schedule/trace_writers.h"
 
 namespace zb::cli {
@@ -71,7 +71,7 @@ int run_solve(int argc, char** argv) {
     throw ScheduleError(fmt::format("{}: {}", values.count("mem-limit") ? "--mem-limit" : scenario.source, result.message));
   }
   Trace trace;
-  ResultRow row = run_schedule_row(result.schedule, problem, catalog::EngineOptions{}, &trace);
+  catalog::ResultRow row = catalog::run_schedule_row(result.schedule, problem, catalog::EngineOptions{}, &trace);
   row.schedule = "zb-ilp";
   row.status = std::string(ilp_status_name(result.status));
   // The table shows these in its summary line; JSON and CSV carry them as fields.

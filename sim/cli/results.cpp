@@ -47,9 +47,9 @@ std::string describe(const ProblemSpec& spec) {
 
 }  // namespace
 
-nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows) {
+nlohmann::json results_json(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows) {
   nlohmann::json results = nlohmann::json::array();
-  for (const ResultRow& row : rows) {
+  for (const catalog::ResultRow& row : rows) {
     nlohmann::json item = {{"schedule", row.schedule}, {"status", row.status}, {"chunks", row.chunks}};
     if (row.has_metrics) {
       item["makespan"] = row.metrics.makespan;
@@ -66,19 +66,19 @@ nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow
   return {{"problem", to_json(spec)}, {"results", std::move(results)}};
 }
 
-std::string results_text(const ProblemSpec& spec, const std::vector<ResultRow>& rows, Format format) {
+std::string results_text(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows, Format format) {
   if (format == Format::json) return results_json(spec, rows).dump(2) + "\n";
   if (format == Format::csv) {
     std::string out = "schedule,status,chunks,makespan,span,work,bubble_rate,peak_memory_max,idle_max,peak_memory,idle";
     std::vector<std::string> extra_keys;
-    for (const ResultRow& row : rows) {
+    for (const catalog::ResultRow& row : rows) {
       for (const auto& [key, value] : row.extras) {
         if (std::find(extra_keys.begin(), extra_keys.end(), key) == extra_keys.end()) extra_keys.push_back(key);
       }
     }
     for (const auto& key : extra_keys) out += "," + key;
     out += ",reason\n";
-    for (const ResultRow& row : rows) {
+    for (const catalog::ResultRow& row : rows) {
       out += fmt::format("{},{},{}", csv_field(row.schedule), row.status, row.chunks);
       if (row.has_metrics) {
         const Metrics& m = row.metrics;
@@ -97,10 +97,10 @@ std::string results_text(const ProblemSpec& spec, const std::vector<ResultRow>& 
   }
   std::string out = describe(spec) + "\n\n";
   std::size_t name_width = 10;  // schedule names from files can be long paths
-  for (const ResultRow& row : rows) name_width = std::max(name_width, row.schedule.size());
+  for (const catalog::ResultRow& row : rows) name_width = std::max(name_width, row.schedule.size());
   out += fmt::format("{:<{}} {:>6} {:>11} {:>11} {:>11} {:>8} {:>9} {:>11}\n", "schedule", name_width, "chunks",
                      "status", "makespan", "span", "bubble", "peak mem", "idle max");
-  for (const ResultRow& row : rows) {
+  for (const catalog::ResultRow& row : rows) {
     out += fmt::format("{:<{}} {:>6} {:>11}", row.schedule, name_width, row.chunks, row.status);
     if (row.has_metrics) {
       const Metrics& m = row.metrics;
@@ -110,7 +110,7 @@ std::string results_text(const ProblemSpec& spec, const std::vector<ResultRow>& 
     if (!row.reason.empty()) out += "  " + row.reason;
     out += '\n';
   }
-  for (const ResultRow& row : rows) {
+  for (const catalog::ResultRow& row : rows) {
     for (const auto& [key, value] : row.extras) out += fmt::format("{}: {} = {:.6g}\n", row.schedule, key, value);
   }
   return out;

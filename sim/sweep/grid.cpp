@@ -1,5 +1,5 @@
 // Reading sweep grids, expanding points, and checking every axis value before anything runs.
-#include "sim/cli/sweep_grid.h"
+#include "sim/sweep/grid.h"
 
 #include <fmt/format.h>
 
@@ -11,13 +11,13 @@
 #include "sim/catalog/engines.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/problem_fields.h"
-#include "sim/cli/problem_options.h"
+#include "models/scenario.h"
 #include "sim/catalog/generators.h"
-#include "sim/cli/sweep_row.h"
+#include "sim/sweep/row.h"
 #include "models/model_setup.h"
 #include "models/setup_error.h"
 
-namespace zb::cli {
+namespace zb::sweep {
 
 namespace {
 
@@ -37,7 +37,7 @@ std::string known_axes() {
 }
 
 // Applies one axis value to a point.
-void apply_axis(SweepPoint& point, const std::string& key, const nlohmann::json& value) {
+void apply_axis(Point& point, const std::string& key, const nlohmann::json& value) {
   if (key == "schedule") {
     point.schedule = value.get<std::string>();
   } else if (key == "engine") {
@@ -60,14 +60,23 @@ nlohmann::json read_json(const std::string& path) {
 
 }  // namespace
 
-long SweepGrid::size() const {
+long Grid::size() const {
   long total = 1;
-  for (const auto& axis : axes) total *= static_cast<long>(axis.values.size());
+  std::string product;
+  bool too_many = false;
+  for (const auto& axis : axes) {
+    const long n = static_cast<long>(axis.values.size());
+    product += fmt::format("{}{}", product.empty() ? "" : " x ", n);
+    // Checked before multiplying: the product of many axes overflows a long long before it ends.
+    too_many = too_many || (n > 0 && total > kMaxPoints / n);
+    if (!too_many) total *= n;
+  }
+  if (too_many) throw InputError(fmt::format("{}: too many points: {} (more than {})", source, product, kMaxPoints));
   return total;
 }
 
-SweepPoint SweepGrid::point(long index) const {
-  SweepPoint point;
+Point Grid::point(long index) const {
+  Point point;
   point.index = index;
   point.scenario = base;
   point.scenario.erase("schedules");
@@ -87,7 +96,7 @@ SweepPoint SweepGrid::point(long index) const {
   return point;
 }
 
-std::vector<std::string> SweepGrid::extra_columns() const {
+std::vector<std::string> Grid::extra_columns() const {
   std::vector<std::string> extra;
   for (const auto& axis : axes) {
     if (!contains(input_columns(), axis.key)) extra.push_back(axis.key);
@@ -95,11 +104,11 @@ std::vector<std::string> SweepGrid::extra_columns() const {
   return extra;
 }
 
-SweepGrid load_sweep_grid(const std::string& path) {
+Grid load_grid(const std::string& path) {
   const nlohmann::ordered_json object = nlohmann::ordered_json::parse(read_file(path), nullptr, false);
   if (object.is_discarded()) read_json(path);  // rethrows with the parser's message
   if (!object.is_object()) throw InputError(fmt::format("{}: a sweep grid must be a JSON object", path));
-  SweepGrid grid;
+  Grid grid;
   grid.source = path;
   grid.base_dir = std::filesystem::path(path).parent_path().string();
   nlohmann::json scenario_file = nlohmann::json::object();
@@ -142,7 +151,7 @@ SweepGrid load_sweep_grid(const std::string& path) {
           throw InputError(fmt::format("{}: axis '{}' is {}: expected a non-empty list of values", path, axis_key,
                                        values.dump()));
         }
-        SweepAxis axis{axis_key, {}};
+        Axis axis{axis_key, {}};
         for (const auto& item : values) {
           if ((axis_key == "schedule" || axis_key == "engine") && !item.is_string()) {
             throw InputError(fmt::format("{}: axis '{}' has {}: expected a name", path, axis_key, item.dump()));
@@ -167,7 +176,7 @@ SweepGrid load_sweep_grid(const std::string& path) {
     }
   }
   const bool has_schedule_axis =
-      std::any_of(grid.axes.begin(), grid.axes.end(), [](const SweepAxis& a) { return a.key == "schedule"; });
+      std::any_of(grid.axes.begin(), grid.axes.end(), [](const Axis& a) { return a.key == "schedule"; });
   if (!has_schedule_axis) {
     const auto it = grid.base.find("schedules");
     if (it == grid.base.end() || !it->is_array() || it->empty()) {
@@ -175,20 +184,20 @@ SweepGrid load_sweep_grid(const std::string& path) {
                                    "\"zb-h1\"]) or a list 'schedules' to the base scenario",
                                    path));
     }
-    SweepAxis axis{"schedule", {}};
+    Axis axis{"schedule", {}};
     for (const auto& name : *it) {
       if (!name.is_string()) throw InputError(fmt::format("{}: field 'schedules' has {}: expected names", path, name.dump()));
       axis.values.push_back(name);
     }
     grid.axes.push_back(std::move(axis));
   }
-  if (grid.size() > 100'000'000) throw InputError(fmt::format("{}: the grid has {} points: too many", path, grid.size()));
+  grid.size();  // throws when the grid has too many points
 
   // Every value once, on top of the first point: names, types and ranges fail here (exit 2);
   // combinations that cannot run (a model that does not fit) become rows later.
   for (const auto& axis : grid.axes) {
     for (const auto& value : axis.values) {
-      SweepPoint point = grid.point(0);
+      Point point = grid.point(0);
       apply_axis(point, axis.key, value);
       const std::string context = fmt::format("{}: axis '{}' value {}", path, axis.key, value.dump());
       try {
@@ -211,4 +220,4 @@ SweepGrid load_sweep_grid(const std::string& path) {
   return grid;
 }
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

@@ -1,24 +1,35 @@
 // One schedule from name to result row: chunks, generation, validation, memory check, engine.
-#include "sim/cli/run_row.h"
+#include "sim/catalog/run_row.h"
 
 #include <fmt/format.h>
 
-#include "sim/schedule/error.h"
 #include "sim/catalog/generators.h"
-#include "sim/cli/schedule_source.h"
+#include "sim/schedule/error.h"
 #include "sim/schedule/memory.h"
 #include "sim/schedule/validator.h"
 
-namespace zb::cli {
+namespace zb::catalog {
 
-ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, const catalog::EngineOptions& engine,
+std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, std::string& reason) {
+  int chunks = spec.chunks;
+  if (info.chunks == ChunkSupport::single) chunks = 1;
+  if (info.chunks == ChunkSupport::multi && chunks < 2) chunks = 2;
+  if (chunks == spec.chunks) return spec;
+  if (!spec.chunk_independent()) {
+    reason = fmt::format("needs chunks={}, but the costs are given per stage for chunks={}", chunks, spec.chunks);
+    return std::nullopt;
+  }
+  return spec.with_chunks(chunks);
+}
+
+ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, const EngineOptions& engine,
                            Trace* trace) {
   ResultRow row;
   row.schedule = schedule.name;
   row.chunks = problem.chunks;
   // Structure and deadlocks first (an error), then memory against the limit (a status).
   validate(problem, schedule, MemoryCheck::skip);
-  catalog::EngineRun run = catalog::run_engine(problem, schedule, engine);
+  EngineRun run = run_engine(problem, schedule, engine);
   row.has_metrics = true;
   row.metrics = run.trace.metrics;
   row.extras = std::move(run.extras);
@@ -30,9 +41,9 @@ ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, con
   return row;
 }
 
-ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, const catalog::EngineOptions& engine,
+ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, const EngineOptions& engine,
                             Trace* trace) {
-  const GeneratorInfo& info = catalog::generators().get(name);
+  const GeneratorInfo& info = generators().get(name);
   ResultRow row;
   row.schedule = name;
   row.chunks = spec.chunks;
@@ -47,7 +58,7 @@ ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, co
   const Problem problem = adjusted->build();
   Schedule schedule;
   try {
-    schedule = generate(catalog::generators(), name, problem);
+    schedule = generate(generators(), name, problem);
   } catch (const ScheduleError& e) {
     row.status = "infeasible";
     row.reason = e.what();
@@ -60,4 +71,4 @@ ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, co
   return run_schedule_row(schedule, problem, engine, trace);
 }
 
-}  // namespace zb::cli
+}  // namespace zb::catalog

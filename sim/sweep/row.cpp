@@ -1,5 +1,5 @@
 // Running one sweep point (scenario, cost model, generator, engine) and formatting its row.
-#include "sim/cli/sweep_row.h"
+#include "sim/sweep/row.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,12 +10,12 @@
 #include "sim/catalog/engines.h"
 #include "sim/schedule/csv_field.h"
 #include "sim/schedule/error.h"
-#include "sim/cli/problem_options.h"
-#include "sim/cli/run_row.h"
+#include "models/scenario.h"
+#include "sim/catalog/run_row.h"
 #include "models/presets.h"
 #include "models/setup_error.h"
 
-namespace zb::cli {
+namespace zb::sweep {
 
 using ojson = nlohmann::ordered_json;
 
@@ -33,7 +33,7 @@ const std::vector<std::string>& metric_columns() {
   return columns;
 }
 
-std::vector<std::string> sweep_columns(const SweepGrid& grid) {
+std::vector<std::string> result_columns(const Grid& grid) {
   std::vector<std::string> columns = {"point"};
   for (const auto& extra : grid.extra_columns()) columns.push_back(extra);
   for (const auto& c : input_columns()) columns.push_back(c);
@@ -41,7 +41,7 @@ std::vector<std::string> sweep_columns(const SweepGrid& grid) {
   return columns;
 }
 
-std::string sweep_csv_header(const SweepGrid& grid) { return fmt::format("{}", fmt::join(sweep_columns(grid), ",")); }
+std::string csv_header(const Grid& grid) { return fmt::format("{}", fmt::join(result_columns(grid), ",")); }
 
 namespace {
 
@@ -80,7 +80,7 @@ ojson label_of(const nlohmann::json& scenario, const char* key) {
 
 }  // namespace
 
-SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point) {
+Row run_point(const Grid& grid, const Point& point) {
   ojson row = ojson::object();
   row["point"] = point.index;
   for (const auto& extra : grid.extra_columns()) row[extra] = point.axes[extra];
@@ -128,7 +128,7 @@ SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point) {
       if (cluster.path.empty()) throw InputError("cluster: the SimGrid engine needs a cluster file, not an object");
       engine.cluster = cluster.path.string();
     }
-    const ResultRow result = run_generator_row(point.schedule, scenario.spec, engine, nullptr);
+    const catalog::ResultRow result = catalog::run_generator_row(point.schedule, scenario.spec, engine, nullptr);
     row["status"] = result.status;
     row["chunks"] = result.chunks;
     if (!result.reason.empty()) row["reason"] = result.reason;
@@ -164,7 +164,7 @@ SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point) {
     row["reason"] = e.what();
   }
 
-  SweepRow out;
+  Row out;
   out.point = point.index;
   out.status = row["status"].get<std::string>();
   std::vector<std::string> cells;
@@ -180,4 +180,4 @@ SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point) {
   return out;
 }
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

@@ -1,12 +1,12 @@
 // Progress bar: "[#####.....] 120/400  30%  0:12 elapsed, ETA 0:28".
-#include "sim/cli/sweep_progress.h"
+#include "sim/sweep/progress.h"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <string>
 
-namespace zb::cli {
+namespace zb::sweep {
 
 namespace {
 
@@ -17,18 +17,18 @@ std::string clock_text(double seconds) {
 
 }  // namespace
 
-SweepProgress::SweepProgress(long total, bool enabled)
+Progress::Progress(long total, bool enabled)
     : total_(total), enabled_(enabled && total > 0), start_(std::chrono::steady_clock::now()), last_draw_(start_) {
   if (enabled_) draw(true);
 }
 
-void SweepProgress::tick() {
+void Progress::tick() {
   std::lock_guard lock(mutex_);
   ++done_;
   draw(false);
 }
 
-void SweepProgress::finish() {
+void Progress::finish() {
   std::lock_guard lock(mutex_);
   if (!enabled_) return;
   draw(true);
@@ -36,7 +36,7 @@ void SweepProgress::finish() {
   std::fflush(stderr);
 }
 
-void SweepProgress::draw(bool force) {
+void Progress::draw(bool force) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
   if (!force && now - last_draw_ < std::chrono::milliseconds(100) && done_ < total_) return;
@@ -53,4 +53,4 @@ void SweepProgress::draw(bool force) {
   std::fflush(stderr);
 }
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

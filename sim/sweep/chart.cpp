@@ -1,5 +1,5 @@
 // Drawing line and bar charts as plain SVG: axes with round ticks, a legend, fixed colours.
-#include "sim/cli/sweep_chart.h"
+#include "sim/sweep/chart.h"
 
 #include "sim/schedule/svg_text.h"
 
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <set>
 
-namespace zb::cli {
+namespace zb::sweep {
 
 namespace {
 
@@ -174,4 +174,4 @@ std::string render_charts(const std::vector<Chart>& charts) {
   return svg + "</svg>\n";
 }
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

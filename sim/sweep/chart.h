@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace zb::cli {
+namespace zb::sweep {
 
-struct ChartSeries {
+struct Series {
   std::string label;
   std::vector<std::pair<double, double>> points;  // (x, y), drawn in x order
   int color = -1;  // palette index; -1: the series' position in the chart
@@ -18,7 +18,7 @@ struct Chart {
   std::string subtitle;
   std::string x_label;
   std::string y_label;
-  std::vector<ChartSeries> series;
+  std::vector<Series> series;
   bool bars = false;        // grouped bars at integer x (e.g. devices) instead of lines
   bool y_percent = false;   // y values are fractions, labelled as percentages
   bool x_log2 = false;      // x on a log2 scale (microbatch counts)
@@ -29,4 +29,4 @@ struct Chart {
 // One SVG with the charts one below the other; deterministic text for the same input.
 std::string render_charts(const std::vector<Chart>& charts);
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

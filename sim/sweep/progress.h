@@ -4,12 +4,12 @@
 #include <chrono>
 #include <mutex>
 
-namespace zb::cli {
+namespace zb::sweep {
 
-class SweepProgress {
+class Progress {
  public:
   // total: points to run now; enabled: draw at all (false when stderr is not a terminal).
-  SweepProgress(long total, bool enabled);
+  Progress(long total, bool enabled);
   // One more point done; redraws at most ten times a second.
   void tick();
   // Final state and a newline.
@@ -26,4 +26,4 @@ class SweepProgress {
   std::mutex mutex_;
 };
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

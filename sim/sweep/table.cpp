@@ -1,27 +1,27 @@
 // A small RFC 4180 CSV reader for results files.
-#include "sim/cli/sweep_table.h"
+#include "sim/sweep/table.h"
 
 #include <fmt/format.h>
 
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 
-namespace zb::cli {
+namespace zb::sweep {
 
-int SweepTable::column(const std::string& name) const {
+int Table::column(const std::string& name) const {
   for (std::size_t i = 0; i < columns.size(); ++i) {
     if (columns[i] == name) return static_cast<int>(i);
   }
   return -1;
 }
 
-const std::string& SweepTable::cell(std::size_t row, const std::string& name) const {
+const std::string& Table::cell(std::size_t row, const std::string& name) const {
   static const std::string empty;
   const int c = column(name);
   return c < 0 || static_cast<std::size_t>(c) >= rows[row].size() ? empty : rows[row][c];
 }
 
-SweepTable read_sweep_table(const std::string& path) {
+Table read_table(const std::string& path) {
   const std::string text = read_file(path);
   std::vector<std::vector<std::string>> records;
   std::vector<std::string> record;
@@ -60,7 +60,7 @@ SweepTable read_sweep_table(const std::string& path) {
   if (quoted) throw InputError(fmt::format("{}: line {}: unterminated quoted cell", path, line));
   // A last line without its newline is an unfinished write: left out.
   if (records.empty()) throw InputError(fmt::format("{}: empty: not a results file", path));
-  SweepTable table;
+  Table table;
   table.columns = std::move(records.front());
   for (std::size_t r = 1; r < records.size(); ++r) {
     if (records[r].size() != table.columns.size()) {
@@ -72,4 +72,4 @@ SweepTable read_sweep_table(const std::string& path) {
   return table;
 }
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

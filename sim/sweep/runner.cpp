@@ -1,6 +1,6 @@
 // A thread pool for evaluator points, a pool of forked workers for SimGrid points; rows are
 // reordered so that `done` sees them in point order.
-#include "sim/cli/sweep_runner.h"
+#include "sim/sweep/runner.h"
 
 #include <poll.h>
 #include <sys/wait.h>
@@ -21,17 +21,17 @@
 #include "sim/schedule/child_process.h"
 #include "sim/schedule/error.h"
 
-namespace zb::cli {
+namespace zb::sweep {
 
 namespace {
 
 // Emits the finished prefix of `slots` in order.
 struct InOrder {
-  std::vector<std::optional<SweepRow>> slots;
+  std::vector<std::optional<Row>> slots;
   std::size_t next = 0;
-  const std::function<void(const SweepRow&)>& done;
+  const std::function<void(const Row&)>& done;
 
-  void put(std::size_t i, SweepRow row) {
+  void put(std::size_t i, Row row) {
     slots[i] = std::move(row);
     while (next < slots.size() && slots[next]) {
       done(*slots[next]);
@@ -41,9 +41,9 @@ struct InOrder {
   }
 };
 
-void run_threads(const SweepGrid& grid, const std::vector<long>& points, int jobs,
-                 const std::function<void(const SweepRow&)>& done) {
-  InOrder order{std::vector<std::optional<SweepRow>>(points.size()), 0, done};
+void run_threads(const Grid& grid, const std::vector<long>& points, int jobs,
+                 const std::function<void(const Row&)>& done) {
+  InOrder order{std::vector<std::optional<Row>>(points.size()), 0, done};
   std::atomic<std::size_t> next{0};
   std::mutex mutex;
   std::exception_ptr failure;
@@ -52,7 +52,7 @@ void run_threads(const SweepGrid& grid, const std::vector<long>& points, int job
       const std::size_t i = next++;
       if (i >= points.size()) return;
       try {
-        SweepRow row = run_sweep_point(grid, grid.point(points[i]));
+        Row row = run_point(grid, grid.point(points[i]));
         std::lock_guard lock(mutex);
         if (failure) return;
         order.put(i, std::move(row));
@@ -78,7 +78,7 @@ void put_string(std::string& out, const std::string& text) {
 }
 
 // Takes one whole record off the front of `buffer` if there is one.
-std::optional<std::pair<std::size_t, SweepRow>> take_record(std::string& buffer) {
+std::optional<std::pair<std::size_t, Row>> take_record(std::string& buffer) {
   std::size_t pos = 0;
   auto need = [&](std::size_t n) { return buffer.size() >= pos + n; };
   if (!need(sizeof(std::uint64_t))) return std::nullopt;
@@ -96,15 +96,15 @@ std::optional<std::pair<std::size_t, SweepRow>> take_record(std::string& buffer)
     pos += size;
   }
   buffer.erase(0, pos);
-  SweepRow row;
+  Row row;
   row.status = std::move(parts[0]);
   row.csv_line = std::move(parts[1]);
   row.json_line = std::move(parts[2]);
   return std::pair{static_cast<std::size_t>(slot), std::move(row)};
 }
 
-void run_processes(const SweepGrid& grid, const std::vector<long>& points, int jobs,
-                   const std::function<void(const SweepRow&)>& done) {
+void run_processes(const Grid& grid, const std::vector<long>& points, int jobs,
+                   const std::function<void(const Row&)>& done) {
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(points.size())));
   std::fflush(stdout);
   std::fflush(stderr);
@@ -120,7 +120,7 @@ void run_processes(const SweepGrid& grid, const std::vector<long>& points, int j
         [&, k](int fd) {
           try {
             for (std::size_t i = static_cast<std::size_t>(k); i < points.size(); i += static_cast<std::size_t>(jobs)) {
-              const SweepRow row = run_sweep_point(grid, grid.point(points[i]));
+              const Row row = run_point(grid, grid.point(points[i]));
               std::string record;
               const std::uint64_t slot = i;
               record.append(reinterpret_cast<const char*>(&slot), sizeof slot);
@@ -139,7 +139,7 @@ void run_processes(const SweepGrid& grid, const std::vector<long>& points, int j
     workers[k].pid = child.pid;
     workers[k].fd = child.fd;
   }
-  InOrder order{std::vector<std::optional<SweepRow>>(points.size()), 0, done};
+  InOrder order{std::vector<std::optional<Row>>(points.size()), 0, done};
   std::size_t received = 0;
   int open = jobs;
   std::vector<pollfd> polls;
@@ -188,8 +188,8 @@ void run_processes(const SweepGrid& grid, const std::vector<long>& points, int j
 
 }  // namespace
 
-void run_sweep_points(const SweepGrid& grid, const std::vector<long>& points, int jobs, bool processes,
-                      const std::function<void(const SweepRow&)>& done) {
+void run_points(const Grid& grid, const std::vector<long>& points, int jobs, bool processes,
+                      const std::function<void(const Row&)>& done) {
   if (points.empty()) return;
   if (processes) {
     run_processes(grid, points, jobs, done);
@@ -198,4 +198,4 @@ void run_sweep_points(const SweepGrid& grid, const std::vector<long>& points, in
   }
 }
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

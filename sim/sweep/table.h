@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace zb::cli {
+namespace zb::sweep {
 
-struct SweepTable {
+struct Table {
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;
 
@@ -18,6 +18,6 @@ struct SweepTable {
 };
 
 // RFC 4180 CSV (quoted cells, doubled quotes). Throws InputError naming the file and line.
-SweepTable read_sweep_table(const std::string& path);
+Table read_table(const std::string& path);
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

@@ -5,16 +5,16 @@
 #include <functional>
 #include <vector>
 
-#include "sim/cli/sweep_grid.h"
-#include "sim/cli/sweep_row.h"
+#include "sim/sweep/grid.h"
+#include "sim/sweep/row.h"
 
-namespace zb::cli {
+namespace zb::sweep {
 
 // Runs `points` (indices into the grid, ascending) with `jobs` workers and calls `done` for every
 // row in the order of `points`, from one thread at a time. With processes, each worker is a
 // forked child (the SimGrid engine forks a child per simulation itself and must not be called
 // from several threads at once); rows travel back through pipes.
-void run_sweep_points(const SweepGrid& grid, const std::vector<long>& points, int jobs, bool processes,
-                      const std::function<void(const SweepRow&)>& done);
+void run_points(const Grid& grid, const std::vector<long>& points, int jobs, bool processes,
+                      const std::function<void(const Row&)>& done);
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

@@ -1,5 +1,5 @@
 // Result files of a sweep: whole-line appends, atomic rewrites, resume and merge.
-#include "sim/cli/sweep_output.h"
+#include "sim/sweep/output.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 
-namespace zb::cli {
+namespace zb::sweep {
 
 std::string jsonl_path_for(const std::string& csv_path) {
   if (csv_path.size() > 4 && csv_path.ends_with(".csv")) return csv_path.substr(0, csv_path.size() - 4) + ".jsonl";
@@ -58,10 +58,10 @@ void write_all(int fd, const std::string& text, const std::string& path) {
 
 }  // namespace
 
-SweepLines read_sweep_lines(const std::string& csv_path, const std::string& expected_header,
+Lines read_lines(const std::string& csv_path, const std::string& expected_header,
                             const std::function<void(long, const nlohmann::json&, const std::string&)>& check) {
   const std::string jsonl_path = jsonl_path_for(csv_path);
-  SweepLines out;
+  Lines out;
   if (!std::filesystem::exists(csv_path)) return out;
   const auto csv = complete_lines(read_file(csv_path));
   if (csv.empty()) return out;
@@ -92,7 +92,7 @@ SweepLines read_sweep_lines(const std::string& csv_path, const std::string& expe
   return out;
 }
 
-void write_sweep_files(const std::string& csv_path, const std::string& header, const SweepLines& lines) {
+void write_files(const std::string& csv_path, const std::string& header, const Lines& lines) {
   std::string csv = header + "\n";
   std::string jsonl;
   for (const auto& [point, pair] : lines) {
@@ -103,7 +103,7 @@ void write_sweep_files(const std::string& csv_path, const std::string& header, c
   write_file_atomically(jsonl_path_for(csv_path), jsonl);
 }
 
-SweepAppender::SweepAppender(const std::string& csv_path) : csv_path_(csv_path) {
+Appender::Appender(const std::string& csv_path) : csv_path_(csv_path) {
   csv_fd_ = ::open(csv_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   jsonl_fd_ = ::open(jsonl_path_for(csv_path).c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (csv_fd_ < 0 || jsonl_fd_ < 0) {
@@ -113,19 +113,19 @@ SweepAppender::SweepAppender(const std::string& csv_path) : csv_path_(csv_path) 
   }
 }
 
-SweepAppender::~SweepAppender() {
+Appender::~Appender() {
   ::close(csv_fd_);
   ::close(jsonl_fd_);
 }
 
-void SweepAppender::append(const SweepRow& row) {
+void Appender::append(const Row& row) {
   // The JSON line first: a point counts as done only when its CSV line exists too.
   write_all(jsonl_fd_, row.json_line + "\n", jsonl_path_for(csv_path_));
   write_all(csv_fd_, row.csv_line + "\n", csv_path_);
 }
 
-SweepLines merge_sweep_files(const std::vector<std::string>& csv_paths, std::string& header) {
-  SweepLines merged;
+Lines merge_files(const std::vector<std::string>& csv_paths, std::string& header) {
+  Lines merged;
   header.clear();
   for (const auto& path : csv_paths) {
     if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: no such file", path));
@@ -135,7 +135,7 @@ SweepLines merge_sweep_files(const std::vector<std::string>& csv_paths, std::str
     if (csv.front() != header) {
       throw InputError(fmt::format("{}: line 1: other columns than {}: not the same grid", path, csv_paths.front()));
     }
-    const SweepLines lines = read_sweep_lines(path, header, [](long, const nlohmann::json&, const std::string&) {});
+    const Lines lines = read_lines(path, header, [](long, const nlohmann::json&, const std::string&) {});
     if (lines.size() + 1 != csv.size()) {
       throw InputError(fmt::format("{}: {} rows but {} in {}: an unfinished or damaged run (resume it first)", path,
                                    csv.size() - 1, lines.size(), jsonl_path_for(path)));
@@ -150,4 +150,4 @@ SweepLines merge_sweep_files(const std::vector<std::string>& csv_paths, std::str
   return merged;
 }
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

@@ -4,19 +4,19 @@
 #include <string>
 #include <vector>
 
-#include "sim/cli/sweep_grid.h"
+#include "sim/sweep/grid.h"
 
-namespace zb::cli {
+namespace zb::sweep {
 
 // Inputs every row carries (axis values as written, plus what the problem became).
 const std::vector<std::string>& input_columns();
 // Metrics every row carries.
 const std::vector<std::string>& metric_columns();
 // "point", the extra axis columns, the inputs, the metrics.
-std::vector<std::string> sweep_columns(const SweepGrid& grid);
-std::string sweep_csv_header(const SweepGrid& grid);
+std::vector<std::string> result_columns(const Grid& grid);
+std::string csv_header(const Grid& grid);
 
-struct SweepRow {
+struct Row {
   long point = 0;
   std::string status;
   std::string csv_line;   // no newline
@@ -25,6 +25,6 @@ struct SweepRow {
 
 // Runs one point. Never throws for a point that cannot run: a model that does not fit, a shape
 // a generator cannot build or an invalid combination become rows with a status and a reason.
-SweepRow run_sweep_point(const SweepGrid& grid, const SweepPoint& point);
+Row run_point(const Grid& grid, const Point& point);
 
-}  // namespace zb::cli
+}  // namespace zb::sweep

@@ -1,0 +1,45 @@
+// One schedule from name to result row: the problem a generator runs on, generation, validation,
+// the engine, the memory judgement. Shared by every front end that compares schedules (zbsim
+// compare, simulate, solve, sweeps).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/catalog/engines.h"
+#include "sim/schedule/generator_registry.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/trace.h"
+
+namespace zb::catalog {
+
+// ok: ran; over-limit: ran but its peak memory exceeds the limit; unsupported: the generator
+// cannot build this shape; infeasible: no schedule fits the limit.
+struct ResultRow {
+  std::string schedule;
+  std::string status = "ok";
+  std::string reason;
+  int chunks = 1;
+  bool has_metrics = false;
+  Metrics metrics;
+  std::vector<std::pair<std::string, double>> extras;  // engine-specific numbers (e.g. step times)
+};
+
+// The problem a generator runs on. Generators fix their chunk count (single: 1; multi: the given
+// v, or 2); when the costs were given per stage the problem cannot be rebuilt for another v, and
+// `reason` says so (returns nullopt).
+std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, std::string& reason);
+
+// The row for one generator; `trace` receives the trace when the row has metrics. Problems the
+// generator cannot handle become a row with a status, never an exception; an unknown name is an
+// InputError.
+ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, const EngineOptions& engine,
+                            Trace* trace);
+
+// The row for a given schedule (validated first: an invalid schedule is an InputError).
+ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, const EngineOptions& engine,
+                           Trace* trace);
+
+}  // namespace zb::catalog

@@ -1,0 +1,97 @@
+// Shards, resume and the run of a whole sweep into its two result files.
+#include "sim/sweep/run.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "sim/schedule/error.h"
+#include "sim/sweep/output.h"
+#include "sim/sweep/progress.h"
+#include "sim/sweep/row.h"
+#include "sim/sweep/runner.h"
+
+namespace zb::sweep {
+
+std::vector<long> Shard::points(long total) const {
+  std::vector<long> out;
+  for (long point = index; point < total; point += count) out.push_back(point);
+  return out;
+}
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  long i = 0;
+  long n = 0;
+  const bool ok =
+      slash != std::string::npos && std::from_chars(text.data(), text.data() + slash, i).ptr == text.data() + slash &&
+      std::from_chars(text.data() + slash + 1, text.data() + text.size(), n).ptr == text.data() + text.size() &&
+      n >= 1 && i >= 1 && i <= n;
+  if (!ok) throw InputError(fmt::format("--shard: '{}': expected I/N with 1 <= I <= N, e.g. 2/8", text));
+  return {i - 1, n};
+}
+
+std::string status_summary(const std::map<std::string, long>& statuses) {
+  std::string text;
+  for (const auto& [status, count] : statuses) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", count, status);
+  return text.empty() ? "nothing to run" : text;
+}
+
+RunReport run(const Grid& grid, const RunOptions& options) {
+  const std::string header = csv_header(grid);
+  const Shard shard = options.shard;
+  RunReport report;
+  report.total = grid.size();
+
+  Lines lines;
+  if (options.resume) {
+    lines = read_lines(options.out, header, [&](long point, const nlohmann::json& axes, const std::string& context) {
+      if (point < 0 || point >= report.total || !shard.contains(point)) {
+        throw InputError(fmt::format("{}: point {} is not in this grid{}: resume only the same grid and shard", context,
+                                     point, shard.count > 1 ? " shard" : ""));
+      }
+      const nlohmann::json expected(grid.point(point).axes);
+      if (axes != expected) {
+        throw InputError(
+            fmt::format("{}: point {} was run with {}, the grid now gives {}: resume only the same grid, "
+                        "or write to another --out",
+                        context, point, axes.dump(), expected.dump()));
+      }
+    });
+  }
+  std::vector<long> pending;
+  bool simgrid = false;
+  const std::vector<long> selected = shard.points(report.total);
+  for (const long point : selected) {
+    if (lines.contains(point)) continue;
+    pending.push_back(point);
+    simgrid = simgrid || grid.point(point).engine == "simgrid";
+  }
+  report.selected = static_cast<long>(selected.size());
+  report.kept = static_cast<long>(lines.size());
+  report.ran = static_cast<long>(pending.size());
+  write_files(options.out, header, lines);  // a fresh start, or the earlier rows without a torn last line
+  {
+    Appender appender(options.out);
+    Progress progress(report.ran, options.progress);
+    run_points(grid, pending, options.jobs, simgrid, [&](const Row& row) {
+      appender.append(row);
+      lines[row.point] = {row.csv_line, row.json_line};
+      ++report.statuses[row.status];
+      progress.tick();
+    });
+    progress.finish();
+  }
+  write_files(options.out, header, lines);
+  return report;
+}
+
+long merge(const std::vector<std::string>& csv_paths, const std::string& out) {
+  std::string header;
+  const Lines lines = merge_files(csv_paths, header);
+  write_files(out, header, lines);
+  return static_cast<long>(lines.size());
+}
+
+}  // namespace zb::sweep
