@@ -13,19 +13,13 @@
 #include "sim/schedule/pytorch_csv.h"
 #include "sim/schedule/validator.h"
 #include "sim/solver/ilp_solver.h"
+#include "tests/support/input_error.h"
 #include "tests/support/problems.h"
 
 namespace zb {
 namespace {
 
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 TEST(CatalogGenerators, TheHandcraftedAndTheSolversInOneList) {
   const std::vector<std::string> names = catalog::generators().names();
