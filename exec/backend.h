@@ -38,8 +38,6 @@ class Backend {
   virtual void run_on_devices(const std::function<void(int device)>& body) = 0;
 };
 
-// The CPU backend for "cpu". "cuda" is built by cuda::make_cuda_backend (exec/cuda/cuda_cli.h)
-// from its own flags; here it and any other name throw InputError naming the backend.
-std::unique_ptr<Backend> make_backend(std::string_view name, int devices);
+// Choosing a backend by name: make_backend (exec/backends.h).
 
 }  // namespace zb::exec

@@ -7,11 +7,9 @@
 #include <string>
 
 #include "exec/backend.h"
+#include "exec/backends.h"
 #include "exec/calibrate.h"
 #include "exec/cli_common.h"
-#ifdef ZB_HAVE_CUDA
-#include "exec/cuda/cuda_cli.h"
-#endif
 #include "exec/commands.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
@@ -28,10 +26,8 @@ int run_calibrate(int argc, char** argv) {
   po::options_description options("zbexec calibrate options");
   options.add_options()("help,h", "show this help");
   add_shape_options(options, shape);
-#ifdef ZB_HAVE_CUDA
-  cuda::CudaFlags cuda_flags;
-  cuda::add_cuda_options(options, cuda_flags);
-#endif
+  BackendFlags backend_flags;
+  add_backend_options(options, backend_flags);
   options.add_options()
       ("repeats", po::value(&repeats)->default_value(5), "timed repetitions per pass (median kept, after one warm-up)")
       ("concurrent", po::bool_switch(&concurrent), "all devices measure at once, competing for cores as in a run (default: one after another)")
@@ -51,12 +47,7 @@ int run_calibrate(int argc, char** argv) {
   calibration_options.repeats = repeats;
   calibration_options.concurrent = concurrent;
   calibration_options.model.validate(shape.devices * shape.chunks);
-#ifdef ZB_HAVE_CUDA
-  auto backend = shape.backend == "cuda" ? cuda::make_cuda_backend(cuda_flags, shape.devices)
-                                         : make_backend(shape.backend, shape.devices);
-#else
-  auto backend = make_backend(shape.backend, shape.devices);
-#endif
+  const auto backend = make_backend(shape.backend, shape.devices, backend_flags);
   const Calibration calibration = calibrate(*backend, calibration_options);
 
   fmt::print("zbexec calibrate: backend {}, p={} v={}, {} layers x hidden {}, microbatch {}, "

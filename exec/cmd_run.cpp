@@ -11,14 +11,12 @@
 #include "exec/backend.h"
 #include "exec/calibrate.h"
 #include "exec/cli_common.h"
-#ifdef ZB_HAVE_CUDA
-#include "exec/cuda/cuda_cli.h"
-#endif
 #include "exec/commands.h"
-#include "exec/cpu_backend.h"
+#include "exec/backends.h"
 #include "exec/engine.h"
 #include "exec/generators.h"
 #include "exec/predict.h"
+#include "exec/mpi_transport.h"
 #include "exec/process_group.h"
 #include "exec/reference.h"
 #include "sim/schedule/atomic_file.h"
@@ -56,12 +54,10 @@ struct RunFlags {
   bool predict = false;
   int repeats = 5;
   bool concurrent_calibration = false;
-  // A multi-process run (one process per pipeline device); unset: from the launcher's environment.
-  int rank = -1;
-  int world = -1;
-  std::string rendezvous;
-  double join_timeout = 300;
+  // A multi-process run (one process per pipeline device, launched by mpirun or srun).
+  std::string mpi = "auto";
   double silence_timeout = 60;
+  double setup_timeout = 300;
 };
 
 zb::Schedule load_schedule_file(const std::string& path) {
@@ -97,10 +93,8 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   po::options_description options("zbexec run options");
   options.add_options()("help,h", "show this help");
   add_shape_options(options, flags.shape);
-#ifdef ZB_HAVE_CUDA
-  cuda::CudaFlags cuda_flags;
-  cuda::add_cuda_options(options, cuda_flags);
-#endif
+  BackendFlags backend_flags;
+  add_backend_options(options, backend_flags);
   options.add_options()
       ("schedule", po::value(&flags.schedule)->default_value("1f1b"), "generator name: gpipe, 1f1b, 1f1b-i, zb-h1, zb-h2, zb-auto, zb-1p, zb-2p, zb-ilp")
       ("schedule-file", po::value(&flags.schedule_file), "run this schedule (text or JSON form, or a PyTorch pipeline .csv whose shape then replaces --p/--m/--chunks) instead of a generator")
@@ -121,14 +115,11 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
       ("calibration", po::value(&flags.calibration_path), "scenario from 'zbexec calibrate' (default with --predict: calibrate now)")
       ("repeats", po::value(&flags.repeats)->default_value(5), "timed repetitions per pass when calibrating for --predict")
       ("concurrent-calibration", po::bool_switch(&flags.concurrent_calibration), "calibrate for --predict with all devices measuring at once (see zbexec calibrate --concurrent)");
-  po::options_description processes("multi-process runs (one process per pipeline device, e.g. one per GPU across nodes)");
+  po::options_description processes("multi-process runs under MPI (mpirun -np P zbexec run ..., srun --mpi=pmix: rank R runs pipeline device R; see exec/README.md)");
   processes.add_options()
-      ("rendezvous", po::value(&flags.rendezvous), "a path every rank can read (shared file system): rank 0 writes its address there, the others join it; use a fresh path per job")
-      ("nccl-id", po::value(&flags.rendezvous), "the same as --rendezvous (with --backend cuda the ranks also agree on their NCCL communicators through it)")
-      ("rank", po::value(&flags.rank), "this process's rank = its pipeline device (default: SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)")
-      ("world", po::value(&flags.world), "number of processes, equal to --p (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE or PMI_SIZE)")
-      ("join-timeout", po::value(&flags.join_timeout)->default_value(300), "seconds to wait for every rank to join")
-      ("silence-timeout", po::value(&flags.silence_timeout)->default_value(60), "fail the run when a rank sends no heartbeat for this many seconds (stopped, or its node unreachable); 0: never");
+      ("mpi", po::value(&flags.mpi)->default_value("auto"), "auto: one rank of an MPI job when launched by mpirun -np N or srun --mpi=pmix with N > 1 (rank = pipeline device, N = --p), else one process with a thread per device; on: always MPI (e.g. mpirun -np 1); off: never")
+      ("silence-timeout", po::value(&flags.silence_timeout)->default_value(60), "fail the run on every rank when a rank sends no heartbeat for this many seconds (stopped, hung, or its node unreachable), naming it; 0: never")
+      ("setup-timeout", po::value(&flags.setup_timeout)->default_value(300), "seconds a rank waits for the others at agreement, barriers and the end");
   options.add(processes);
   if (!parse_or_help(argc, argv, options, "usage: zbexec run [options]",
                      "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify")) {
@@ -161,36 +152,28 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   if (flags.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", flags.steps));
   shape.model.validate(shape.devices * shape.chunks);
 
-  // Joined before the backend exists (the backend's devices run on the group's clock).
-  if (!flags.rendezvous.empty() || flags.rank >= 0 || flags.world >= 0) {
-    Rendezvous rendezvous = resolve_rendezvous(flags.rank >= 0 ? std::optional<int>(flags.rank) : std::nullopt,
-                                               flags.world >= 0 ? std::optional<int>(flags.world) : std::nullopt,
-                                               flags.rendezvous);
-    rendezvous.timeout_s = flags.join_timeout;
-    rendezvous.silence_timeout_s = flags.silence_timeout;
-    if (rendezvous.world != shape.devices) {
-      throw InputError(fmt::format("--world {} but --p {}: a multi-process run has one process per "
-                                   "pipeline device", rendezvous.world, shape.devices));
-    }
+  // MPI starts before the backend exists (the backend's devices run on the group's clock).
+  if (const std::string reason = mpi_launch_reason(parse_mpi_mode(flags.mpi)); !reason.empty()) {
     if (flags.predict && flags.calibration_path.empty()) {
       throw InputError("--predict in a multi-process run needs --calibration FILE (calibrate in one "
                        "process: zbexec calibrate ... --out FILE)");
     }
-    group = ProcessGroup::join(rendezvous);
-    fmt::print("rank {} of {}: joined through {} (clock aligned to rank 0 within {:.0f} us)\n",
-               group->rank(), group->world(), rendezvous.file, group->clock_error_us());
+    GroupOptions group_options;
+    group_options.silence_timeout_s = flags.silence_timeout;
+    group_options.setup_timeout_s = flags.setup_timeout;
+    // A rank that cannot end its run after a failure (a send to a stopped rank never returns)
+    // exits this long after it: past the 3 s in which the others leave with it.
+    group_options.exit_after_failure_s = 5;
+    group = std::make_unique<ProcessGroup>(start_mpi(reason), group_options);
+    if (group->world() != shape.devices) {
+      throw InputError(fmt::format("the MPI job has {} ranks but --p is {}: a multi-process run has "
+                                   "one rank per pipeline device", group->world(), shape.devices));
+    }
+    fmt::print("rank {} of {}: {}; clock aligned to rank 0 within {:.0f} us\n", group->rank(),
+               group->world(), group->describe(), group->clock_error_us());
     std::fflush(stdout);
   }
-  std::unique_ptr<Backend> backend;
-  if (group && shape.backend == "cpu") {
-    backend = std::make_unique<CpuBackend>(*group);
-#ifdef ZB_HAVE_CUDA
-  } else if (shape.backend == "cuda") {
-    backend = cuda::make_cuda_backend(cuda_flags, shape.devices, group.get());
-#endif
-  } else {
-    backend = make_backend(shape.backend, shape.devices);
-  }
+  const std::unique_ptr<Backend> backend = make_backend(shape.backend, shape.devices, backend_flags, group.get());
 
   // The problem: its shape from the flags; its costs from a calibration when predicting (the
   // memory-aware generators then also see real memory), unit costs otherwise.
@@ -227,9 +210,7 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   const zb::Schedule schedule = imported                       ? imported->schedule
                                 : flags.schedule_file.empty() ? zb::generate(exec_generators(), flags.schedule, problem)
                                                               : load_schedule_file(flags.schedule_file);
-#ifdef ZB_HAVE_CUDA
-  cuda::label_actions(*backend, schedule);  // NVTX ranges F3, B3, W3, F3.1 in Nsight Systems
-#endif
+  label_actions(*backend, schedule);  // NVTX ranges F3, B3, W3, F3.1 in Nsight Systems (CUDA)
 
   const std::string description = fmt::format(
       "schedule {}, p={} m={} v={} ({}), backend {}, {} layers x hidden {}, microbatch {}, {} {}, {} steps",
@@ -238,10 +219,11 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
       shape.model.microbatch_size, flags.optimizer, flags.mode, flags.steps);
   if (group) {
     exec_options.gather_weights = flags.verify;
-    group->agree(fmt::format("{}\nseed {} lr {} momentum {} weight-decay {} clip {} inject '{}' verify {}\n{}",
-                             description, shape.model.seed, flags.lr, flags.momentum,
-                             flags.weight_decay, flags.clip, flags.inject, flags.verify,
-                             zb::to_text(schedule)));
+    // One flag a line, so that a difference is named by its flag; then the schedule itself.
+    group->agree(fmt::format("run {}\n--seed {}\n--lr {}\n--momentum {}\n--weight-decay {}\n--clip {}\n"
+                             "--inject-nonfinite '{}'\n--verify {}\n--mem-limit '{}'\nschedule:\n{}",
+                             description, shape.model.seed, flags.lr, flags.momentum, flags.weight_decay,
+                             flags.clip, flags.inject, flags.verify, flags.mem_limit, zb::to_text(schedule)));
   }
   if (!group || group->rank() == 0) fmt::print("zbexec run: {}\n", description);
   std::fflush(stdout);
@@ -317,10 +299,15 @@ int run_run(int argc, char** argv) {
   try {
     return run_and_report(argc, argv, group);
   } catch (const std::exception& error) {
-    // The other ranks learn why this one leaves (bad input here, a failed run) instead of only
-    // that it went away.
-    if (group) group->abandon(error.what());
-    throw;
+    if (!group) throw;
+    // A rank of an MPI job: it says why it leaves, the others hear it (and leave with it), and
+    // every rank ends within seconds even when one does not listen (leave: an exit without
+    // MPI_Finalize then, and the launcher ends the job).
+    const int code = dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1;
+    fmt::print(stderr, "zbexec run: rank {}: {}: {}\n", group->rank(), code == 2 ? "error" : "failure", error.what());
+    std::fflush(stderr);
+    group->leave(code, error.what());
+    return code;
   }
 }
 

@@ -53,13 +53,4 @@ void CpuBackend::run_on_devices(const std::function<void(int device)>& body) {
   if (failure) throw ExecError(*failure);
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, int devices) {
-  if (name == "cpu") return std::make_unique<CpuBackend>(devices);
-  if (name == "cuda") {
-    throw InputError("--backend cuda: this build has no CUDA backend (configure with nvcc and "
-                     "ZB_WITH_CUDA=ON)");
-  }
-  throw InputError(fmt::format("--backend '{}': unknown backend (known: cpu, cuda)", name));
-}
-
 }  // namespace zb::exec

@@ -16,8 +16,8 @@ namespace zb::exec {
 // one process. Deadlock detection is off (a device waiting on another process is normal); the
 // validator and the channel-order check refuse deadlocking schedules before any run.
 //
-// A failure on one rank aborts every rank (an abort frame), and a rank that disappears or
-// abandons the run aborts the others' runs naming it (the group's failure, relayed by rank 0).
+// A failure on one rank aborts every rank (an abort frame), and a rank that abandons the run or
+// falls silent aborts the others' runs naming it (the group's failure).
 class ProcessFabric final : public Fabric {
  public:
   // carry_payloads: tensor bytes travel in the frame (the CPU backend). Without, the frame

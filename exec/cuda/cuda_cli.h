@@ -7,19 +7,13 @@
 #include <string>
 
 #include "exec/backend.h"
+#include "exec/backends.h"
 #include "sim/schedule/schedule.h"
-
-namespace zb::exec {
-class ProcessGroup;
-}
 
 namespace zb::exec::cuda {
 
-struct CudaFlags {
-  std::string devices;              // empty: cuda:0..p-1 (multi-process: the local rank's GPU)
-  std::string precision = "fp32";
-  std::string sm_partition = "green";
-};
+// --devices --precision --sm-partition: kept with the other backends' flags (exec/backends.h).
+using CudaFlags = BackendFlags;
 
 // Adds --devices --precision --sm-partition (used with --backend cuda).
 void add_cuda_options(boost::program_options::options_description& options, CudaFlags& flags);

@@ -40,11 +40,4 @@ ReferenceResult reference_for(const ExecOptions& options, const zb::Problem& pro
                        options.steps, options.inject_nonfinite, problem.stages());
 }
 
-std::string fresh_rendezvous_file(const std::string& name) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("zb_rendezvous_" + name + "_" + std::to_string(::getpid()) + ".json");
-  std::filesystem::remove(path);
-  return path.string();
-}
-
 }  // namespace zb::exec::test

@@ -26,11 +26,8 @@ zb::Schedule make(const std::string& generator, const zb::Problem& problem);
 // Runs the single-device reference with the same model, optimizer and injection.
 ReferenceResult reference_for(const ExecOptions& options, const zb::Problem& problem);
 
-// A rendezvous file path of its own for a test (removed first).
-std::string fresh_rendezvous_file(const std::string& name);
-
 // The ranks of a multi-process run played by threads: body(rank) on `world` threads at once,
-// results in rank order. The group's wire is real TCP either way.
+// results in rank order (the transport: tests/exec/thread_transport.h).
 template <typename Result>
 std::vector<Result> on_ranks(int world, const std::function<Result(int rank)>& body) {
   std::vector<std::future<Result>> futures;

@@ -1,5 +1,6 @@
-// Multi-process runs on the CPU backend (ranks played by threads, talking over TCP): rank 0
-// gathers every device's results, and they equal a one-process run's and the reference's.
+// Multi-process runs on the CPU backend (ranks played by threads of this test on an in-memory
+// transport; real MPI processes: test_zbexec_mpi.cpp): rank 0 gathers every device's results,
+// and they equal a one-process run's and the reference's.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include "exec/exec_error.h"
 #include "exec/process_group.h"
 #include "exec_test_support.h"
+#include "tests/exec/thread_transport.h"
 
 namespace zb::exec {
 namespace {
@@ -47,9 +49,9 @@ TEST_P(MultiProcessRun, RankZeroGathersWhatOneProcessComputes) {
   const ExecResult expected = run_schedule(one_process, problem, schedule, options);
   const ReferenceResult reference = test::reference_for(options, problem);
 
-  const std::string file = test::fresh_rendezvous_file(fmt::format("run_{}_{}", c.generator, c.p));
+  auto transports = test::thread_transports(c.p);
   const auto results = on_ranks<ExecResult>(c.p, [&](int rank) {
-    auto group = ProcessGroup::join(Rendezvous{rank, c.p, file, 30});
+    auto group = std::make_unique<ProcessGroup>(std::move(transports[static_cast<std::size_t>(rank)]));
     ExecResult result;
     {
       CpuBackend backend(*group);

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "exec/backends.h"
 #include "exec/exec_error.h"
 #include "exec_test_support.h"
 #include "sim/schedule/error.h"

@@ -45,55 +45,6 @@ TEST(ZbexecCli, HelpShowsAnExample) {
   EXPECT_EQ(zbexec("calibrate --help").code, 0);
 }
 
-// One process per pipeline device, as srun would start them: the same flags, a rank each.
-TEST(ZbexecCli, AMultiProcessRunIsVerifiedAndReportedByRankZero) {
-  const auto dir = temp_dir();
-  const std::string common = std::string(ZBEXEC_PATH) +
-                             " run --backend cpu --schedule zb-h2 --p 3 --m 6 --layers 6 --hidden 32 --steps 2 "
-                             "--verify --world 3 --join-timeout 60 --rendezvous " + (dir / "rv.json").string();
-  // Ranks 1 and 2 start first and wait for rank 0's file; each writes its own log.
-  const Outcome run = zbexec("--version >/dev/null; exec 2>&1; " + common + " --rank 2 > " + (dir / "r2.txt").string() +
-                             " 2>&1 & " + common + " --rank 1 > " + (dir / "r1.txt").string() + " 2>&1 & " +
-                             common + " --rank 0 --trace " + (dir / "t.json").string() + "; code=$?; wait; exit $code");
-  EXPECT_EQ(run.code, 0) << run.output;
-  EXPECT_THAT(run.output, AllOf(HasSubstr("rank 0 of 3: joined"), HasSubstr("step 1: loss"), HasSubstr("max |dw| = 0,")));
-  EXPECT_THAT(zb::read_file((dir / "r1.txt").string()),
-              AllOf(HasSubstr("rank 1 of 3: joined"), HasSubstr("rank 1: ran device 1 for 2 steps")));
-  const zb::Trace trace = zb::trace_from_json(nlohmann::json::parse(zb::read_file((dir / "t.json").string())), "t.json");
-  EXPECT_EQ(trace.devices, 3);
-  EXPECT_EQ(trace.spans.size(), 3u * 6u * 3u);  // every rank's actions, on one clock
-  EXPECT_FALSE(std::filesystem::exists(dir / "rv.json"));
-
-  // Ranks started with different flags are refused, by every rank, before anything runs.
-  const Outcome mismatch = zbexec("--version >/dev/null; exec 2>&1; " + common + " --rank 1 --seed 5 > " +
-                                  (dir / "m1.txt").string() + " 2>&1 & " + common + " --rank 2 >/dev/null 2>&1 & " +
-                                  common + " --rank 0; code=$?; wait; exit $code");
-  EXPECT_EQ(mismatch.code, 2) << mismatch.output;
-  EXPECT_THAT(mismatch.output, HasSubstr("rank 1 was started with another run than rank 0"));
-  EXPECT_THAT(zb::read_file((dir / "m1.txt").string()), HasSubstr("start every rank with the same flags"));
-
-  const Outcome alone = zbexec("run --p 2 --world 2 --rank 0 --join-timeout 1 --rendezvous " + (dir / "rv2.json").string());
-  EXPECT_EQ(alone.code, 1);
-  EXPECT_THAT(alone.output, HasSubstr("rank 1 not joined"));
-  const Outcome wrong_world = zbexec("run --p 2 --world 3 --rank 0 --rendezvous " + (dir / "rv3.json").string());
-  EXPECT_EQ(wrong_world.code, 2);
-  EXPECT_THAT(wrong_world.output, HasSubstr("one process per pipeline device"));
-}
-
-// A rank that stops (kill -STOP: its connections stay open, so TCP notices nothing) is named by
-// the others once its heartbeats have been missing for --silence-timeout seconds.
-TEST(ZbexecCli, AStoppedRankIsReportedAfterTheSilenceTimeout) {
-  const auto dir = temp_dir();
-  const std::string rank = std::string(ZBEXEC_PATH) +
-                           " run --schedule 1f1b --p 2 --m 4 --layers 2 --hidden 16 --steps 100000 --world 2 "
-                           "--silence-timeout 2 --rendezvous " + (dir / "rv.json").string();
-  const Outcome run = zbexec("--version >/dev/null; exec 2>&1; " + rank + " --rank 1 > " + (dir / "r1.txt").string() +
-                             " & P1=$!; " + rank + " --rank 0 & P0=$!; sleep 1; kill -STOP $P1; "
-                             "wait $P0; code=$?; kill -9 $P1; exit $code");
-  EXPECT_EQ(run.code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("rank 1 has been silent for 2 s"));
-}
-
 TEST(ZbexecCli, AVerifiedRunPrintsLossesWritesTracesAndFindsNoDifference) {
   const auto dir = temp_dir();
   const Outcome run = zbexec("run --backend cpu --schedule zb-h1 --p 2 --m 4 --layers 4 --hidden 32 "

@@ -1,4 +1,5 @@
-// Multi-process CUDA runs (one GPU per rank), with the ranks as threads of this test: weights
+// Multi-process CUDA runs (one GPU per rank), with the ranks as threads of this test (on an
+// in-memory transport, tests/exec/thread_transport.h; zbexec's is MPI): weights
 // after three steps equal the single-GPU reference bitwise on rank 0, which gathers them (GPU).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include "exec/cuda/cuda_backend.h"
 #include "exec/generators.h"
 #include "exec/process_group.h"
+#include "tests/exec/thread_transport.h"
 #include "exec/reference.h"
 #include "gpu_test_support.h"
 #include "sim/schedule/generator_registry.h"
@@ -32,16 +34,14 @@ std::vector<RankOutcome> run_as_ranks(const zb::Problem& problem, const zb::Sche
                                       const ExecOptions& options) {
   usable_gpu_count();  // sets the CUDA environment once, before the ranks' threads read it
   const int world = problem.devices;
-  const auto file = std::filesystem::temp_directory_path() /
-                    fmt::format("zb-cuda-ranks-{}-{}.json", getpid(), schedule.name);
-  std::filesystem::remove(file);
+  auto transports = zb::exec::test::thread_transports(world);
   std::vector<RankOutcome> outcomes(static_cast<std::size_t>(world));
   std::vector<std::thread> ranks;
   for (int r = 0; r < world; ++r) {
     ranks.emplace_back([&, r] {
       RankOutcome& out = outcomes[static_cast<std::size_t>(r)];
       try {
-        auto group = ProcessGroup::join(Rendezvous{r, world, file.string(), 60});
+        auto group = std::make_unique<ProcessGroup>(std::move(transports[static_cast<std::size_t>(r)]));
         {
           CudaBackend backend(*group, r, CudaOptions{});
           out.summary = backend.summary();

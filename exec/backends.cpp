@@ -1,0 +1,59 @@
+// The backends zbexec can run on (cpu; cuda when built with it), their flags, and making one.
+#include "exec/backends.h"
+
+#include <fmt/format.h>
+
+#include "exec/cpu_backend.h"
+#include "exec/process_group.h"
+#include "sim/schedule/error.h"
+#ifdef ZB_HAVE_CUDA
+#include "exec/cuda/cuda_cli.h"
+#endif
+
+namespace zb::exec {
+
+namespace po = boost::program_options;
+
+void add_backend_options(po::options_description& options, BackendFlags& flags) {
+#ifdef ZB_HAVE_CUDA
+  cuda::add_cuda_options(options, flags);
+#else
+  (void)options;
+  (void)flags;
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(std::string_view name, int devices, const BackendFlags& flags,
+                                      ProcessGroup* group) {
+  if (name == "cpu") {
+    if (group != nullptr) {
+      if (group->world() != devices) {
+        throw InputError(fmt::format("--p {} but the run has {} processes (one pipeline device each)",
+                                     devices, group->world()));
+      }
+      return std::make_unique<CpuBackend>(*group);
+    }
+    return std::make_unique<CpuBackend>(devices);
+  }
+  if (name == "cuda") {
+#ifdef ZB_HAVE_CUDA
+    return cuda::make_cuda_backend(flags, devices, group);
+#else
+    throw InputError("--backend cuda: this build has no CUDA backend (configure with nvcc and "
+                     "ZB_WITH_CUDA=ON)");
+#endif
+  }
+  (void)flags;
+  throw InputError(fmt::format("--backend '{}': unknown backend (known: cpu, cuda)", name));
+}
+
+void label_actions(Backend& backend, const zb::Schedule& schedule) {
+#ifdef ZB_HAVE_CUDA
+  cuda::label_actions(backend, schedule);
+#else
+  (void)backend;
+  (void)schedule;
+#endif
+}
+
+}  // namespace zb::exec
