@@ -1,22 +1,26 @@
-// The wire of multi-process runs: round trips and throughput of frames between ranks (played by
-// threads of this program, over real TCP on localhost): rank 1 -> rank 0 directly, and rank 1 ->
-// rank 2 through rank 0, the path of every message between two non-zero ranks.
-#include <benchmark/benchmark.h>
-#include <unistd.h>
+// The wire of multi-process runs, measured between real MPI ranks: round trips of frames through
+// the process group (what a tensor or control message of a run takes: MPI point-to-point, the
+// receiver's polling thread, the handler), throughput for large frames, and the CPU an idle
+// receiver costs. Run: mpirun -np 2 ./exec/zb_bench_process_group (ranks 0 and 1 take part;
+// with more ranks, rank 0 also measures rank 0 <-> the last rank).
+#include <fmt/format.h>
+#include <sys/resource.h>
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
-#include <filesystem>
-#include <future>
-#include <memory>
 #include <mutex>
-#include <string>
+#include <thread>
 #include <vector>
 
+#include "exec/mpi_transport.h"
 #include "exec/process_group.h"
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
 using zb::exec::ProcessGroup;
 
 class Mailbox {
@@ -40,54 +44,61 @@ class Mailbox {
   std::deque<std::vector<std::byte>> frames_;
 };
 
-// Three ranks; ranks 0 and 2 send every frame back to its sender, rank 1 collects the replies.
-struct ThreeRanks {
-  std::vector<std::unique_ptr<ProcessGroup>> groups;
-  Mailbox replies;
-
-  ThreeRanks() {
-    const auto file = std::filesystem::temp_directory_path() /
-                      ("zb_bench_rendezvous_" + std::to_string(::getpid()) + ".json");
-    std::filesystem::remove(file);
-    std::vector<std::future<std::unique_ptr<ProcessGroup>>> joining;
-    for (int rank = 0; rank < 3; ++rank) {
-      joining.push_back(std::async(std::launch::async, [rank, file] {
-        return ProcessGroup::join(zb::exec::Rendezvous{rank, 3, file.string()});
-      }));
-    }
-    for (auto& f : joining) groups.push_back(f.get());
-    for (int rank : {0, 2}) {
-      ProcessGroup* group = groups[static_cast<std::size_t>(rank)].get();
-      group->set_handler([group](int from, std::uint8_t kind, std::vector<std::byte> body) { group->send(from, kind, body); },
-                         nullptr);
-    }
-    groups[1]->set_handler([this](int, std::uint8_t, std::vector<std::byte> body) { replies.push(std::move(body)); },
-                           nullptr);
-  }
-  ~ThreeRanks() {
-    std::vector<std::future<void>> ending;
-    for (auto& group : groups) ending.push_back(std::async(std::launch::async, [&group] { group->finish(); }));
-    for (auto& f : ending) f.get();
-  }
-};
-
-// state.range(0): the peer of rank 1 (0: direct, 2: through rank 0); range(1): frame bytes.
-void BM_RoundTrip(benchmark::State& state) {
-  ThreeRanks ranks;
-  const int peer = static_cast<int>(state.range(0));
-  const std::vector<std::byte> frame(static_cast<std::size_t>(state.range(1)));
-  for (auto _ : state) {
-    ranks.groups[1]->send(peer, 1, frame);
-    benchmark::DoNotOptimize(ranks.replies.pop());
-  }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 2 * state.range(1));
-  state.SetLabel(peer == 0 ? "rank 1 <-> 0" : "rank 1 <-> 2 via 0");
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 }  // namespace
 
-BENCHMARK(BM_RoundTrip)
-    ->ArgsProduct({{0, 2}, {64, 64 << 10, 4 << 20}})
-    ->ArgNames({"peer", "bytes"})
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+int main() {
+  zb::exec::GroupOptions options;
+  options.silence_timeout_s = 0;  // a benchmark may pause
+  ProcessGroup group(zb::exec::start_mpi("zb_bench_process_group"), options);
+  const int rank = group.rank();
+  const int peer = group.world() - 1;
+  if (group.world() < 2) {
+    std::fprintf(stderr, "zb_bench_process_group: run it with mpirun -np 2 (or more)\n");
+    return 2;
+  }
+  Mailbox replies;
+  group.set_handler(
+      [&](int from, std::uint8_t kind, std::vector<std::byte> body) {
+        if (rank == 0) {
+          replies.push(std::move(body));
+        } else {
+          group.send(from, kind, body);  // echo
+        }
+      },
+      nullptr);
+  if (rank == 0) {
+    fmt::print("{}\nrank 0 <-> rank {}: frames through ProcessGroup over MPI\n", group.describe(), peer);
+    fmt::print("{:>10} {:>8} {:>14} {:>14} {:>14}\n", "bytes", "trips", "median rt us", "min rt us", "GB/s (both ways)");
+    for (const std::size_t size : {std::size_t{64}, std::size_t{64} << 10, std::size_t{4} << 20}) {
+      const int trips = size >= (std::size_t{1} << 20) ? 50 : 2000;
+      const std::vector<std::byte> frame(size);
+      std::vector<double> times;
+      for (int i = 0; i < trips + 10; ++i) {
+        const auto t1 = Clock::now();
+        group.send(peer, 1, frame);
+        replies.pop();
+        if (i >= 10) times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t1).count());
+      }
+      std::sort(times.begin(), times.end());
+      const double median = times[times.size() / 2];
+      fmt::print("{:>10} {:>8} {:>14.1f} {:>14.1f} {:>14.2f}\n", size, trips, median, times.front(),
+                 2.0 * static_cast<double>(size) / (median * 1e3));
+    }
+    // An idle receiver: its polling thread (yield for 200 us, then 50 us sleeps) over one second.
+    const double before = cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    fmt::print("idle: this rank used {:.1f}% of one core over 1 s (receiver polling, heartbeats off)\n",
+               100.0 * (cpu_seconds() - before));
+  }
+  group.barrier(1);
+  group.set_handler(nullptr, nullptr);
+  group.finish();
+  return 0;
+}
