@@ -8,6 +8,7 @@ ZB_PACKAGES=(cmake ninja-build g++ pkg-config
   libfmt-dev nlohmann-json3-dev libboost-dev libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsimgrid-dev coinor-libcbc-dev libopenblas-dev
+  libopenmpi-dev openmpi-bin
   qt6-base-dev qt6-svg-dev libgl1-mesa-dev)
 
 zb_install_packages() {
