@@ -3,7 +3,7 @@
 
 #include "exec/cpu_backend.h"
 #include "exec/engine.h"
-#include "exec/generators.h"
+#include "sim/catalog/generators.h"
 #include "exec/stage_model.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
@@ -74,7 +74,7 @@ void BM_PipelineStep(benchmark::State& state) {
   spec.t_b = {1.0};
   spec.t_w = {1.0};
   const zb::Problem problem = spec.build("bench");
-  const zb::Schedule schedule = zb::generate(exec_generators(), "zb-h1", problem);
+  const zb::Schedule schedule = zb::generate(zb::catalog::generators(), "zb-h1", problem);
   ExecOptions options;
   options.model = config_for(state, 8);
   options.steps = 1;

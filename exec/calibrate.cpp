@@ -11,17 +11,11 @@
 #include "exec/stage_model.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
+#include "exec/median.h"
 
 namespace zb::exec {
 
 namespace {
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
 
 struct StageMeasurement {
   double t_f_ms = 0, t_b_ms = 0, t_w_ms = 0;
@@ -150,7 +144,7 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
   spec.mem_w = result.mem_w_bytes;
   spec.bytes_act = static_cast<double>(options.model.microbatch_size) *
                    static_cast<double>(options.model.hidden) * sizeof(float);
-  spec.time_unit = "ms";
+  spec.time_unit = zb::TimeUnit::ms;
   spec.build("calibration");  // what we write must read back
   return result;
 }

@@ -14,17 +14,17 @@
 #include "exec/commands.h"
 #include "exec/backends.h"
 #include "exec/engine.h"
-#include "exec/generators.h"
 #include "exec/predict.h"
 #include "exec/mpi_transport.h"
 #include "exec/process_group.h"
 #include "exec/reference.h"
+#include "sim/catalog/generators.h"
+#include "sim/catalog/schedule_files.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
-#include "sim/schedule/pytorch_csv.h"
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/trace_json.h"
 #include "sim/schedule/trace_writers.h"
@@ -60,21 +60,6 @@ struct RunFlags {
   double setup_timeout = 300;
 };
 
-zb::Schedule load_schedule_file(const std::string& path) {
-  const std::string text = zb::read_file(path);
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') {
-    nlohmann::json object;
-    try {
-      object = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& error) {
-      throw InputError(fmt::format("{}: not valid JSON: {}", path, error.what()));
-    }
-    return zb::schedule_from_json(object, path);
-  }
-  return zb::parse_schedule_text(text, path);
-}
-
 std::string describe_step(int step, const StepReport& report, SyncMode mode) {
   std::string line = fmt::format("step {}: loss {:.6f}  grad-norm {:.4f}", step, report.loss,
                                  report.decision.grad_norm);
@@ -97,7 +82,7 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   add_backend_options(options, backend_flags);
   options.add_options()
       ("schedule", po::value(&flags.schedule)->default_value("1f1b"), "generator name: gpipe, 1f1b, 1f1b-i, zb-h1, zb-h2, zb-auto, zb-1p, zb-2p, zb-ilp")
-      ("schedule-file", po::value(&flags.schedule_file), "run this schedule (text or JSON form, or a PyTorch pipeline .csv whose shape then replaces --p/--m/--chunks) instead of a generator")
+      ("schedule-file", po::value(&flags.schedule_file), "run this schedule instead of a generator: text or JSON form, or a PyTorch pipeline CSV (by content); its shape replaces --p/--m/--chunks, and its placement, when it states one, must agree with --placement")
       ("mem-limit", po::value(&flags.mem_limit), "memory limit for the memory-aware generators (X or Np)")
       ("steps", po::value(&flags.steps)->default_value(3), "training steps")
       ("optimizer", po::value(&flags.optimizer)->default_value("adamw"), "adamw | sgd (with momentum)")
@@ -109,7 +94,7 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
       ("inject-nonfinite", po::value(&flags.inject), "STEP:STAGE: poison a gradient of STAGE in STEP")
       ("trace", po::value(&flags.trace_path), "write the last step's measured trace (our JSON)")
       ("chrome", po::value(&flags.chrome_path), "write it as a Chrome trace (Perfetto)")
-      ("svg", po::value(&flags.svg_path), "write it as an SVG timeline (default when no trace flag is given: zbexec-NAME-timeline.svg)")
+      ("svg", po::value(&flags.svg_path), "write it as an SVG timeline")
       ("verify", po::bool_switch(&flags.verify), "also train the single-device reference; fail unless max |dw| = 0")
       ("predict", po::bool_switch(&flags.predict), "compare measured spans with the evaluator's prediction from a calibration")
       ("calibration", po::value(&flags.calibration_path), "scenario from 'zbexec calibrate' (default with --predict: calibrate now)")
@@ -126,15 +111,18 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
     return 0;
   }
   zb::Placement placement = resolve_shape(flags.shape);
-  // A PyTorch pipeline CSV (torch.distributed.pipelining) carries its own shape: p, m, chunks and
-  // the placement come from the file.
-  std::optional<zb::ImportedSchedule> imported;
-  if (flags.schedule_file.ends_with(".csv")) {
-    imported = zb::parse_pytorch_csv(zb::read_file(flags.schedule_file), flags.schedule_file);
-    flags.shape.devices = imported->devices;
-    flags.shape.microbatches = imported->microbatches;
-    flags.shape.chunks = imported->chunks;
-    placement = imported->placement;
+  // A schedule file (text, JSON or PyTorch CSV, as zbsim reads them) carries its shape: p, m and
+  // chunks come from it, and its placement, when stated, must agree with an explicit --placement.
+  std::optional<zb::Schedule> from_file;
+  if (!flags.schedule_file.empty()) {
+    from_file = zb::catalog::read_schedule_file(flags.schedule_file);
+    zb::ProblemSpec file_shape;
+    if (!flags.shape.placement.empty()) file_shape.placement = placement;
+    zb::catalog::apply_schedule_shape(*from_file, file_shape, flags.schedule_file);
+    flags.shape.devices = file_shape.devices;
+    flags.shape.microbatches = file_shape.microbatches;
+    flags.shape.chunks = file_shape.chunks;
+    placement = file_shape.placement.value_or(file_shape.chunks == 1 ? zb::Placement::linear : zb::Placement::interleaved);
   }
   const ShapeFlags& shape = flags.shape;
 
@@ -207,9 +195,8 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   if (!flags.mem_limit.empty()) spec.mem_limit = zb::MemoryLimit::parse(flags.mem_limit, "--mem-limit");
   const zb::Problem problem = spec.build("zbexec run");
 
-  const zb::Schedule schedule = imported                       ? imported->schedule
-                                : flags.schedule_file.empty() ? zb::generate(exec_generators(), flags.schedule, problem)
-                                                              : load_schedule_file(flags.schedule_file);
+  const zb::Schedule schedule =
+      from_file ? *from_file : zb::generate(zb::catalog::generators(), flags.schedule, problem);
   label_actions(*backend, schedule);  // NVTX ranges F3, B3, W3, F3.1 in Nsight Systems (CUDA)
 
   const std::string description = fmt::format(
@@ -252,10 +239,6 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
     predicted->meta.problem_json = last.meta.problem_json;
   }
 
-  if (flags.trace_path.empty() && flags.chrome_path.empty() && flags.svg_path.empty()) {
-    // A run always leaves its timeline behind; the flags choose other or more files.
-    flags.svg_path = fmt::format("zbexec-{}-timeline.svg", schedule.name);
-  }
   std::vector<zb::LabeledTrace> labeled{{fmt::format("{} measured ({})", schedule.name, backend->name()), &last}};
   if (predicted) labeled.push_back({fmt::format("{} predicted (eval)", schedule.name), &*predicted});
   if (!flags.trace_path.empty()) {

@@ -9,7 +9,6 @@
 #include <limits>
 #include <memory>
 
-#include "exec/channel_order.h"
 #include "exec/device_output.h"
 #include "exec/exec_error.h"
 #include "exec/stage_model.h"
@@ -345,7 +344,7 @@ zb::Trace build_trace(const std::vector<DeviceOutput>& outputs, int step, const 
   zb::Trace trace;
   trace.meta.schedule = schedule.name;
   trace.meta.engine = engine;
-  trace.meta.time_unit = "ms";
+  trace.meta.time_unit = zb::TimeUnit::ms;
   trace.devices = static_cast<int>(outputs.size());
   double origin_us = std::numeric_limits<double>::infinity();
   for (const auto& out : outputs) {
@@ -395,8 +394,10 @@ ExecResult run_schedule(Backend& backend, const zb::Problem& problem, const zb::
                                  options.inject_nonfinite->step, options.inject_nonfinite->stage,
                                  options.steps, problem.stages()));
   }
-  zb::validate(problem, schedule);  // refuses deadlocks (with the grid report) before anything runs
-  if (options.check_channel_order) check_channel_order(problem, schedule);
+  // Refuses deadlocks (with the grid report), out-of-order channels and over-limit schedules
+  // before anything runs, in the words zbsim uses.
+  zb::validate(problem, schedule, zb::MemoryCheck::against_limit,
+               options.check_channel_order ? zb::ChannelCheck::fifo : zb::ChannelCheck::skip);
 
   std::vector<int> stage_device;
   for (int stage = 0; stage < problem.stages(); ++stage) stage_device.push_back(problem.device_of_stage(stage));

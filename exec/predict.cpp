@@ -7,17 +7,11 @@
 #include <cmath>
 
 #include "sim/schedule/evaluator.h"
+#include "exec/median.h"
 
 namespace zb::exec {
 
 namespace {
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
 
 double device_bubble(const zb::Metrics& metrics, std::size_t d) {
   const double span = metrics.device_span.at(d);

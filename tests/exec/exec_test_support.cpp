@@ -1,14 +1,14 @@
 // Shared helpers of the executor tests: small problems, small models, runs against the reference.
-#include "exec_test_support.h"
+#include "tests/exec/exec_test_support.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 
-#include "exec/generators.h"
+#include "sim/catalog/generators.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
-#include "problems.h"
+#include "tests/support/problems.h"
 
 namespace zb::exec::test {
 
@@ -31,7 +31,7 @@ ExecOptions small_options(int layers, int steps) {
 }
 
 zb::Schedule make(const std::string& generator, const zb::Problem& problem) {
-  return zb::generate(exec_generators(), generator, problem);
+  return zb::generate(zb::catalog::generators(), generator, problem);
 }
 
 ReferenceResult reference_for(const ExecOptions& options, const zb::Problem& problem) {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <ostream>
 
-#include "exec/generators.h"
-#include "exec_test_support.h"
+#include "sim/catalog/generators.h"
+#include "tests/exec/exec_test_support.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
@@ -39,7 +39,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  const auto& registry = exec_generators();
+  const auto& registry = zb::catalog::generators();
   int n = 0;
   for (const auto& name : registry.names()) {
     const zb::GeneratorInfo& info = registry.get(name);

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/calibrate.h"
-#include "exec_test_support.h"
+#include "tests/exec/exec_test_support.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/trace_json.h"
 #include "sim/schedule/trace_writers.h"
@@ -79,7 +79,7 @@ TEST(ExecTrace, MeasuredSpansFollowTheScheduleAndFeedTheWriters) {
   const zb::Trace& trace = result.traces.back();
   EXPECT_EQ(trace.meta.engine, "cpu");
   EXPECT_EQ(trace.meta.schedule, schedule.name);
-  EXPECT_EQ(trace.meta.time_unit, "ms");
+  EXPECT_EQ(trace.meta.time_unit, zb::TimeUnit::ms);
   EXPECT_EQ(trace.devices, 3);
   ASSERT_EQ(trace.spans.size(), schedule.action_count());
   // Spans come per device in the schedule's order, never overlap, and start at t >= 0.

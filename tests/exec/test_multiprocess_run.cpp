@@ -11,7 +11,7 @@
 #include "exec/engine.h"
 #include "exec/exec_error.h"
 #include "exec/process_group.h"
-#include "exec_test_support.h"
+#include "tests/exec/exec_test_support.h"
 #include "tests/exec/thread_transport.h"
 
 namespace zb::exec {

@@ -2,7 +2,7 @@
 // after a non-finite gradient, and clipped steps (both of which make early steps roll back).
 #include <gtest/gtest.h>
 
-#include "exec_test_support.h"
+#include "tests/exec/exec_test_support.h"
 
 namespace zb::exec {
 namespace {

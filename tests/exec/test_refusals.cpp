@@ -4,7 +4,7 @@
 
 #include "exec/backends.h"
 #include "exec/exec_error.h"
-#include "exec_test_support.h"
+#include "tests/exec/exec_test_support.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/schedule.h"
 

@@ -11,7 +11,7 @@
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/trace_json.h"
 
-#include "cli_test.h"
+#include "tests/support/cli_test.h"
 
 namespace {
 
@@ -94,6 +94,38 @@ TEST(ZbexecCli, APytorchCsvBringsItsOwnShape) {
   EXPECT_THAT(run.output, AllOf(HasSubstr("p=2 m=8 v=2 (interleaved)"), HasSubstr("max |dw| = 0,")));
 }
 
+// zbexec reads schedule files as zbsim does (one reader, by content, with their shape), and a run
+// writes only the files its flags name: none in the current folder (the DualPipeV CSV's default
+// timeline name used to contain its path, and the run failed at the end).
+TEST(ZbexecCli, ScheduleFilesAreReadAsZbsimReadsThemAndNothingIsWrittenUnasked) {
+  const auto dir = temp_dir();
+  std::ofstream(dir / "zbh1.txt") << "placement: linear\nchunks: 1\n"
+                                     "d0: F0 F1 F2 B0 W0 F3 B1 W1 B2 W2 B3 W3\n"
+                                     "d1: F0 F1 B0 F2 B1 W0 F3 B2 W1 B3 W2 W3\n"
+                                     "d2: F0 B0 F1 B1 F2 B2 W0 F3 B3 W1 W2 W3\n";
+  const std::string in_dir = "cd " + dir.string() + " && " + ZBEXEC_PATH;
+  const zb::testing::CliRun text = zb::testing::run_merged(in_dir, "run --schedule-file zbh1.txt --layers 3 --hidden 8 --steps 1 --verify");
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_THAT(text.out, AllOf(HasSubstr("p=3 m=4 v=1 (linear)"), HasSubstr("max |dw| = 0,")));
+  const std::string csv = std::string(ZB_SOURCE_DIR) + "/tests/data/pytorch/dualpipev_4rank_10mb.csv";
+  const zb::testing::CliRun v = zb::testing::run_merged(in_dir, "run --schedule-file " + csv + " --layers 8 --hidden 8 --steps 1 --verify");
+  EXPECT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_THAT(v.out, AllOf(HasSubstr("p=4 m=10 v=2 (vshape)"), HasSubstr("max |dw| = 0,")));
+  // The file says V; an explicit other placement is refused naming both.
+  const Outcome conflict = zbexec("run --schedule-file " + csv + " --layers 8 --hidden 8 --placement interleaved");
+  EXPECT_EQ(conflict.code, 2) << conflict.output;
+  EXPECT_THAT(conflict.output, HasSubstr("the schedule says placement vshape but the problem says placement interleaved"));
+  std::filesystem::remove(dir / "zbh1.txt");
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "zbexec run left files in the current folder";
+}
+
+// The over-limit judgement is the core's: zbexec declines with zbsim's words.
+TEST(ZbexecCli, AnOverLimitScheduleIsDeclinedInZbsimsWords) {
+  const Outcome outcome = zbexec("run --schedule gpipe --p 4 --m 8 --layers 4 --hidden 8 --mem-limit 1p");
+  EXPECT_EQ(outcome.code, 2) << outcome.output;
+  EXPECT_THAT(outcome.output, HasSubstr("over-limit: d0 peaks at 8 > limit 4 (1p)"));
+}
+
 TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
   const auto dir = temp_dir();
   const std::string scenario = (dir / "calibrated.json").string();
@@ -103,7 +135,7 @@ TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
   const zb::ProblemSpec spec = zb::exec::read_scenario_spec(scenario);
   const zb::Problem problem = spec.build("calibrated");
   EXPECT_EQ(problem.devices, 2);
-  EXPECT_EQ(problem.time_unit, "ms");
+  EXPECT_EQ(problem.time_unit, zb::TimeUnit::ms);
   for (int s = 0; s < 2; ++s) {
     EXPECT_GT(problem.t_f[s], 0);
     EXPECT_GT(problem.t_w[s], 0);

@@ -6,7 +6,7 @@
 
 #include "exec/cpu_device.h"
 #include "exec/cuda/cuda_backend.h"
-#include "gpu_test_support.h"
+#include "tests/exec/cuda/gpu_test_support.h"
 
 namespace zb::exec::cuda {
 namespace {

@@ -7,9 +7,9 @@
 #include <tuple>
 
 #include "exec/cuda/cuda_backend.h"
-#include "exec/generators.h"
+#include "sim/catalog/generators.h"
 #include "exec/reference.h"
-#include "gpu_test_support.h"
+#include "tests/exec/cuda/gpu_test_support.h"
 #include "sim/schedule/generator_registry.h"
 
 namespace zb::exec::cuda {
@@ -52,7 +52,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  const auto& registry = exec_generators();
+  const auto& registry = zb::catalog::generators();
   int n = 0;
   for (const auto& name : registry.names()) {
     if (name == "zb-ilp") continue;  // the solver's time limit, not the GPU, would dominate
@@ -91,7 +91,7 @@ TEST_P(CudaBitwise, WeightsAfterThreeStepsEqualTheSingleGpuReference) {
   }
   const zb::Problem problem = test::unit_problem(
       c.p, c.m, c.chunks, c.chunks == 1 ? zb::Placement::linear : zb::Placement::interleaved);
-  const zb::Schedule schedule = zb::generate(exec_generators(), c.generator, problem);
+  const zb::Schedule schedule = zb::generate(zb::catalog::generators(), c.generator, problem);
   ExecOptions options = test::small_options(problem.stages() + 1);  // an uneven split
   if (c.sgd) options.optimizer.kind = OptimizerKind::sgd;
   auto backend = make_backend_for(c.mode, c.p);
@@ -124,7 +124,7 @@ INSTANTIATE_TEST_SUITE_P(AllGenerators, CudaBitwise, ::testing::ValuesIn(all_cas
 TEST(CudaPostValidation, EqualsSyncBitwiseWithClippingAndANonFiniteStep) {
   ZB_SKIP_WITHOUT_GPU();
   const zb::Problem problem = test::unit_problem(4, 8);
-  const zb::Schedule schedule = zb::generate(exec_generators(), "zb-h1", problem);
+  const zb::Schedule schedule = zb::generate(zb::catalog::generators(), "zb-h1", problem);
   ExecOptions options = test::small_options(problem.stages(), 4);
   options.optimizer.clip_norm = 0.05;  // clips some steps: early steps must roll back
   options.inject_nonfinite = NonfiniteInjection{2, 1};

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "exec/cuda/cuda_backend.h"
-#include "exec/generators.h"
+#include "sim/catalog/generators.h"
 #include "exec/process_group.h"
 #include "tests/exec/thread_transport.h"
 #include "exec/reference.h"
-#include "gpu_test_support.h"
+#include "tests/exec/cuda/gpu_test_support.h"
 #include "sim/schedule/generator_registry.h"
 
 namespace zb::exec::cuda {
@@ -77,7 +77,7 @@ TEST_P(CudaRanks, WeightsOnRankZeroEqualTheSingleGpuReference) {
   if (test::gpu_count() < c.p) GTEST_SKIP() << "needs " << c.p << " GPUs, have " << test::gpu_count();
   const zb::Problem problem = test::unit_problem(
       c.p, c.m, c.chunks, c.chunks == 1 ? zb::Placement::linear : zb::Placement::interleaved);
-  const zb::Schedule schedule = zb::generate(exec_generators(), c.generator, problem);
+  const zb::Schedule schedule = zb::generate(zb::catalog::generators(), c.generator, problem);
   const ExecOptions options = test::small_options(problem.stages() + 1);
   const std::vector<RankOutcome> outcomes = run_as_ranks(problem, schedule, options);
   for (std::size_t r = 0; r < outcomes.size(); ++r) {
