@@ -8,7 +8,7 @@ namespace zb {
 Schedule make_1f1b(const Problem& problem) {
   const int p = problem.devices;
   const int m = problem.microbatches;
-  Schedule schedule{"1f1b", std::vector<std::vector<Action>>(p)};
+  Schedule schedule = Schedule::empty("1f1b", p);
   for (int r = 0; r < p; ++r) {
     auto& actions = schedule.devices[r];
     const int warmup = std::min(p - r - 1, m);

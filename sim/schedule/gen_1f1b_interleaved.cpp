@@ -35,7 +35,7 @@ Schedule make_1f1b_interleaved(const Problem& problem) {
                                  m, p));
   }
   const int total = m * v;
-  Schedule schedule{"1f1b-i", std::vector<std::vector<Action>>(p)};
+  Schedule schedule = Schedule::empty("1f1b-i", p);
   for (int r = 0; r < p; ++r) {
     auto& actions = schedule.devices[r];
     // With m == p Megatron runs every forward first: there is no steady state to pair them with.

@@ -12,7 +12,7 @@ namespace {
 Schedule make_zb_handcrafted(const Problem& problem, int depth, const char* name) {
   const int p = problem.devices;
   const int m = problem.microbatches;
-  Schedule schedule{name, std::vector<std::vector<Action>>(p)};
+  Schedule schedule = Schedule::empty(name, p);
   for (int r = 0; r < p; ++r) {
     auto& actions = schedule.devices[r];
     actions.reserve(3 * static_cast<std::size_t>(m));

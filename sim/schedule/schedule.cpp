@@ -11,6 +11,13 @@
 
 namespace zb {
 
+Schedule Schedule::empty(std::string name, int devices) {
+  Schedule schedule;
+  schedule.name = std::move(name);
+  schedule.devices.resize(static_cast<std::size_t>(devices));
+  return schedule;
+}
+
 std::size_t Schedule::action_count() const {
   std::size_t n = 0;
   for (const auto& list : devices) n += list.size();

@@ -22,6 +22,9 @@ struct Schedule {
   std::optional<Placement> placement;
   std::optional<int> chunks;
 
+  // `name` with `devices` empty lists, for generators to fill.
+  static Schedule empty(std::string name, int devices);
+
   int device_count() const { return static_cast<int>(devices.size()); }
   std::size_t action_count() const;
   // The stated chunk count, else the largest chunk index + 1.
