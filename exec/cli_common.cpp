@@ -3,28 +3,47 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
+#include "sim/catalog/problem_flags.h"
 #include "sim/schedule/error.h"
 
 namespace po = boost::program_options;
 
 namespace zb::exec::cli {
 
+namespace {
+
+constexpr std::string_view kShapeFields[] = {"p", "m", "chunks", "placement"};
+
+}  // namespace
+
 void add_shape_options(po::options_description& options, ShapeFlags& flags) {
+  po::options_description shape("Pipeline shape (as zbsim's problem flags; defaults --p 2 --m 8 --chunks 1)");
+  catalog::add_problem_flags(shape, kShapeFields);
+  options.add(shape);
   options.add_options()
       ("backend", po::value(&flags.backend)->default_value("cpu"), "cpu (or cuda when built with CUDA)")
-      ("p", po::value(&flags.devices)->default_value(2), "devices (pipeline ranks)")
-      ("m", po::value(&flags.microbatches)->default_value(8), "microbatches per step")
-      ("chunks", po::value(&flags.chunks)->default_value(1), "stages per device (v)")
-      ("placement", po::value(&flags.placement), "linear | interleaved | vshape (default: linear for 1 chunk, interleaved otherwise)")
       ("layers", po::value(&flags.model.layers)->default_value(8), "residual MLP blocks, split evenly over the p x v stages")
       ("hidden", po::value(&flags.model.hidden)->default_value(256), "hidden size h (inner size 4h)")
       ("microbatch-size", po::value(&flags.model.microbatch_size)->default_value(4), "rows per microbatch")
       ("seed", po::value(&flags.seed)->default_value(1), "seed of the weights and the synthetic data");
 }
 
-zb::Placement resolve_shape(ShapeFlags& flags) {
+zb::Placement resolve_shape(ShapeFlags& flags, const po::variables_map& values) {
+  zb::ProblemSpec shape;
+  shape.devices = flags.devices;
+  shape.microbatches = flags.microbatches;
+  shape.chunks = flags.chunks;
+  for (const catalog::GivenField& given : catalog::given_problem_flags(values)) {
+    if (std::find(std::begin(kShapeFields), std::end(kShapeFields), given.field->key) == std::end(kShapeFields)) continue;
+    given.apply(shape);
+    if (given.field->key == "placement") flags.placement = given.text;
+  }
+  flags.devices = shape.devices;
+  flags.microbatches = shape.microbatches;
+  flags.chunks = shape.chunks;
   flags.model.seed = flags.seed;
   if (flags.devices < 1) throw InputError(fmt::format("--p {}: need at least 1 device", flags.devices));
   if (flags.microbatches < 1) throw InputError(fmt::format("--m {}: need at least 1 microbatch", flags.microbatches));
@@ -35,16 +54,16 @@ zb::Placement resolve_shape(ShapeFlags& flags) {
   return zb::parse_placement(flags.placement, "--placement");
 }
 
-bool parse_or_help(int argc, char** argv, const po::options_description& options, const char* usage,
-                   const char* example) {
+std::optional<po::variables_map> parse_or_help(int argc, char** argv, const po::options_description& options,
+                                               const char* usage, const char* example) {
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(options).run(), vm);
   if (vm.count("help") != 0) {
     std::cout << usage << "\n\n" << options << "\nexample:\n  " << example << "\n";
-    return false;
+    return std::nullopt;
   }
   po::notify(vm);
-  return true;
+  return vm;
 }
 
 }  // namespace zb::exec::cli

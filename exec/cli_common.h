@@ -21,13 +21,16 @@ struct ShapeFlags {
   unsigned long long seed = 1;
 };
 
-// Adds --backend --p --m --chunks --placement --layers --hidden --microbatch-size --seed.
+// Adds --backend --layers --hidden --microbatch-size --seed, and --p --m --chunks --placement as
+// zbsim's problem flags (the catalog's table: the same words, parsing and errors).
 void add_shape_options(boost::program_options::options_description& options, ShapeFlags& flags);
-// Fills flags.model.seed and returns the placement the flags ask for.
-zb::Placement resolve_shape(ShapeFlags& flags);
+// Applies the problem flags given in `values` over the defaults (p 2, m 8, chunks 1), fills
+// flags.model.seed and returns the placement the flags ask for.
+zb::Placement resolve_shape(ShapeFlags& flags, const boost::program_options::variables_map& values);
 
-// Parses argv with `options`; returns false after printing help when --help was given.
-bool parse_or_help(int argc, char** argv, const boost::program_options::options_description& options,
-                   const char* usage, const char* example);
+// Parses argv with `options`; nullopt after printing help when --help was given.
+std::optional<boost::program_options::variables_map> parse_or_help(
+    int argc, char** argv, const boost::program_options::options_description& options, const char* usage,
+    const char* example);
 
 }  // namespace zb::exec::cli

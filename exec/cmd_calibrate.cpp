@@ -32,14 +32,13 @@ int run_calibrate(int argc, char** argv) {
       ("repeats", po::value(&repeats)->default_value(5), "timed repetitions per pass (median kept, after one warm-up)")
       ("concurrent", po::bool_switch(&concurrent), "all devices measure at once, competing for cores as in a run (default: one after another)")
       ("out", po::value(&out_path), "scenario file to write ({\"problem\": {...}}, read by zbsim --scenario)");
-  if (!parse_or_help(argc, argv, options, "usage: zbexec calibrate --out FILE [options]",
-                     "zbexec calibrate --p 2 --layers 8 --hidden 256 --out calibrated.json && "
-                     "zbsim compare --scenario calibrated.json")) {
-    return 0;
-  }
+  const auto values = parse_or_help(argc, argv, options, "usage: zbexec calibrate --out FILE [options]",
+                                    "zbexec calibrate --p 2 --layers 8 --hidden 256 --out calibrated.json && "
+                                    "zbsim compare --scenario calibrated.json");
+  if (!values) return 0;
   if (out_path.empty()) throw InputError("--out: required (the scenario file to write)");
   CalibrationOptions calibration_options;
-  calibration_options.placement = resolve_shape(shape);
+  calibration_options.placement = resolve_shape(shape, *values);
   calibration_options.model = shape.model;
   calibration_options.devices = shape.devices;
   calibration_options.chunks = shape.chunks;

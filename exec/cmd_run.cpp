@@ -19,6 +19,7 @@
 #include "exec/process_group.h"
 #include "exec/reference.h"
 #include "sim/catalog/generators.h"
+#include "sim/catalog/problem_flags.h"
 #include "sim/catalog/schedule_files.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
@@ -78,12 +79,13 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   po::options_description options("zbexec run options");
   options.add_options()("help,h", "show this help");
   add_shape_options(options, flags.shape);
+  constexpr std::string_view kLimit[] = {"mem_limit"};  // for the memory-aware generators
+  catalog::add_problem_flags(options, kLimit);
   BackendFlags backend_flags;
   add_backend_options(options, backend_flags);
   options.add_options()
       ("schedule", po::value(&flags.schedule)->default_value("1f1b"), "generator name: gpipe, 1f1b, 1f1b-i, zb-h1, zb-h2, zb-auto, zb-1p, zb-2p, zb-ilp")
       ("schedule-file", po::value(&flags.schedule_file), "run this schedule instead of a generator: text or JSON form, or a PyTorch pipeline CSV (by content); its shape replaces --p/--m/--chunks, and its placement, when it states one, must agree with --placement")
-      ("mem-limit", po::value(&flags.mem_limit), "memory limit for the memory-aware generators (X or Np)")
       ("steps", po::value(&flags.steps)->default_value(3), "training steps")
       ("optimizer", po::value(&flags.optimizer)->default_value("adamw"), "adamw | sgd (with momentum)")
       ("lr", po::value(&flags.lr)->default_value(1e-3f), "learning rate")
@@ -106,11 +108,11 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
       ("silence-timeout", po::value(&flags.silence_timeout)->default_value(60), "fail the run on every rank when a rank sends no heartbeat for this many seconds (stopped, hung, or its node unreachable), naming it; 0: never")
       ("setup-timeout", po::value(&flags.setup_timeout)->default_value(300), "seconds a rank waits for the others at agreement, barriers and the end");
   options.add(processes);
-  if (!parse_or_help(argc, argv, options, "usage: zbexec run [options]",
-                     "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify")) {
-    return 0;
-  }
-  zb::Placement placement = resolve_shape(flags.shape);
+  const auto values = parse_or_help(argc, argv, options, "usage: zbexec run [options]",
+                                    "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify");
+  if (!values) return 0;
+  if (values->count("mem-limit")) flags.mem_limit = (*values)["mem-limit"].as<std::string>();
+  zb::Placement placement = resolve_shape(flags.shape, *values);
   // A schedule file (text, JSON or PyTorch CSV, as zbsim reads them) carries its shape: p, m and
   // chunks come from it, and its placement, when stated, must agree with an explicit --placement.
   std::optional<zb::Schedule> from_file;

@@ -7,8 +7,9 @@ namespace zb::catalog {
 
 namespace po = boost::program_options;
 
-void add_problem_flags(po::options_description& options) {
+void add_problem_flags(po::options_description& options, std::span<const std::string_view> only) {
   for (const ProblemField& field : problem_fields()) {
+    if (!only.empty() && std::find(only.begin(), only.end(), field.key) == only.end()) continue;
     // Boost copies the name and the help.
     options.add_options()(std::string(field.flag).c_str(), po::value<std::string>(), std::string(field.help).c_str());
   }

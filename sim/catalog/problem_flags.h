@@ -15,8 +15,10 @@
 
 namespace zb::catalog {
 
-// One flag per field, taking text that the table parses.
-void add_problem_flags(boost::program_options::options_description& options);
+// One flag per field, taking text that the table parses; with `only`, just the fields it names
+// (zbexec takes the shape fields and the memory limit).
+void add_problem_flags(boost::program_options::options_description& options,
+                       std::span<const std::string_view> only = {});
 
 // A problem flag as given on the command line.
 struct GivenField {

@@ -119,6 +119,20 @@ TEST(ZbexecCli, ScheduleFilesAreReadAsZbsimReadsThemAndNothingIsWrittenUnasked) 
   EXPECT_TRUE(std::filesystem::is_empty(dir)) << "zbexec run left files in the current folder";
 }
 
+// zbexec's shape flags and --mem-limit are made from the table zbsim's problem flags come from:
+// the same parsing and the same messages.
+TEST(ZbexecCli, ShapeFlagsAreZbsimsProblemFlags) {
+  const std::string zbsim = std::string(ZB_BINARY_DIR) + "/sim/cli/zbsim";
+  if (!std::filesystem::exists(zbsim)) GTEST_SKIP() << "zbsim not built";
+  for (const std::string args : {"--p x", "--m 1.5", "--placement diagonal", "--mem-limit 2q"}) {
+    const Outcome exec = zbexec("run " + args + " --layers 2 --hidden 8");
+    const zb::testing::CliRun sim = zb::testing::run_merged(zbsim, "compare --tf 1 --tb 1 --tw 1 " + args);
+    EXPECT_EQ(exec.code, 2) << args << "\n" << exec.output;
+    const std::string message = sim.out.substr(sim.out.find("error: ") + 7);
+    EXPECT_THAT(exec.output, HasSubstr(message)) << args;
+  }
+}
+
 // The over-limit judgement is the core's: zbexec declines with zbsim's words.
 TEST(ZbexecCli, AnOverLimitScheduleIsDeclinedInZbsimsWords) {
   const Outcome outcome = zbexec("run --schedule gpipe --p 4 --m 8 --layers 4 --hidden 8 --mem-limit 1p");
