@@ -125,6 +125,11 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
     flags.shape.microbatches = file_shape.microbatches;
     flags.shape.chunks = file_shape.chunks;
     placement = file_shape.placement.value_or(file_shape.chunks == 1 ? zb::Placement::linear : zb::Placement::interleaved);
+  } else if (const auto& info = zb::catalog::generators().get(flags.schedule);
+             info.placement && !values->count("chunks") && !values->count("placement")) {
+    // A generator made for one placement (zb-v-h: two chunks in a V) brings it, as in zbsim.
+    flags.shape.chunks = 2;
+    placement = *info.placement;
   }
   const ShapeFlags& shape = flags.shape;
 

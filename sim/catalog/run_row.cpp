@@ -14,12 +14,18 @@ std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const Gen
   int chunks = spec.chunks;
   if (info.chunks == ChunkSupport::single) chunks = 1;
   if (info.chunks == ChunkSupport::multi && chunks < 2) chunks = 2;
-  if (chunks == spec.chunks) return spec;
-  if (!spec.chunk_independent()) {
-    reason = fmt::format("needs chunks={}, but the costs are given per stage for chunks={}", chunks, spec.chunks);
-    return std::nullopt;
+  ProblemSpec adjusted = spec;
+  if (chunks != spec.chunks) {
+    if (!spec.chunk_independent()) {
+      reason = fmt::format("needs chunks={}, but the costs are given per stage for chunks={}", chunks, spec.chunks);
+      return std::nullopt;
+    }
+    adjusted = spec.with_chunks(chunks);
   }
-  return spec.with_chunks(chunks);
+  // A generator made for one placement (the V schedules) gets it unless the user chose another
+  // (then the generator says why it cannot run).
+  if (info.placement && (!spec.placement || chunks != spec.chunks)) adjusted.placement = info.placement;
+  return adjusted;
 }
 
 ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, const EngineOptions& engine,

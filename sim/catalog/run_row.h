@@ -28,8 +28,9 @@ struct ResultRow {
 };
 
 // The problem a generator runs on. Generators fix their chunk count (single: 1; multi: the given
-// v, or 2); when the costs were given per stage the problem cannot be rebuilt for another v, and
-// `reason` says so (returns nullopt).
+// v, or 2) and, when they are made for one (the V schedules), their placement; when the costs were
+// given per stage the problem cannot be rebuilt for another v, and `reason` says so (returns
+// nullopt).
 std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, std::string& reason);
 
 // The row for one generator; `trace` receives the trace when the row has metrics. Problems the

@@ -49,6 +49,8 @@ GeneratorRegistry GeneratorRegistry::with_builtins() {
                 make_zb_h1});
   registry.add({"zb-h2", "zero bubble H2: deeper warm-up, W deferred (memory (2p-1)*M_B)", ChunkSupport::single,
                 false, make_zb_h2});
+  registry.add({"zb-v-h", "handcrafted ZB-V: 2 chunks per device in a V, zero bubble at equal costs (memory p*M_B)",
+                ChunkSupport::multi, false, make_zb_v_handcrafted, false, Placement::vshape});
   return registry;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,8 @@ struct GeneratorInfo {
   GeneratorFn make;
   // Slow enough (seconds: the ILP) that interactive front ends run it on a worker thread.
   bool long_running = false;
+  // The placement the generator builds for (the V schedules: vshape); nullopt: the problem's.
+  std::optional<Placement> placement = std::nullopt;
 };
 
 class GeneratorRegistry {

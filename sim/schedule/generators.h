@@ -16,5 +16,8 @@ Schedule make_1f1b_interleaved(const Problem& problem);
 Schedule make_zb_h1(const Problem& problem);
 // ZB-H2: 2(p-r-1) warm-up F, W deferred by 2r (v = 1). Memory (2p-1) * M_B.
 Schedule make_zb_h2(const Problem& problem);
+// The handcrafted ZB-V: 2 chunks per device in a V (vshape), zero bubble with equal costs at
+// 1F1B's memory p * M_B.
+Schedule make_zb_v_handcrafted(const Problem& problem);
 
 }  // namespace zb

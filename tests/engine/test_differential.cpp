@@ -49,7 +49,7 @@ std::vector<Case> cases() {
         ProblemSpec spec;
         spec.devices = p;
         spec.microbatches = m;
-        spec.chunks = multi ? 2 + (m_factor % 2) : 1;
+        spec = testing::generator_spec(registry.get(name), spec, 2 + (m_factor % 2));
         const int kind = coin(random);
         if (kind == 0) {  // the paper's unit-ish costs
           spec.t_f = {1.0};

@@ -15,8 +15,7 @@ TEST(Golden, EveryGeneratorAtP4M8) {
   const auto registry = GeneratorRegistry::with_builtins();
   const bool update = std::getenv("ZB_UPDATE_GOLDEN") != nullptr;
   for (const auto& name : registry.names()) {
-    const int chunks = name == "1f1b-i" ? 2 : 1;
-    const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1, 0, chunks);
+    const Problem problem = testing::generator_spec(registry.get(name), testing::uniform_spec(4, 8)).build();
     const std::string text = to_text(generate(registry, name, problem));
     const std::string path = testing::source_path("tests/schedule/golden/" + name + ".txt");
     if (update) write_file_atomically(path, text);

@@ -68,8 +68,8 @@ TEST(PytorchCsv, ReadsTheNewerDualPipeVFileWithOverlaps) {
 TEST(PytorchCsv, RoundTripsEveryGenerator) {
   const auto registry = GeneratorRegistry::with_builtins();
   for (const auto& name : registry.names()) {
-    const int chunks = name == "1f1b-i" ? 2 : 1;
-    const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1, 0, chunks);
+    const Problem problem = testing::generator_spec(registry.get(name), testing::uniform_spec(4, 8)).build();
+    const int chunks = problem.chunks;
     const Schedule schedule = generate(registry, name, problem);
     const ImportedSchedule back = parse_pytorch_csv(to_pytorch_csv(problem, schedule), name);
     EXPECT_EQ(back.schedule.devices, schedule.devices) << name;

@@ -25,8 +25,7 @@ TEST(Tokens, FormatAndParse) {
 TEST(TextForm, RoundTripsEveryGenerator) {
   const auto registry = GeneratorRegistry::with_builtins();
   for (const auto& name : registry.names()) {
-    const int chunks = name == "1f1b-i" ? 2 : 1;
-    const Problem problem = testing::uniform_problem(4, 8, 1, 1, 1, 0, chunks);
+    const Problem problem = testing::generator_spec(registry.get(name), testing::uniform_spec(4, 8)).build();
     const Schedule schedule = generate(registry, name, problem);
     const Schedule text_back = parse_schedule_text(to_text(schedule), "text");
     EXPECT_EQ(text_back.devices, schedule.devices) << name;

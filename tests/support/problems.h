@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
 
 namespace zb::testing {
@@ -23,6 +24,16 @@ inline ProblemSpec uniform_spec(int p, int m, double tf = 1, double tb = 1, doub
 
 inline Problem uniform_problem(int p, int m, double tf, double tb, double tw, double tcomm = 0, int chunks = 1) {
   return uniform_spec(p, m, tf, tb, tw, tcomm, chunks).build();
+}
+
+// `spec` reshaped for a generator: one chunk for single-chunk generators, `chunks` for multi-chunk
+// ones (a generator made for the V placement always gets 2), and the placement it is made for.
+inline ProblemSpec generator_spec(const GeneratorInfo& info, ProblemSpec spec, int chunks = 2) {
+  if (info.chunks == ChunkSupport::single) chunks = 1;
+  if (info.placement == Placement::vshape) chunks = 2;
+  spec.chunks = chunks;
+  spec.placement = info.placement;
+  return spec;
 }
 
 inline std::string source_path(const std::string& relative) { return std::string(ZB_SOURCE_DIR) + "/" + relative; }
