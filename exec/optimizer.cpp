@@ -17,10 +17,6 @@ OptimizerKind parse_optimizer_kind(std::string_view text) {
   throw InputError(fmt::format("--optimizer '{}': expected adamw or sgd", text));
 }
 
-std::string_view optimizer_kind_name(OptimizerKind kind) {
-  return kind == OptimizerKind::sgd ? "sgd" : "adamw";
-}
-
 void OptimizerConfig::validate() const {
   if (!(lr > 0) || !std::isfinite(lr)) throw InputError(fmt::format("--lr {}: need a finite number > 0", lr));
   if (!(clip_norm >= 0) || !std::isfinite(clip_norm)) {

@@ -12,7 +12,6 @@ namespace zb::exec {
 
 enum class OptimizerKind { sgd, adamw };
 OptimizerKind parse_optimizer_kind(std::string_view text);  // throws InputError
-std::string_view optimizer_kind_name(OptimizerKind kind);
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::adamw;
