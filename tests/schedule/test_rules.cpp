@@ -1,6 +1,7 @@
 // The core's one-owner rules: memory deltas, the over-limit judgement, time units.
 #include <gtest/gtest.h>
 
+#include "sim/schedule/csv_field.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/generators.h"
@@ -69,6 +70,15 @@ TEST(TimeUnits, ParsedOnceUnknownOnesListTheValidOnes) {
   nlohmann::json json = to_json(trace);
   json["meta"]["time_unit"] = "fortnight";
   EXPECT_THROW(trace_from_json(json, "t.json"), InputError);
+}
+
+// One CSV quoting for every writer (the results writer did not quote a carriage return).
+TEST(CsvField, QuotesCommasQuotesAndLineBreaks) {
+  EXPECT_EQ(csv_field("zb-h1"), "zb-h1");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_field("one\ntwo"), "\"one\ntwo\"");
+  EXPECT_EQ(csv_field("one\rtwo"), "\"one\rtwo\"");
 }
 
 }  // namespace
