@@ -117,10 +117,9 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   // chunks come from it, and its placement, when stated, must agree with an explicit --placement.
   std::optional<zb::Schedule> from_file;
   if (!flags.schedule_file.empty()) {
-    from_file = zb::catalog::read_schedule_file(flags.schedule_file);
     zb::ProblemSpec file_shape;
     if (!flags.shape.placement.empty()) file_shape.placement = placement;
-    zb::catalog::apply_schedule_shape(*from_file, file_shape, flags.schedule_file);
+    from_file = zb::catalog::load_schedule_file(flags.schedule_file, file_shape);
     flags.shape.devices = file_shape.devices;
     flags.shape.microbatches = file_shape.microbatches;
     flags.shape.chunks = file_shape.chunks;
