@@ -38,6 +38,7 @@
 #include "sim/schedule/error.h"
 #include "gui/timeline/input_files.h"
 #include "gui/timeline/model_presets.h"
+#include "sim/catalog/run_row.h"
 
 namespace zb::view {
 
@@ -57,6 +58,19 @@ QTableWidgetItem* cell(const QString& text, bool number = false) {
 
 QString number(const std::optional<double>& value, const char* format = "{:.4g}") {
   return value ? qstr(fmt::format(fmt::runtime(format), *value)) : QString();
+}
+
+// The problem `info` runs on: the spec at the generator's chunk count and placement
+// (catalog::spec_for_generator), or `fallback` when it cannot be rebuilt for them.
+Problem problem_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, const Problem& fallback) {
+  std::string reason;
+  const auto adjusted = catalog::spec_for_generator(spec, info, reason);
+  if (!adjusted) return fallback;
+  try {
+    return adjusted->build("explorer");
+  } catch (const Error&) {
+    return fallback;
+  }
 }
 
 // Writes an export atomically; false with the reason in `error`.
@@ -230,22 +244,25 @@ void MainWindow::recompute() {
   const EngineOption* engine = engine_index < engines_.size() && !engines_[engine_index].is_evaluator()
                                    ? &engines_[engine_index]
                                    : nullptr;
-  auto queue = [this](std::string label, const std::string& schedule, EngineFn run) {
+  auto queue = [this](std::string label, const std::string& schedule, EngineFn run, const Problem& on) {
     RunResult pending;
     pending.name = label;
     pending.error = kRunning;
     results_.push_back(std::move(pending));
-    pending_background_.push_back({std::move(label), schedule, std::move(run), problem_, generation_});
+    pending_background_.push_back({std::move(label), schedule, std::move(run), on, generation_});
     ++runs_;
   };
   for (const std::string& name : panel_->selected_schedules()) {
+    // Each generator runs at its own chunk count and placement, as in zbsim compare (1f1b at one
+    // chunk beside zb-v-h's V); a spec that cannot be reshaped leaves the generator to say why.
+    const Problem shaped = problem_for_generator(spec, registry_->get(name), problem_);
     if (registry_->get(name).long_running) {
-      queue(name, name, {});
+      queue(name, name, {}, shaped);
     } else {
-      results_.push_back(run_generator(*registry_, name, problem_));
+      results_.push_back(run_generator(*registry_, name, shaped));
     }
     // The other engine's run of the same schedule goes right under the evaluator's.
-    if (engine) queue(name + " (" + engine->label + ")", name, engine->run);
+    if (engine) queue(name + " (" + engine->label + ")", name, engine->run, shaped);
   }
   custom_results_.clear();
   for (const Schedule& schedule : custom_schedules_) {

@@ -119,15 +119,26 @@ TEST_F(MainWindowTest, UncheckingAScheduleRemovesItsGroup) {
   EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"zb-h1", "zb-h2"}));
 }
 
-TEST_F(MainWindowTest, AnUnsupportedScheduleIsARowWithAStatusNotAGroup) {
+// As in zbsim compare, each generator runs at its own chunk count (1f1b-i at 2 beside the
+// one-chunk schedules); one that cannot run on the problem is a row with a status, not a group.
+TEST_F(MainWindowTest, EachGeneratorRunsAtItsChunkCountAndAnUnsupportedOneIsARow) {
   auto* list = window_->panel()->findChild<QListWidget*>("schedules");
   for (int i = 0; i < list->count(); ++i) {
     if (list->item(i)->text() == "1f1b-i") list->item(i)->setCheckState(Qt::Checked);
   }
-  EXPECT_EQ(window_->scene().groups().size(), 3u);
-  ASSERT_EQ(window_->metrics().size(), 4u);
-  EXPECT_EQ(window_->metrics()[3].label, "1f1b-i");
-  EXPECT_NE(window_->metrics()[3].status, "ok");
+  auto row_of = [&](const std::string& label) {
+    for (const MetricsRow& row : window_->metrics()) {
+      if (row.label == label) return row;
+    }
+    return MetricsRow{};
+  };
+  EXPECT_EQ(window_->scene().groups().size(), 4u);
+  EXPECT_EQ(row_of("1f1b-i").status, "ok");
+  // m = 6 is not a multiple of p = 4: Megatron's interleaved schedule cannot run.
+  window_->set_problem(uniform_spec(4, 6), {"1f1b", "1f1b-i"});
+  EXPECT_EQ(window_->scene().groups().size(), 1u);
+  ASSERT_EQ(window_->metrics().size(), 2u);
+  EXPECT_NE(row_of("1f1b-i").status.find("multiple of p"), std::string::npos) << row_of("1f1b-i").status;
 }
 
 TEST_F(MainWindowTest, LoadingAMalformedTraceShowsAnErrorAndKeepsThePreviousView) {
