@@ -1,31 +1,80 @@
-// Whole-file writes via a temporary and rename, so a failure never leaves half a file.
+// Whole-file writes via a temporary and rename, so a failure never leaves half a file; special
+// files and symlinks are written through, never replaced.
 #include "sim/schedule/atomic_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "sim/schedule/child_process.h"
 #include "sim/schedule/error.h"
 
 namespace zb {
 
-void write_file_atomically(const std::string& path, std::string_view content) {
-  const std::string temporary = path + ".tmp-zbsim";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw InputError(fmt::format("{}: write failed", path));
-    }
+namespace {
+
+namespace fs = std::filesystem;
+
+// What a path names once its symlinks are followed (the link itself stays a link); a dangling
+// link names the file it points to.
+fs::path resolve_links(const fs::path& path) {
+  fs::path current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code error;
+    if (!fs::is_symlink(fs::symlink_status(current, error))) return current;
+    const fs::path target = fs::read_symlink(current, error);
+    if (error) return current;
+    current = target.is_absolute() ? target : current.parent_path() / target;
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+  throw InputError(fmt::format("{}: too many levels of symbolic links", path.string()));
+}
+
+// Unique per process and call, so two writers of one path never share a temporary.
+std::string temporary_name(const fs::path& target) {
+  static std::atomic<unsigned long> counter{0};
+  return fmt::format("{}.tmp-zbsim-{}-{}", target.string(), ::getpid(), counter++);
+}
+
+void write_in_place(const std::string& path, const fs::path& target, std::string_view content) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  const bool written = write_all(fd, content);
+  const int saved = errno;
+  ::close(fd);
+  if (!written) throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(saved)));
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+  const fs::path target = resolve_links(path);
+  std::error_code error;
+  const fs::file_status status = fs::status(target, error);
+  if (fs::is_directory(status)) throw InputError(fmt::format("{}: is a directory", path));
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device, FIFO or terminal (/dev/null, /dev/stdout, a pipe): written as it is, since
+    // replacing it by a file would break it (and, as root, the machine's /dev/null).
+    write_in_place(path, target, content);
+    return;
+  }
+  const std::string temporary = temporary_name(target);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  const bool written = write_all(fd, content);
+  const int saved = errno;
+  if (::close(fd) != 0 || !written) {
+    std::remove(temporary.c_str());
+    throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(saved)));
+  }
+  if (std::rename(temporary.c_str(), target.c_str()) != 0) {
     const std::string reason = std::strerror(errno);
     std::remove(temporary.c_str());
     throw InputError(fmt::format("{}: cannot write: {}", path, reason));

@@ -1,0 +1,98 @@
+// Writers respect the file system: regular files atomically, symlinks followed, special files
+// written through and never replaced, concurrent writers of one path kept apart.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
+
+namespace zb {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AtomicFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("zb_atomic_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // Only the names given: no temporary left behind.
+  void expect_only(std::vector<std::string> names) {
+    std::vector<std::string> found;
+    for (const auto& entry : fs::directory_iterator(dir_)) found.push_back(entry.path().filename().string());
+    std::sort(found.begin(), found.end());
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(found, names);
+  }
+  fs::path dir_;
+};
+
+TEST_F(AtomicFile, RegularFilesAreReplacedWhole) {
+  const std::string path = (dir_ / "a.txt").string();
+  write_file_atomically(path, "first");
+  write_file_atomically(path, "second");
+  EXPECT_EQ(read_file(path), "second");
+  expect_only({"a.txt"});
+}
+
+TEST_F(AtomicFile, ASymlinkIsFollowedAndStaysALink) {
+  write_file_atomically((dir_ / "target.txt").string(), "old");
+  fs::create_symlink("target.txt", dir_ / "link.txt");
+  write_file_atomically((dir_ / "link.txt").string(), "new");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "link.txt")));
+  EXPECT_EQ(read_file((dir_ / "target.txt").string()), "new");
+  // A dangling link creates the file it points to.
+  fs::create_symlink("later.txt", dir_ / "dangling.txt");
+  write_file_atomically((dir_ / "dangling.txt").string(), "made");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dir_ / "dangling.txt")));
+  EXPECT_EQ(read_file((dir_ / "later.txt").string()), "made");
+  expect_only({"target.txt", "link.txt", "dangling.txt", "later.txt"});
+}
+
+// A FIFO stands for /dev/null, /dev/stdout or a pipe (which the old rename replaced by a file).
+TEST_F(AtomicFile, ASpecialFileIsWrittenThroughNotReplaced) {
+  const fs::path fifo = dir_ / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = read_file(fifo.string()); });
+  write_file_atomically(fifo.string(), "through the pipe");
+  reader.join();
+  EXPECT_EQ(received, "through the pipe");
+  EXPECT_TRUE(fs::is_fifo(fs::status(fifo)));
+  write_file_atomically("/dev/null", "nothing");
+  EXPECT_TRUE(fs::is_character_file(fs::status("/dev/null")));
+  expect_only({"pipe"});
+}
+
+TEST_F(AtomicFile, ConcurrentWritersOfOnePathDoNotShareATemporary) {
+  const std::string path = (dir_ / "shared.txt").string();
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 8; ++t) {
+    writers.emplace_back([&, t] {
+      for (int k = 0; k < 50; ++k) write_file_atomically(path, std::string(1000, static_cast<char>('a' + t)));
+    });
+  }
+  for (auto& writer : writers) writer.join();
+  const std::string content = read_file(path);
+  ASSERT_EQ(content.size(), 1000u);
+  EXPECT_EQ(content, std::string(1000, content[0]));  // one writer's whole content, never a mix
+  expect_only({"shared.txt"});
+}
+
+TEST_F(AtomicFile, UnwritablePathsAreInputErrorsAndLeaveNothing) {
+  EXPECT_THROW(write_file_atomically(dir_.string(), "x"), InputError);
+  EXPECT_THROW(write_file_atomically((dir_ / "missing" / "f.txt").string(), "x"), InputError);
+  expect_only({});
+}
+
+}  // namespace
+}  // namespace zb
