@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(Schedules, MpiRun,
                                            Case{"zbh2", "--schedule zb-h2"},
                                            Case{"interleaved", "--schedule 1f1b-i --chunks 2", 2, 2},
                                            Case{"postvalidation", "--schedule zb-h1 --mode post-validation"}),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<Case>& param) { return param.param.name; });
 
 TEST(ZbexecMpi, ARankWithOtherFlagsIsRefusedOnEveryRankNamingTheFlag) {
   if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
