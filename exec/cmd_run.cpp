@@ -84,7 +84,8 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   BackendFlags backend_flags;
   add_backend_options(options, backend_flags);
   options.add_options()
-      ("schedule", po::value(&flags.schedule)->default_value("1f1b"), "generator name: gpipe, 1f1b, 1f1b-i, zb-h1, zb-h2, zb-auto, zb-1p, zb-2p, zb-ilp")
+      ("schedule", po::value(&flags.schedule)->default_value("1f1b"),
+       ("generator name: " + zb::catalog::generator_list()).c_str())
       ("schedule-file", po::value(&flags.schedule_file), "run this schedule instead of a generator: text or JSON form, or a PyTorch pipeline CSV (by content); its shape replaces --p/--m/--chunks, and its placement, when it states one, must agree with --placement")
       ("steps", po::value(&flags.steps)->default_value(3), "training steps")
       ("optimizer", po::value(&flags.optimizer)->default_value("adamw"), "adamw | sgd (with momentum)")

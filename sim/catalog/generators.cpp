@@ -1,6 +1,9 @@
 // The catalog's generator list, built once.
 #include "sim/catalog/generators.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "sim/solver/solver_registry.h"
 
 namespace zb::catalog {
@@ -13,5 +16,7 @@ const GeneratorRegistry& generators() {
   }();
   return registry;
 }
+
+std::string generator_list() { return fmt::format("{}", fmt::join(generators().names(), ", ")); }
 
 }  // namespace zb::catalog

@@ -19,7 +19,8 @@ int run_compare(int argc, char** argv) {
   po::options_description options = problem_options();
   po::options_description own("Compare");
   own.add_options()
-      ("schedules", po::value<std::string>(), "comma-separated schedule names (default: the scenario's, or all)")
+      ("schedules", po::value<std::string>(),
+       ("comma-separated schedule names (default: the scenario's, or all): " + catalog::generator_list()).c_str())
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv")
       ("svg", po::value<std::string>(), "write the timelines of all schedules, stacked, as SVG")
       ("chrome", po::value<std::string>(), "write all traces as one Chrome trace (Perfetto)");

@@ -25,7 +25,7 @@ int run_export(int argc, char** argv) {
   po::options_description options = problem_options();
   po::options_description own("Export");
   own.add_options()
-      ("schedule", po::value<std::string>(), "schedule name")
+      ("schedule", po::value<std::string>(), ("schedule name: " + catalog::generator_list()).c_str())
       ("schedule-file", po::value<std::string>(), "or a schedule file: text (d0: F0 ...), JSON or PyTorch CSV, told apart by content; its shape and placement are taken")
       ("to", po::value<std::string>()->required(), "text | json | pytorch-csv | svg | chrome | trace")
       ("out", po::value<std::string>(), "output file (default: standard output)");
