@@ -12,6 +12,7 @@
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 #include "exec/median.h"
+#include "sim/schedule/json_text.h"
 
 namespace zb::exec {
 
@@ -157,12 +158,7 @@ nlohmann::json scenario_json(const zb::ProblemSpec& spec) {
 
 zb::ProblemSpec read_scenario_spec(const std::string& path) {
   const std::string text = zb::read_file(path);
-  nlohmann::json object;
-  try {
-    object = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& error) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", path, error.what()));
-  }
+  const nlohmann::json object = zb::parse_json(text, path);
   if (!object.is_object() || !object.contains("problem")) {
     throw InputError(fmt::format("{}: expected an object with a 'problem' field", path));
   }

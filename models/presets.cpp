@@ -9,6 +9,7 @@
 
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
+#include "sim/schedule/json_text.h"
 
 namespace zb::models {
 
@@ -37,11 +38,7 @@ namespace {
 
 nlohmann::json read_json_file(const fs::path& path, std::string_view context) {
   const std::string text = read_file(path.string());
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: {}: malformed JSON: {}", context, path.string(), e.what()));
-  }
+  return parse_json(text, fmt::format("{}: {}", context, path.string()));
 }
 
 }  // namespace

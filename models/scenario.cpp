@@ -10,6 +10,7 @@
 #include "models/cost_model.h"
 #include "sim/schedule/error.h"
 #include "models/model_setup.h"
+#include "sim/schedule/json_text.h"
 
 namespace zb {
 
@@ -17,12 +18,7 @@ bool Scenario::model_driven() const { return !model_json.empty(); }
 
 Scenario load_scenario(const std::string& path) {
   const std::string text = read_file(path);
-  nlohmann::json object;
-  try {
-    object = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON: {}", path, e.what()));
-  }
+  const nlohmann::json object = parse_json(text, path);
   Scenario scenario = scenario_from_json(object, path, std::filesystem::path(path).parent_path().string());
   derive_model_costs(scenario);
   return scenario;

@@ -13,6 +13,7 @@
 #include "sim/schedule/trace_json.h"
 #include "gui/timeline/model_presets.h"
 #include "models/scenario.h"
+#include "sim/schedule/json_text.h"
 
 namespace zb::view {
 
@@ -68,12 +69,7 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
     return input;
   }
 
-  nlohmann::json object;
-  try {
-    object = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", source, e.what()));
-  }
+  const nlohmann::json object = parse_json(text, source);
   try {
     if (object.contains("spans")) {
       input.kind = InputKind::trace;

@@ -9,6 +9,7 @@
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/pytorch_csv.h"
+#include "sim/schedule/json_text.h"
 
 namespace zb::catalog {
 
@@ -46,13 +47,7 @@ Format format_of(std::string_view text) {
 Schedule parse_schedule_file(std::string_view text, const std::string& source) {
   switch (format_of(text)) {
     case Format::json: {
-      nlohmann::json object;
-      try {
-        object = nlohmann::json::parse(text);
-      } catch (const nlohmann::json::exception& e) {
-        throw InputError(fmt::format("{}: not valid JSON: {}", source, e.what()));
-      }
-      Schedule schedule = schedule_from_json(object, source);
+      Schedule schedule = schedule_from_json(parse_json(text, source), source);
       if (schedule.name.empty()) schedule.name = source;
       return schedule;
     }

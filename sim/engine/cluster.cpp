@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/json_text.h"
 
 namespace zb {
 
@@ -189,13 +190,7 @@ ClusterSpec load_cluster_file(const std::string& path) {
   if (!in) throw InputError(fmt::format("{}: cannot read the cluster file", path));
   std::ostringstream text;
   text << in.rdbuf();
-  json object;
-  try {
-    object = json::parse(text.str());
-  } catch (const json::parse_error& error) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", path, error.what()));
-  }
-  ClusterSpec cluster = cluster_from_json(object, path);
+  ClusterSpec cluster = cluster_from_json(parse_json(text.str(), path), path);
   cluster.source = path;
   return cluster;
 }

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace zb {
 
@@ -23,5 +24,13 @@ class ScheduleError : public InputError {
  public:
   using InputError::InputError;
 };
+
+// User text as it appears inside a message: at most 60 characters, longer text cut with "..."
+// (a 10,000-character line in a bad file must not become a 10,000-character error).
+inline std::string excerpt(std::string_view text) {
+  constexpr std::size_t kMax = 60;
+  if (text.size() <= kMax) return std::string(text);
+  return std::string(text.substr(0, kMax)) + "...";
+}
 
 }  // namespace zb

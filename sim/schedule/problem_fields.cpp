@@ -43,14 +43,14 @@ int int_from_text(std::string_view text, const std::string& context) {
   int value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) {
-    throw InputError(fmt::format("{}: expected a whole number, got '{}'", context, text));
+    throw InputError(fmt::format("{}: expected a whole number, got '{}'", context, excerpt(text)));
   }
   return value;
 }
 
 double number_from_text(std::string_view text, const std::string& context) {
   const std::vector<double> values = parse_number_list(text, context);
-  if (values.size() != 1) throw InputError(fmt::format("{}: expected one number, got '{}'", context, text));
+  if (values.size() != 1) throw InputError(fmt::format("{}: expected one number, got '{}'", context, excerpt(text)));
   return values[0];
 }
 

@@ -33,12 +33,12 @@ RawCell parse_cell(std::string_view cell, std::string_view context) {
   const auto* end = cell.data() + cell.size();
   auto [after_stage, ec1] = std::from_chars(begin, end, raw.stage);
   if (ec1 != std::errc{} || after_stage == end) {
-    throw InputError(fmt::format("{}: bad cell '{}': expected {{stage}}{{op}}{{microbatch}} like 0F3", context, cell));
+    throw InputError(fmt::format("{}: bad cell '{}': expected {{stage}}{{op}}{{microbatch}} like 0F3", context, excerpt(cell)));
   }
   raw.op = *after_stage;
   auto [after_mb, ec2] = std::from_chars(after_stage + 1, end, raw.microbatch);
   if (ec2 != std::errc{} || after_mb != end || raw.stage < 0 || raw.microbatch < 0) {
-    throw InputError(fmt::format("{}: bad cell '{}': expected {{stage}}{{op}}{{microbatch}} like 0F3", context, cell));
+    throw InputError(fmt::format("{}: bad cell '{}': expected {{stage}}{{op}}{{microbatch}} like 0F3", context, excerpt(cell)));
   }
   if (raw.op != 'F' && raw.op != 'B' && raw.op != 'I' && raw.op != 'W') {
     throw InputError(fmt::format("{}: cell '{}' has op '{}': only compute ops F, I, B, W are supported", context,

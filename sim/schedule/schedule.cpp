@@ -120,7 +120,7 @@ Schedule parse_schedule_text(std::string_view text, std::string_view source) {
     if (device < 0) {
       throw InputError(fmt::format("{}: expected a line like 'd0: F0 F1 B0 W0' (or a header line 'placement: "
                                    "vshape' or 'chunks: 2' before them), got '{}'",
-                                   where, line));
+                                   where, excerpt(line)));
     }
     if (device != schedule.device_count()) {
       throw InputError(fmt::format("{}: device d{} out of order: expected d{} (devices are listed "

@@ -16,6 +16,7 @@
 #include "sim/sweep/row.h"
 #include "models/model_setup.h"
 #include "models/setup_error.h"
+#include "sim/schedule/json_text.h"
 
 namespace zb::sweep {
 
@@ -50,12 +51,7 @@ void apply_axis(Point& point, const std::string& key, const nlohmann::json& valu
 }
 
 nlohmann::json read_json(const std::string& path) {
-  const std::string text = read_file(path);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON: {}", path, e.what()));
-  }
+  return parse_json(read_file(path), path);
 }
 
 }  // namespace
@@ -105,8 +101,7 @@ std::vector<std::string> Grid::extra_columns() const {
 }
 
 Grid load_grid(const std::string& path) {
-  const nlohmann::ordered_json object = nlohmann::ordered_json::parse(read_file(path), nullptr, false);
-  if (object.is_discarded()) read_json(path);  // rethrows with the parser's message
+  const nlohmann::ordered_json object = parse_ordered_json(read_file(path), path);
   if (!object.is_object()) throw InputError(fmt::format("{}: a sweep grid must be a JSON object", path));
   Grid grid;
   grid.source = path;

@@ -78,7 +78,7 @@ TEST(CatalogScheduleFiles, TheFormatIsToldByContentNotByName) {
   EXPECT_EQ(from_text.devices, zb_h1.devices);
   EXPECT_NE(error_of([] { catalog::parse_schedule_file("hello world\n", "h.txt"); }).find("h.txt:1: expected a line"),
             std::string::npos);
-  EXPECT_NE(error_of([] { catalog::parse_schedule_file("{\"devices\": [", "b.json"); }).find("b.json: not valid JSON"),
+  EXPECT_NE(error_of([] { catalog::parse_schedule_file("{\"devices\": [", "b.json"); }).find("b.json: malformed JSON"),
             std::string::npos);
 }
 

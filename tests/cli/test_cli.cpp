@@ -190,6 +190,8 @@ TEST_F(Cli, BadInputExitsTwoNamesTheFieldAndWritesNothing) {
       {"--scenario SCENARIO", "{\"problem\": {\"p\": 4, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}, \"extra\": 1}",
        "unknown field 'extra'"},
       {"--scenario SCENARIO", "{\"problem\": {\"p\": -3, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}}", "'p' is -3"},
+      {"--scenario SCENARIO", "{\"problem\": {\"p\": 4, \"m\": 8, \"t_f\": 1e400, \"t_b\": 1, \"t_w\": 1}}",
+       "malformed JSON"},
       {"--scenario /nonexistent/s.json", nullptr, "/nonexistent/s.json: cannot read"},
       {"--p 4 --m 8 --tf 1 --tb 1 --tw 1 --bogus-flag", nullptr, "bogus-flag"},
   };
@@ -209,6 +211,29 @@ TEST_F(Cli, BadInputExitsTwoNamesTheFieldAndWritesNothing) {
     EXPECT_FALSE(fs::exists(svg)) << args;
     EXPECT_TRUE(run.out.empty()) << args;
   }
+}
+
+// A few thousand '[' once overflowed the stack of every recursive reader (a segfault).
+TEST_F(Cli, DeeplyNestedJsonIsBadInputInEveryReader) {
+  const std::string deep = "{\"a\": " + std::string(5000, '[') + std::string(5000, ']') + "}";
+  const fs::path file = write("deep.json", deep);
+  const std::string readers[] = {
+      "compare --scenario " + file.string(),
+      std::string("simulate ") + kUnit + " --schedule-file " + file.string(),
+      "sweep --grid " + file.string() + " --out " + (dir_ / "r.csv").string(),
+  };
+  for (const std::string& args : readers) {
+    const CliRun run = zbsim(args);
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.err;
+    EXPECT_NE(run.err.find("deep.json: malformed JSON: nested deeper than 256 levels"), std::string::npos)
+        << args << "\n" << run.err;
+  }
+  // A bad line is quoted in part, not whole.
+  const fs::path text = write("long.txt", std::string(10000, 'x') + "\n");
+  const CliRun run = zbsim(std::string("simulate ") + kUnit + " --schedule-file " + text.string());
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_LT(run.err.size(), 400u) << run.err;
+  EXPECT_FALSE(fs::exists(dir_ / "r.csv"));
 }
 
 TEST_F(Cli, HelpOnEverySubcommand) {

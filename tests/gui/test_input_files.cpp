@@ -62,7 +62,7 @@ TEST(InputFiles, RecognisesScheduleTextAndScheduleJson) {
 }
 
 TEST(InputFiles, MalformedFilesNameTheFileAndTheProblem) {
-  EXPECT_NE(error_of([] { parse_input_text("{\"spans\": [", "broken.json"); }).find("broken.json: not valid JSON"),
+  EXPECT_NE(error_of([] { parse_input_text("{\"spans\": [", "broken.json"); }).find("broken.json: malformed JSON"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_input_text("   \n", "empty.json"); }).find("empty.json: the file is empty"),
             std::string::npos);
