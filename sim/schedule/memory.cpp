@@ -32,7 +32,7 @@ std::optional<OverLimit> first_over_limit(const Problem& problem, const std::vec
 
 std::optional<OverLimit> first_over_limit(const std::vector<double>& peaks, double limit) {
   for (std::size_t d = 0; d < peaks.size(); ++d) {
-    if (peaks[d] > limit * (1 + 1e-9)) return OverLimit{static_cast<int>(d), peaks[d], limit, {}};
+    if (!fits_limit(peaks[d], limit)) return OverLimit{static_cast<int>(d), peaks[d], limit, {}};
   }
   return std::nullopt;
 }

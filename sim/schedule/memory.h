@@ -32,8 +32,13 @@ struct OverLimit {
   std::string reason() const;
 };
 
-// The one over-limit judgement: a relative tolerance of 1e-9 absorbs the rounding of summed
-// deltas (a peak of exactly the limit fits). nullopt when the problem has no limit or all fit.
+// Whether a device holding `value` stays within `limit`: a relative tolerance of 1e-9 absorbs the
+// rounding of summed deltas (a peak of exactly the limit fits). Solvers that decide as they build
+// use this, so what they accept the judgement below never refuses.
+inline bool fits_limit(double value, double limit) { return value <= limit * (1 + 1e-9); }
+
+// The one over-limit judgement (fits_limit per device). nullopt when the problem has no limit or
+// all fit.
 std::optional<OverLimit> first_over_limit(const Problem& problem, const std::vector<double>& peaks);
 // The same judgement against a given absolute limit (the solver tries limits of its own).
 std::optional<OverLimit> first_over_limit(const std::vector<double>& peaks, double limit);

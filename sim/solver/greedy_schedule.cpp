@@ -122,7 +122,7 @@ class GreedyRun {
 
   // Frees memory with W until `delta` fits.
   void make_room(int s, double delta) {
-    while (memory_[idx(s)] + delta > limit_ + kMemoryTolerance) {
+    while (!fits_limit(memory_[idx(s)] + delta, limit_)) {
       if (nw(s) >= nb(s)) throw OutOfMemory{};
       put(s, Pass::W);
     }
@@ -152,7 +152,7 @@ class GreedyRun {
       double memory = memory_[idx(s)];
       double clock = clock_[idx(s)];
       const double b0_arrival = b0_end + comm_[idx(s)];
-      while (nf(s) + extra[idx(s)] < m_ && memory + problem_.mem_f[idx(s)] <= limit_ + kMemoryTolerance) {
+      while (nf(s) + extra[idx(s)] < m_ && fits_limit(memory + problem_.mem_f[idx(s)], limit_)) {
         if (sw_.allow_bubble_before_first_b ? clock + problem_.t_f[idx(s)] > b0_arrival
                                             : clock >= b0_arrival) {
           break;
@@ -192,7 +192,7 @@ class GreedyRun {
     if (clock_[idx(s)] >= next_f_and_b) return false;
     double w_cost = 0;
     double memory = memory_[idx(s)] + problem_.mem_f[idx(s)];
-    for (int k = nw(s); memory > limit_ + kMemoryTolerance && k < nb(s); ++k) {
+    for (int k = nw(s); !fits_limit(memory, limit_) && k < nb(s); ++k) {
       w_cost += problem_.t_w[idx(s)];
       memory += problem_.mem_w[idx(s)];
     }
@@ -223,9 +223,6 @@ class GreedyRun {
       put(s, Pass::B);
     }
   }
-
-  // Memory deltas are sums of user numbers; compare with a little slack.
-  static constexpr double kMemoryTolerance = 1e-9;
 
   const Problem& problem_;
   double limit_;

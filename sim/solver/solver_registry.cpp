@@ -5,6 +5,7 @@
 
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
+#include "sim/solver/zb_v_greedy.h"
 
 namespace zb {
 
@@ -23,6 +24,10 @@ GeneratorFn greedy_at_multiple(int times_p, const char* name) {
 }  // namespace
 
 void register_solver_generators(GeneratorRegistry& registry, const SolverGeneratorOptions& options) {
+  registry.add(GeneratorInfo{
+      "zb-v", "greedy ZB-V: 2 chunks per device in a V under --mem-limit (default 1F1B's p*M_B), zero bubble at equal costs",
+      ChunkSupport::multi, true, [](const Problem& problem) { return zb_v_greedy(problem).schedule; }, false,
+      Placement::vshape});
   registry.add(GeneratorInfo{
       "zb-auto", "memory-aware greedy zero-bubble schedule under --mem-limit (8 variants, best kept)",
       ChunkSupport::single, true, [](const Problem& problem) { return greedy_schedule(problem).schedule; }});
