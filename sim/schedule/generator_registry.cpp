@@ -43,8 +43,10 @@ GeneratorRegistry GeneratorRegistry::with_builtins() {
                 make_gpipe});
   registry.add({"1f1b", "one forward one backward, fused backward (memory p*M_B)", ChunkSupport::single, false,
                 make_1f1b});
-  registry.add({"1f1b-i", "Megatron interleaved 1F1B, --chunks >= 2, m a multiple of p", ChunkSupport::multi,
-                false, make_1f1b_interleaved});
+  registry.add({"1f1b-i", "Megatron interleaved 1F1B, --chunks >= 2 (m not a multiple of p: PyTorch's flexible rounds)",
+                ChunkSupport::multi, false, make_1f1b_interleaved});
+  registry.add({"zb-i", "interleaved zero bubble (PyTorch's ScheduleInterleavedZeroBubble), --chunks >= 2, W deferred",
+                ChunkSupport::multi, false, make_zb_interleaved});
   registry.add({"zb-h1", "zero bubble H1: B/W split, W deferred (memory p*M_B)", ChunkSupport::single, false,
                 make_zb_h1});
   registry.add({"zb-h2", "zero bubble H2: deeper warm-up, W deferred (memory (2p-1)*M_B)", ChunkSupport::single,

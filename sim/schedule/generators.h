@@ -10,8 +10,12 @@ namespace zb {
 Schedule make_gpipe(const Problem& problem);
 // Device r: p-r-1 warm-up F, then F/BW pairs, then the remaining BW (v = 1).
 Schedule make_1f1b(const Problem& problem);
-// Megatron's interleaved 1F1B, v >= 2 chunks, interleaved placement, m a multiple of p.
+// Megatron's interleaved 1F1B, v >= 2 chunks, interleaved placement; m not a multiple of p runs in
+// PyTorch's flexible rounds of m / max(1, m / p) microbatches.
 Schedule make_1f1b_interleaved(const Problem& problem);
+// Interleaved zero bubble (PyTorch's ScheduleInterleavedZeroBubble): the interleaved order with B
+// and W split, one warm-up forward per hop, device r's Ws deferred by r backwards.
+Schedule make_zb_interleaved(const Problem& problem);
 // ZB-H1: 1F1B with B and W split, W deferred by r on device r (v = 1). Memory p * M_B.
 Schedule make_zb_h1(const Problem& problem);
 // ZB-H2: 2(p-r-1) warm-up F, W deferred by 2r (v = 1). Memory (2p-1) * M_B.
