@@ -1,4 +1,5 @@
-// zbsim frontier: bubble rate against the memory limit (1p to 3p in p/8 steps) for zb-auto/zb-ilp.
+// zbsim frontier: bubble rate against the memory limit (1p to 3p in p/8 steps) for zb-auto/zb-ilp,
+// one curve per placement.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -18,75 +19,140 @@ namespace po = boost::program_options;
 
 namespace {
 
-std::string frontier_text(const ProblemSpec& spec, const std::vector<FrontierPoint>& points, Format format) {
-  const bool ilp = !points.empty() && points.front().ilp.has_value();
-  if (format == Format::json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const FrontierPoint& point : points) {
-      nlohmann::json item = {{"limit_times_p", point.limit_times_p}, {"limit", point.limit}};
-      item["zb-auto"] = point.auto_feasible
-                            ? nlohmann::json{{"status", "ok"},
-                                             {"span", point.auto_span},
-                                             {"bubble_rate", point.auto_bubble_rate},
-                                             {"peak_memory", point.auto_peak_memory}}
-                            : nlohmann::json{{"status", "infeasible"}};
-      if (point.ilp) {
-        const IlpResult& r = *point.ilp;
-        item["zb-ilp"] = r.status == IlpStatus::infeasible
-                             ? nlohmann::json{{"status", "infeasible"}, {"reason", r.message}}
-                             : nlohmann::json{{"status", ilp_status_name(r.status)},
-                                              {"span", r.span},
-                                              {"bubble_rate", point.ilp_bubble_rate},
-                                              {"best_bound", r.best_bound},
-                                              {"gap", r.gap},
-                                              {"solve_seconds", r.solve_seconds}};
-      }
-      rows.push_back(std::move(item));
-    }
-    return nlohmann::json{{"problem", to_json(spec)}, {"frontier", std::move(rows)}}.dump(2) + "\n";
+nlohmann::json point_json(const FrontierPoint& point) {
+  nlohmann::json item = {{"limit_times_p", point.limit_times_p}, {"limit", point.limit}};
+  item["zb-auto"] = point.auto_feasible ? nlohmann::json{{"status", "ok"},
+                                                         {"span", point.auto_span},
+                                                         {"bubble_rate", point.auto_bubble_rate},
+                                                         {"peak_memory", point.auto_peak_memory}}
+                                        : nlohmann::json{{"status", "infeasible"}};
+  if (point.ilp) {
+    const IlpResult& r = *point.ilp;
+    item["zb-ilp"] = r.status == IlpStatus::infeasible
+                         ? nlohmann::json{{"status", "infeasible"}, {"reason", r.message}}
+                         : nlohmann::json{{"status", ilp_status_name(r.status)},
+                                          {"span", r.span},
+                                          {"bubble_rate", point.ilp_bubble_rate},
+                                          {"best_bound", r.best_bound},
+                                          {"gap", r.gap},
+                                          {"solve_seconds", r.solve_seconds}};
   }
-  std::string out;
-  if (format == Format::csv) {
-    out = "limit_times_p,limit,auto_status,auto_span,auto_bubble_rate,auto_peak_memory";
-    if (ilp) out += ",ilp_status,ilp_span,ilp_bubble_rate,ilp_best_bound,ilp_gap,ilp_solve_seconds";
-    out += "\n";
-    for (const FrontierPoint& point : points) {
-      out += fmt::format("{},{},", point.limit_times_p, point.limit);
-      out += point.auto_feasible ? fmt::format("ok,{},{},{}", point.auto_span, point.auto_bubble_rate, point.auto_peak_memory)
-                                 : std::string("infeasible,,,");
+  return item;
+}
+
+std::string csv_row(const FrontierCurve& curve, const FrontierPoint& point, bool ilp) {
+  std::string out = fmt::format("{},{},{},{},", placement_name(curve.placement), curve.chunks, point.limit_times_p,
+                                point.limit);
+  out += point.auto_feasible ? fmt::format("ok,{},{},{}", point.auto_span, point.auto_bubble_rate, point.auto_peak_memory)
+                             : std::string("infeasible,,,");
+  if (ilp) {
+    if (!point.ilp) return out + ",,,,,,";
+    const IlpResult& r = *point.ilp;
+    out += r.status == IlpStatus::infeasible
+               ? std::string(",infeasible,,,,,")
+               : fmt::format(",{},{},{},{},{},{}", ilp_status_name(r.status), r.span, point.ilp_bubble_rate,
+                             r.best_bound, r.gap, r.solve_seconds);
+  }
+  return out;
+}
+
+// Side by side: one column group per placement, the ILP's columns after the one-chunk group.
+std::string table(const ProblemSpec& spec, const std::vector<FrontierCurve>& curves) {
+  auto has_ilp = [](const FrontierCurve& curve) {
+    return !curve.points.empty() && curve.points.front().ilp.has_value();
+  };
+  std::string out = fmt::format(
+      "memory frontier: p={} m={}  (limit in multiples of p * M_B; M_B = mem_f per device; equal total work)\n\n",
+      spec.devices, spec.microbatches);
+  std::string heading = fmt::format("{:17}", "");
+  std::string columns = fmt::format("{:>7} {:>9}", "limit", "absolute");
+  for (const FrontierCurve& curve : curves) {
+    const int width = has_ilp(curve) ? 32 + 59 : 32;
+    heading += fmt::format("  {:<{}}", curve.label(), width);
+    columns += fmt::format("  {:>12} {:>8} {:>9}", "zb-auto span", "bubble", "peak mem");
+    if (has_ilp(curve)) {
+      columns += fmt::format("  {:>10} {:>12} {:>8} {:>10} {:>7} {:>7}", "zb-ilp", "span", "bubble", "bound", "gap", "time");
+    }
+  }
+  if (curves.size() > 1) out += heading.substr(0, heading.find_last_not_of(' ') + 1) + "\n";
+  out += columns + "\n";
+  for (std::size_t k = 0; k < curves.front().points.size(); ++k) {
+    const FrontierPoint& first = curves.front().points[k];
+    out += fmt::format("{:>6.3f}p {:>9.4g}", first.limit_times_p, first.limit);
+    for (const FrontierCurve& curve : curves) {
+      const FrontierPoint& point = curve.points[k];
+      out += point.auto_feasible ? fmt::format("  {:>12.4f} {:>7.2f}% {:>9.4g}", point.auto_span,
+                                               100 * point.auto_bubble_rate, point.auto_peak_memory)
+                                 : fmt::format("  {:>12} {:>8} {:>9}", "infeasible", "", "");
       if (point.ilp) {
         const IlpResult& r = *point.ilp;
         out += r.status == IlpStatus::infeasible
-                   ? std::string(",infeasible,,,,,")
-                   : fmt::format(",{},{},{},{},{},{}", ilp_status_name(r.status), r.span, point.ilp_bubble_rate,
-                                 r.best_bound, r.gap, r.solve_seconds);
-      }
-      out += "\n";
-    }
-    return out;
-  }
-  out = fmt::format("memory frontier: p={} m={}  (limit in multiples of p * M_B; M_B = mem_f per device)\n\n",
-                    spec.devices, spec.microbatches);
-  out += fmt::format("{:>7} {:>9} {:>12} {:>8} {:>9}", "limit", "absolute", "zb-auto span", "bubble", "peak mem");
-  if (ilp) out += fmt::format("  {:>10} {:>12} {:>8} {:>10} {:>7} {:>7}", "zb-ilp", "span", "bubble", "bound", "gap", "time");
-  out += "\n";
-  for (const FrontierPoint& point : points) {
-    out += fmt::format("{:>6.3f}p {:>9.4g}", point.limit_times_p, point.limit);
-    out += point.auto_feasible ? fmt::format(" {:>12.4f} {:>7.2f}% {:>9.4g}", point.auto_span, 100 * point.auto_bubble_rate,
-                                             point.auto_peak_memory)
-                               : fmt::format(" {:>12} {:>8} {:>9}", "infeasible", "", "");
-    if (point.ilp) {
-      const IlpResult& r = *point.ilp;
-      if (r.status == IlpStatus::infeasible) {
-        out += fmt::format("  {:>10}", "infeasible");
-      } else {
-        out += fmt::format("  {:>10} {:>12.4f} {:>7.2f}% {:>10.4f} {:>6.2f}% {:>6.1f}s", ilp_status_name(r.status), r.span,
-                           100 * point.ilp_bubble_rate, r.best_bound, 100 * r.gap, r.solve_seconds);
+                   ? fmt::format("  {:>10} {:>12} {:>8} {:>10} {:>7} {:>7}", "infeasible", "", "", "", "", "")
+                   : fmt::format("  {:>10} {:>12.4f} {:>7.2f}% {:>10.4f} {:>6.2f}% {:>6.1f}s", ilp_status_name(r.status),
+                                 r.span, 100 * point.ilp_bubble_rate, r.best_bound, 100 * r.gap, r.solve_seconds);
       }
     }
     out += "\n";
   }
   return out;
+}
+
+std::string frontier_text(const ProblemSpec& spec, const std::vector<FrontierCurve>& curves, Format format) {
+  if (format == Format::json) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const FrontierCurve& curve : curves) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const FrontierPoint& point : curve.points) rows.push_back(point_json(point));
+      items.push_back({{"placement", placement_name(curve.placement)}, {"chunks", curve.chunks}, {"frontier", rows}});
+    }
+    return nlohmann::json{{"problem", to_json(spec)}, {"curves", std::move(items)}}.dump(2) + "\n";
+  }
+  if (format == Format::csv) {
+    bool ilp = false;
+    for (const FrontierCurve& curve : curves) ilp = ilp || (!curve.points.empty() && curve.points.front().ilp);
+    std::string out = "placement,chunks,limit_times_p,limit,auto_status,auto_span,auto_bubble_rate,auto_peak_memory";
+    if (ilp) out += ",ilp_status,ilp_span,ilp_bubble_rate,ilp_best_bound,ilp_gap,ilp_solve_seconds";
+    out += "\n";
+    for (const FrontierCurve& curve : curves) {
+      for (const FrontierPoint& point : curve.points) out += csv_row(curve, point, ilp) + "\n";
+    }
+    return out;
+  }
+  return table(spec, curves);
+}
+
+// The placements to draw: --placements, else the one the user chose, else one chunk per device
+// beside the V (when the costs are per device, so both carry the same work).
+std::vector<Placement> placements_to_draw(const po::variables_map& values, const ProblemSpec& spec) {
+  if (values.count("placements")) {
+    std::vector<Placement> chosen;
+    for (const std::string& name : split_list(values["placements"].as<std::string>())) {
+      chosen.push_back(parse_placement(name, "--placements"));
+    }
+    if (chosen.empty()) throw InputError("--placements: name at least one of linear, interleaved, vshape");
+    return chosen;
+  }
+  if (spec.placement || spec.chunks != 1 || !spec.chunk_independent()) {
+    return {spec.placement.value_or(spec.chunks == 1 ? Placement::linear : Placement::interleaved)};
+  }
+  return {Placement::linear, Placement::vshape};
+}
+
+// The spec at a placement's natural chunk count: 1 linear, 2 V, the given count (or 2) interleaved.
+ProblemSpec spec_at(const ProblemSpec& spec, Placement placement) {
+  const int chunks = placement == Placement::linear   ? 1
+                     : placement == Placement::vshape ? 2
+                                                      : std::max(2, spec.chunks);
+  ProblemSpec adjusted = spec;
+  if (chunks != spec.chunks) {
+    if (!spec.chunk_independent()) {
+      throw InputError(fmt::format("--placements {}: needs chunks={}, but the costs are given per stage for chunks={}",
+                                   placement_name(placement), chunks, spec.chunks));
+    }
+    adjusted = spec.with_chunks(chunks);
+  }
+  adjusted.placement = placement;
+  return adjusted;
 }
 
 }  // namespace
@@ -101,18 +167,20 @@ int run_frontier(int argc, char** argv) {
       ("ilp", po::bool_switch(), "also solve zb-ilp at every limit")
       ("time-limit", po::value<double>()->default_value(10), "zb-ilp wall-clock seconds per limit")
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv")
+      ("placements", po::value<std::string>(),
+       "comma-separated placements to compare at equal work, each at its natural chunk count: linear (1), "
+       "vshape (2), interleaved (--chunks or 2). Default: linear,vshape (or the --placement given)")
       ("svg", po::value<std::string>(), "write the plot (bubble rate vs limit) as SVG");
   options.add(own);
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim frontier (--scenario FILE | problem flags) [--from 1 --to 3 --step 0.125] [--ilp]\n"
-                          "       [--time-limit S] [--format table|json|csv] [--svg F]",
+                          "       [--placements linear,vshape] [--time-limit S] [--format table|json|csv] [--svg F]",
                           "  zbsim frontier --p 8 --m 24 --tf 18.5 --tb 18.1 --tw 9.3 --tcomm 0.6 --svg frontier.svg")) {
     return 0;
   }
   const Scenario scenario = scenario_from_options(values);
   const Format format = parse_format(values["format"].as<std::string>());
-  const Problem problem = scenario.spec.build(scenario.source);
   FrontierOptions frontier;
   frontier.from_times_p = values["from"].as<double>();
   frontier.to_times_p = values["to"].as<double>();
@@ -126,13 +194,23 @@ int run_frontier(int argc, char** argv) {
   if (frontier.with_ilp && !(frontier.ilp_time_limit_s > 0)) {
     throw InputError(fmt::format("--time-limit: {} is not a positive number of seconds", frontier.ilp_time_limit_s));
   }
-  const std::vector<FrontierPoint> points = memory_frontier(problem, frontier);
-  if (values.count("svg")) {
-    const std::string title = fmt::format("Memory frontier: p={} m={}{}", problem.devices, problem.microbatches,
-                                          scenario.name.empty() ? "" : " (" + scenario.name + ")");
-    write_file_atomically(values["svg"].as<std::string>(), frontier_svg(points, title));
+  // Every input is checked before the first (possibly long) solve.
+  std::vector<std::pair<Placement, Problem>> problems;
+  for (Placement placement : placements_to_draw(values, scenario.spec)) {
+    const ProblemSpec spec = spec_at(scenario.spec, placement);
+    problems.emplace_back(placement, spec.build(scenario.source));
   }
-  std::cout << frontier_text(scenario.spec, points, format);
+  std::vector<FrontierCurve> curves;
+  for (const auto& [placement, problem] : problems) {
+    curves.push_back({placement, problem.chunks, memory_frontier(problem, frontier)});
+  }
+  if (values.count("svg")) {
+    const std::string title = fmt::format("Memory frontier: p={} m={}{}", scenario.spec.devices,
+                                          scenario.spec.microbatches,
+                                          scenario.name.empty() ? "" : " (" + scenario.name + ")");
+    write_file_atomically(values["svg"].as<std::string>(), frontier_svg(curves, title));
+  }
+  std::cout << frontier_text(scenario.spec, curves, format);
   return 0;
 }
 

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "sim/schedule/error.h"
 #include "sim/schedule/validator.h"
-#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/auto_schedule.h"
 #include "sim/solver/list_timing.h"
 
 namespace zb {
@@ -25,15 +27,15 @@ std::vector<FrontierPoint> memory_frontier(const Problem& problem, const Frontie
     point.limit = point.limit_times_p * unit;
     point.work = work;
     try {
-      const GreedyResult greedy = greedy_schedule(problem, point.limit);
-      point.auto_span = greedy.span;
-      point.auto_bubble_rate = greedy.span > 0 ? (greedy.span - work) / greedy.span : 0.0;
-      const auto peaks = peak_memory_by_order(problem, greedy.schedule);
+      const AutoResult best = auto_schedule(problem, point.limit);
+      point.auto_span = best.span;
+      point.auto_bubble_rate = best.span > 0 ? (best.span - work) / best.span : 0.0;
+      const auto peaks = peak_memory_by_order(problem, best.schedule);
       point.auto_peak_memory = *std::max_element(peaks.begin(), peaks.end());
     } catch (const InputError&) {
       point.auto_feasible = false;
     }
-    if (options.with_ilp) {
+    if (options.with_ilp && problem.chunks == 1) {
       IlpOptions ilp_options;
       ilp_options.memory_limit = point.limit;
       ilp_options.time_limit_s = options.ilp_time_limit_s;
@@ -49,6 +51,12 @@ std::vector<FrontierPoint> memory_frontier(const Problem& problem, const Frontie
     points.push_back(std::move(point));
   }
   return points;
+}
+
+std::string FrontierCurve::label() const {
+  if (chunks == 1) return "1 chunk per device";
+  if (placement == Placement::vshape) return fmt::format("V, {} chunks", chunks);
+  return fmt::format("{}, {} chunks", placement_name(placement), chunks);
 }
 
 }  // namespace zb

@@ -1,7 +1,9 @@
-// The memory frontier: bubble rate of zb-auto (and optionally zb-ilp) against the memory limit.
+// The memory frontier: bubble rate of zb-auto (and optionally zb-ilp) against the memory limit,
+// for one placement; curves of several placements share the axes (equal total work and M_B).
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/schedule/problem.h"
@@ -29,8 +31,19 @@ struct FrontierPoint {
   double ilp_bubble_rate = 0;
 };
 
-// One point per limit, from_times_p to to_times_p in step_times_p. Infeasible points are rows
-// with auto_feasible = false (and an infeasible ILP status), never exceptions.
+// One point per limit, from_times_p to to_times_p in step_times_p, zb-auto at the problem's own
+// placement (auto_schedule). Infeasible points are rows with auto_feasible = false (and an
+// infeasible ILP status), never exceptions. The ILP runs for one chunk per device only.
 std::vector<FrontierPoint> memory_frontier(const Problem& problem, const FrontierOptions& options);
+
+// One placement's frontier.
+struct FrontierCurve {
+  Placement placement = Placement::linear;
+  int chunks = 1;
+  std::vector<FrontierPoint> points;
+
+  // "1 chunk per device", "V, 2 chunks", "interleaved, 3 chunks": the legend and table heading.
+  std::string label() const;
+};
 
 }  // namespace zb

@@ -7,14 +7,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 
 namespace zb {
 
 namespace {
 
-constexpr double kWidth = 720, kHeight = 420;
-constexpr double kLeft = 70, kRight = 170, kTop = 50, kBottom = 55;
+constexpr double kWidth = 780, kHeight = 420;
+constexpr double kLeft = 70, kRight = 230, kTop = 50, kBottom = 55;
 
 struct Series {
   std::string label;
@@ -25,18 +26,28 @@ struct Series {
 
 }  // namespace
 
-std::string frontier_svg(const std::vector<FrontierPoint>& points, const std::string& title) {
-  std::vector<Series> series(3);
-  series[0] = {"zb-auto", "#1f77b4", false, {}};
-  series[1] = {"zb-ilp", "#d62728", false, {}};
-  series[2] = {"zb-ilp bound", "#7f7f7f", true, {}};
-  for (const FrontierPoint& point : points) {
-    if (point.auto_feasible) series[0].points.push_back({point.limit_times_p, 100 * point.auto_bubble_rate});
-    if (point.ilp && point.ilp->status != IlpStatus::infeasible) {
-      series[1].points.push_back({point.limit_times_p, 100 * point.ilp_bubble_rate});
-      const double bound_rate = point.ilp->best_bound > 0 ? (point.ilp->best_bound - point.work) / point.ilp->best_bound : 0;
-      series[2].points.push_back({point.limit_times_p, 100 * bound_rate});
+std::string frontier_svg(const std::vector<FrontierCurve>& curves, const std::string& title) {
+  // zb-auto per placement in its own colour; the ILP (one chunk per device only) in red and grey.
+  static constexpr const char* kAutoColors[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b"};
+  std::vector<Series> series;
+  for (std::size_t c = 0; c < curves.size(); ++c) {
+    const FrontierCurve& curve = curves[c];
+    const std::string suffix = curves.size() > 1 ? ", " + curve.label() : "";
+    Series heuristic{"zb-auto" + suffix, kAutoColors[c % std::size(kAutoColors)], false, {}};
+    Series ilp{"zb-ilp" + suffix, "#d62728", false, {}};
+    Series bound{"zb-ilp bound" + suffix, "#7f7f7f", true, {}};
+    for (const FrontierPoint& point : curve.points) {
+      if (point.auto_feasible) heuristic.points.push_back({point.limit_times_p, 100 * point.auto_bubble_rate});
+      if (point.ilp && point.ilp->status != IlpStatus::infeasible) {
+        ilp.points.push_back({point.limit_times_p, 100 * point.ilp_bubble_rate});
+        const double bound_rate =
+            point.ilp->best_bound > 0 ? (point.ilp->best_bound - point.work) / point.ilp->best_bound : 0;
+        bound.points.push_back({point.limit_times_p, 100 * bound_rate});
+      }
     }
+    series.push_back(std::move(heuristic));
+    series.push_back(std::move(ilp));
+    series.push_back(std::move(bound));
   }
   double x_min = 0, x_max = 1, y_max = 1;
   bool first = true;

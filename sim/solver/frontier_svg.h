@@ -8,8 +8,8 @@
 
 namespace zb {
 
-// Lines for zb-auto and (when present) zb-ilp, the ILP's proven bound as a dashed line, x in
-// multiples of p * M_B, y in percent. Deterministic text for the same input.
-std::string frontier_svg(const std::vector<FrontierPoint>& points, const std::string& title);
+// Lines for zb-auto of each placement and (when present) zb-ilp, the ILP's proven bound as a
+// dashed line, x in multiples of p * M_B, y in percent. Deterministic text for the same input.
+std::string frontier_svg(const std::vector<FrontierCurve>& curves, const std::string& title);
 
 }  // namespace zb

@@ -540,10 +540,18 @@ class ModelBuilder {
 
 }  // namespace
 
+void require_one_chunk_per_device(const Problem& problem) {
+  if (problem.chunks == 1) return;
+  throw InputError(fmt::format(
+      "zb-ilp: needs one stage per device (chunks = 1), got chunks = {}: its order variables and memory rows "
+      "are per stage, and with {} chunks a device runs {} stages' passes in one order; for {} placements use "
+      "zb-auto, which tries {}",
+      problem.chunks, problem.chunks, problem.chunks, placement_name(problem.placement),
+      problem.placement == Placement::vshape ? "zb-v and zb-v-h" : "zb-i and 1f1b-i"));
+}
+
 IlpModel build_ilp_model(const Problem& problem, const Schedule& reference, const IlpModelOptions& options) {
-  if (problem.chunks != 1) {
-    throw InputError(fmt::format("zb-ilp: needs one stage per device (chunks = 1), got chunks = {}", problem.chunks));
-  }
+  require_one_chunk_per_device(problem);
   return ModelBuilder(problem, reference, options).build();
 }
 

@@ -85,6 +85,10 @@ struct IlpModel {
   int node(int s, int kind, int i) const { return (s * 3 + kind) * microbatches + i; }
 };
 
+// The ILP's order variables and memory rows are per stage, and a stage is a device only with one
+// chunk per device: multi-chunk placements are refused here with that reason and where to go.
+void require_one_chunk_per_device(const Problem& problem);
+
 // Builds the model for `problem` (chunks = 1) warm-started from `reference`, a valid order that
 // respects the memory limit and whose list-scheduled span is options.incumbent_span.
 IlpModel build_ilp_model(const Problem& problem, const Schedule& reference, const IlpModelOptions& options);

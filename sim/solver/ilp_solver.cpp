@@ -113,9 +113,7 @@ int decomposition_block(const Problem& problem, std::size_t budget) {
 
 IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   const auto start = Clock::now();
-  if (problem.chunks != 1) {
-    throw InputError(fmt::format("zb-ilp: needs one stage per device (chunks = 1), got chunks = {}", problem.chunks));
-  }
+  require_one_chunk_per_device(problem);
   IlpResult result;
   const std::optional<double> requested = options.memory_limit ? options.memory_limit : problem.memory_limit();
   const double needed = minimum_memory(problem);

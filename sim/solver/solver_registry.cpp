@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/solver/auto_schedule.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
 #include "sim/solver/zb_v_greedy.h"
@@ -29,8 +30,10 @@ void register_solver_generators(GeneratorRegistry& registry, const SolverGenerat
       ChunkSupport::multi, true, [](const Problem& problem) { return zb_v_greedy(problem).schedule; }, false,
       Placement::vshape});
   registry.add(GeneratorInfo{
-      "zb-auto", "memory-aware greedy zero-bubble schedule under --mem-limit (8 variants, best kept)",
-      ChunkSupport::single, true, [](const Problem& problem) { return greedy_schedule(problem).schedule; }});
+      "zb-auto",
+      "the best schedule under --mem-limit: the memory-aware greedy (8 variants) at chunks 1; with --chunks 2 "
+      "--placement vshape the V schedules (zb-v, zb-v-h), interleaved: zb-i and 1f1b-i",
+      ChunkSupport::any, true, [](const Problem& problem) { return auto_schedule(problem).schedule; }});
   registry.add(GeneratorInfo{"zb-1p", "zb-auto at memory limit 1p (ZB-H1 memory)", ChunkSupport::single,
                              true, greedy_at_multiple(1, "zb-1p")});
   registry.add(GeneratorInfo{"zb-2p", "zb-auto at memory limit 2p (ZB-H2 memory)", ChunkSupport::single,

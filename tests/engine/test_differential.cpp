@@ -41,7 +41,8 @@ std::vector<Case> cases() {
   const GeneratorRegistry registry = all_generators();
   std::vector<Case> out;
   for (const std::string& name : registry.names()) {
-    const bool multi = registry.get(name).chunks == ChunkSupport::multi;
+    // zb-auto (any chunk count) runs here at its multi-chunk placements; zb-1p/zb-2p cover chunks 1.
+    const bool multi = registry.get(name).chunks != ChunkSupport::single;
     for (const int p : {1, 2, 3, 4, 6}) {
       if (name == "zb-ilp" && p > 3) continue;
       for (const int m_factor : {1, 2, 3}) {

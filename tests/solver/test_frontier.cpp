@@ -44,11 +44,12 @@ TEST(Frontier, IlpPointsNeverAboveTheHeuristic) {
       EXPECT_LE(point.ilp->span, points[k - 1].ilp->span + 1e-9);
     }
   }
-  const std::string svg = frontier_svg(points, "test <frontier>");
+  const std::vector<FrontierCurve> curves{{Placement::linear, 1, points}};
+  const std::string svg = frontier_svg(curves, "test <frontier>");
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("zb-ilp bound"), std::string::npos);
   EXPECT_NE(svg.find("test &lt;frontier&gt;"), std::string::npos);
-  EXPECT_EQ(svg, frontier_svg(points, "test <frontier>"));  // deterministic
+  EXPECT_EQ(svg, frontier_svg(curves, "test <frontier>"));  // deterministic
 }
 
 TEST(Frontier, InfeasiblePointsAreRowsNotErrors) {

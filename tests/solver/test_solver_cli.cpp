@@ -1,6 +1,8 @@
 // zbsim solve / frontier / compare with the solver's schedules, run as a user would.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -81,15 +83,26 @@ TEST_F(SolverCli, FrontierCsvAndSvg) {
   std::istringstream lines(run.out);
   std::string line;
   std::getline(lines, line);
-  EXPECT_EQ(line, "limit_times_p,limit,auto_status,auto_span,auto_bubble_rate,auto_peak_memory");
-  int rows = 0;
-  std::string first_row;
-  while (std::getline(lines, line)) {
-    if (rows++ == 0) first_row = line;
-  }
-  EXPECT_EQ(rows, 17);
-  EXPECT_EQ(first_row, "1,4,ok,27,0.1111111111111111,4");  // default units: M_B = 1, 1p = 4
+  EXPECT_EQ(line, "placement,chunks,limit_times_p,limit,auto_status,auto_span,auto_bubble_rate,auto_peak_memory");
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) rows.push_back(line);
+  // One chunk per device beside the V, 17 limits each, at equal work and M_B.
+  ASSERT_EQ(rows.size(), 34u);
+  EXPECT_EQ(rows[0], "linear,1,1,4,ok,27,0.1111111111111111,4");  // default units: M_B = 1, 1p = 4: ZB-H1
+  EXPECT_EQ(rows[17], "vshape,2,1,4,ok,24,0,4");                   // ZB-V: zero bubble at 1F1B's memory
   ASSERT_TRUE(fs::exists(svg));
+  const std::string plot = zb::testing::slurp(svg);
+  EXPECT_NE(plot.find("zb-auto, 1 chunk per device"), std::string::npos);
+  EXPECT_NE(plot.find("zb-auto, V, 2 chunks"), std::string::npos);
+  // One placement when asked; a placement the per-stage costs cannot take is refused.
+  const CliRun linear = zbsim("frontier --p 4 --m 8 --tf 1 --tb 1 --tw 1 --format csv --placements linear");
+  ASSERT_EQ(linear.exit_code, 0) << linear.err;
+  EXPECT_EQ(std::count(linear.out.begin(), linear.out.end(), '\n'), 18);
+  const CliRun per_stage = zbsim("frontier --p 2 --m 4 --tf 1,1 --tb 1 --tw 1 --placements vshape,linear --chunks 1");
+  EXPECT_EQ(per_stage.exit_code, 0) << per_stage.err;  // per-device lists move between chunk counts
+  const CliRun bad = zbsim("frontier --p 4 --m 8 --tf 1 --tb 1 --tw 1 --placements diagonal");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("diagonal"), std::string::npos) << bad.err;
   EXPECT_EQ(zbsim("frontier --p 4 --m 8 --tf 1 --tb 1 --tw 1 --step 0").exit_code, 2);
 }
 

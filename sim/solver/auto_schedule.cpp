@@ -1,0 +1,89 @@
+// zb-auto across placements (see auto_schedule.h).
+#include "sim/solver/auto_schedule.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
+#include "sim/schedule/memory.h"
+#include "sim/schedule/validator.h"
+#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/zb_v_greedy.h"
+
+namespace zb {
+
+namespace {
+
+struct Candidate {
+  const char* name;
+  std::function<Schedule(const Problem&, double limit)> make;
+};
+
+// The multi-chunk candidates of a placement, in the order ties are broken.
+std::vector<Candidate> candidates_for(Placement placement) {
+  if (placement == Placement::vshape) {
+    return {
+        {"zb-v", [](const Problem& problem, double limit) { return zb_v_greedy(problem, limit).schedule; }},
+        {"zb-v-h", [](const Problem& problem, double) { return make_zb_v_handcrafted(problem); }},
+    };
+  }
+  return {
+      {"zb-i", [](const Problem& problem, double) { return make_zb_interleaved(problem); }},
+      {"1f1b-i", [](const Problem& problem, double) { return make_1f1b_interleaved(problem); }},
+  };
+}
+
+AutoResult best_multi_chunk(const Problem& problem, std::optional<double> requested) {
+  const double limit = requested   ? *requested
+                       : problem.memory_limit() ? *problem.memory_limit()
+                                                : problem.microbatches * problem.activation_unit();
+  std::optional<AutoResult> best;
+  double best_peak = 0;
+  std::vector<std::string> refused;
+  for (const Candidate& candidate : candidates_for(problem.placement)) {
+    Schedule schedule;
+    try {
+      schedule = candidate.make(problem, limit);
+    } catch (const InputError& e) {
+      refused.push_back(e.what());
+      continue;
+    }
+    if (first_over_limit(peak_memory_by_order(problem, schedule), limit)) {
+      refused.push_back(fmt::format("{}: over the limit", candidate.name));
+      continue;
+    }
+    const Trace trace = evaluate(problem, schedule);
+    const double span = trace.metrics.span;
+    const double peak = *std::max_element(trace.metrics.peak_memory.begin(), trace.metrics.peak_memory.end());
+    // The shorter span wins; at an equal span the smaller peak (zb-v-h's p M_B beside a zb-v that
+    // used more of a generous limit for the same span).
+    if (!best || span < best->span || (span == best->span && peak < best_peak)) {
+      best = AutoResult{std::move(schedule), span, limit, candidate.name};
+      best_peak = peak;
+    }
+  }
+  if (!best) {
+    throw ScheduleError(fmt::format("zb-auto: no {} schedule fits the memory limit {:g} ({})",
+                                    placement_name(problem.placement), limit, fmt::join(refused, "; ")));
+  }
+  best->schedule.name = "zb-auto";
+  return *std::move(best);
+}
+
+}  // namespace
+
+AutoResult auto_schedule(const Problem& problem, std::optional<double> memory_limit) {
+  if (problem.chunks == 1) {
+    GreedyResult greedy = greedy_schedule(problem, memory_limit);
+    return AutoResult{std::move(greedy.schedule), greedy.span, greedy.memory_limit, "greedy"};
+  }
+  return best_multi_chunk(problem, memory_limit);
+}
+
+}  // namespace zb

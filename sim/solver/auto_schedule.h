@@ -1,0 +1,25 @@
+// zb-auto for every placement: the best schedule this build can make under a memory limit.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
+
+namespace zb {
+
+struct AutoResult {
+  Schedule schedule;
+  double span = 0;          // largest device span (the evaluator's)
+  double memory_limit = 0;  // the absolute limit the schedule respects
+  std::string chosen;       // which candidate won: "greedy", "zb-v", "zb-v-h", "zb-i", ...
+};
+
+// One chunk per device: the memory-aware greedy heuristic (section 5). The V (chunks 2): the
+// greedy ZB-V at the limit and the fixed V schedules that fit it. Interleaved: the interleaved
+// schedules that fit it. The shortest span wins; at an equal span the smaller peak, then the earlier candidate. Without a limit
+// every forward fits. Throws ScheduleError naming the limit when no candidate fits it.
+AutoResult auto_schedule(const Problem& problem, std::optional<double> memory_limit = std::nullopt);
+
+}  // namespace zb
