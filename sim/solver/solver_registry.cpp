@@ -5,6 +5,7 @@
 
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
+#include "sim/solver/v_controllable.h"
 
 namespace zb {
 
@@ -30,6 +31,13 @@ void register_solver_generators(GeneratorRegistry& registry, const SolverGenerat
                              true, greedy_at_multiple(1, "zb-1p")});
   registry.add(GeneratorInfo{"zb-2p", "zb-auto at memory limit 2p (ZB-H2 memory)", ChunkSupport::single,
                              true, greedy_at_multiple(2, "zb-2p")});
+  registry.add(GeneratorInfo{"v-min", "V-Min: building-block V at 1/3 of ZB-V's activation memory ((p+4)/3 M_B)",
+                             ChunkSupport::multi, false, make_v_min, false, Placement::vshape});
+  registry.add(GeneratorInfo{"v-half", "V-Half: building-block V at 1/2 of ZB-V's activation memory ((p+2)/2 M_B)",
+                             ChunkSupport::multi, false, make_v_half, false, Placement::vshape});
+  registry.add(GeneratorInfo{"v-auto",
+                             "building-block V with the smallest bubble under --mem-limit (default p*M_B: ZB-V's memory)",
+                             ChunkSupport::multi, true, make_v_auto, false, Placement::vshape});
   if (ilp_available()) {
     registry.add(GeneratorInfo{
         "zb-ilp", fmt::format("ILP optimum on COIN-OR CBC under --mem-limit, warm-started from zb-auto ({:g} s limit)",

@@ -1,4 +1,5 @@
-// Registers the automatic schedules (zb-auto, zb-1p, zb-2p and, with CBC, zb-ilp) by name.
+// Registers the automatic schedules (zb-auto, zb-1p, zb-2p, v-min, v-half, v-auto and, with CBC,
+// zb-ilp) by name.
 #pragma once
 
 #include "sim/schedule/generator_registry.h"
@@ -9,7 +10,8 @@ struct SolverGeneratorOptions {
   double ilp_time_limit_s = 10;  // wall clock of each zb-ilp generation
 };
 
-// Adds zb-auto, zb-1p, zb-2p and (when built with CBC) zb-ilp, all with uses_memory_limit = true.
+// Adds zb-auto, zb-1p, zb-2p, the V family v-min, v-half, v-auto and (when built with CBC) zb-ilp;
+// all but v-min and v-half have uses_memory_limit = true.
 // An infeasible memory limit makes the generators throw ScheduleError naming the limit.
 void register_solver_generators(GeneratorRegistry& registry, const SolverGeneratorOptions& options = {});
 

@@ -6,13 +6,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
+#include <cmath>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/memory.h"
-#include "sim/schedule/validator.h"
 
 namespace zb {
 
@@ -45,6 +46,7 @@ class VGrid {
     horizon_ = last + kVBlockPeriod * (m_ - 1) + 2 * m_ + 1;  // room for every W after the last pass
     devices_.resize(static_cast<std::size_t>(p_));
     memory_.resize(static_cast<std::size_t>(p_));
+    profiles_.resize(static_cast<std::size_t>(p_));
     for (int d = 0; d < p_; ++d) {
       DeviceSlots& device = devices_[d];
       device.cell.assign(static_cast<std::size_t>(horizon_), kEmpty);
@@ -57,6 +59,7 @@ class VGrid {
         memory_[d].b[c] = memory_delta(problem, Pass::B, stage).net();
         memory_[d].w[c] = memory_delta(problem, Pass::W, stage).net();
       }
+      uniform_w_.push_back(memory_[d].w[0] == memory_[d].w[1]);
     }
   }
 
@@ -93,8 +96,12 @@ class VGrid {
   // so does the warm-up when the W are not placed (they would fill its gaps). Without placed W the
   // memory counts W as put_w would put them. Ends with the passes pulled together (unit times).
   void squeeze(bool w_placed) {
+    const bool implicit_w = !w_placed;
     double limit = 0;
-    for (int d = 0; d < p_; ++d) limit = std::max(limit, peak(d, !w_placed));
+    for (int d = 0; d < p_; ++d) {
+      rebuild_profile(d, implicit_w);
+      limit = std::max(limit, uniform_w_[d] ? high(d, 0, horizon_) : peak(d, implicit_w));
+    }
     enum class Phase { warm_up, steady, cool_down } phase = Phase::warm_up;
     for (const auto& [t, d] : slot_order()) {
       const int code = devices_[d].cell[t];
@@ -109,7 +116,10 @@ class VGrid {
       for (int s = earliest(d, kind, k); s < t; ++s) {
         if (devices_[d].cell[s] != kEmpty) continue;
         move(d, t, s);
-        if (peak(d, !w_placed) <= limit * (1 + 1e-12)) break;
+        if (trial_peak(d, s, t, implicit_w) <= limit * (1 + 1e-12)) {
+          commit_trial(d);
+          break;
+        }
         move(d, s, t);
       }
     }
@@ -211,7 +221,125 @@ class VGrid {
     return std::max(lo > 0 ? x[lo - 1] : -1, n - lo > 0 ? y[n - lo - 1] : -1);
   }
 
-  // The device's peak along its slots (order-based, as the validator counts it).
+  // One slot of the memory walk: `level` and `waiting` (B without their W) after cell `code`.
+  // W free the same on both chunks here (see uniform_w_), so a W needs no identity.
+  void walk(const DeviceMemory& memory, int code, bool implicit_w, double& level, int& waiting) const {
+    const int kind = code == kEmpty ? kEmpty : code % kKinds;
+    if (kind == kW || (kind == kEmpty && implicit_w && waiting > 0)) {
+      level += memory.w[0];
+      --waiting;
+    } else if (kind == 0 || kind == 1) {
+      level += memory.f[chunk_of(kind)];
+    } else if (is_b(kind)) {
+      level += memory.b[chunk_of(kind)];
+      ++waiting;
+    }
+  }
+
+  double delta_of(int d, int code) const {
+    const int kind = code % kKinds;
+    const DeviceMemory& memory = memory_[d];
+    if (kind == kW) return memory.w[0];
+    return kind < 2 ? memory.f[chunk_of(kind)] : memory.b[chunk_of(kind)];
+  }
+
+  // The device's memory after every slot, with the highest level per run of kRun slots, so that a
+  // move is judged by walking only the slots it changes.
+  static constexpr int kRun = 32;
+  struct Profile {
+    std::vector<double> level;
+    std::vector<int> waiting;
+    std::vector<double> run_high;
+  };
+
+  void rebuild_profile(int d, bool implicit_w) {
+    if (!uniform_w_[d]) return;
+    Profile& profile = profiles_[d];
+    profile.level.resize(static_cast<std::size_t>(horizon_));
+    profile.waiting.resize(static_cast<std::size_t>(horizon_));
+    double level = 0;
+    int waiting = 0;
+    for (int t = 0; t < horizon_; ++t) {
+      walk(memory_[d], devices_[d].cell[t], implicit_w, level, waiting);
+      profile.level[t] = level;
+      profile.waiting[t] = waiting;
+    }
+    profile.run_high.assign(static_cast<std::size_t>((horizon_ + kRun - 1) / kRun), 0.0);
+    for (int run = 0; run * kRun < horizon_; ++run) refresh_run(profile, run);
+  }
+
+  void refresh_run(Profile& profile, int run) const {
+    const int end = std::min(horizon_, (run + 1) * kRun);
+    double highest = profile.level[run * kRun];
+    for (int t = run * kRun; t < end; ++t) highest = std::max(highest, profile.level[t]);
+    profile.run_high[run] = highest;
+  }
+
+  // The highest level over slots [from, to), 0 when empty (memory starts at 0).
+  double high(int d, int from, int to) const {
+    const Profile& profile = profiles_[d];
+    double highest = 0;
+    int t = from;
+    while (t < to && t % kRun != 0) highest = std::max(highest, profile.level[t++]);
+    while (t + kRun <= to) {
+      highest = std::max(highest, profile.run_high[t / kRun]);
+      t += kRun;
+    }
+    while (t < to) highest = std::max(highest, profile.level[t++]);
+    return highest;
+  }
+
+  // The device's peak with its cells as they are now, the profile holding them as they were before
+  // one pass moved from slot `vacated` earlier to `from`: the walk restarts at `from` and stops,
+  // once past `vacated`, where it meets the old walk again (same level, same W owed).
+  double trial_peak(int d, int from, int vacated, bool implicit_w) {
+    if (!uniform_w_[d]) return peak(d, implicit_w);
+    const Profile& profile = profiles_[d];
+    Trial& trial = trial_;
+    trial.from = from;
+    trial.shift.reset();
+    if (!implicit_w) {
+      // With every W placed the move shifts the levels in between by its own delta, nothing else.
+      const double delta = delta_of(d, devices_[d].cell[from]);
+      trial.shift = delta;
+      trial.to = vacated;
+      return std::max({high(d, 0, from), high(d, from, vacated) + delta, high(d, vacated, horizon_)});
+    }
+    trial.level.clear();
+    trial.waiting.clear();
+    double level = from > 0 ? profile.level[from - 1] : 0;
+    int waiting = from > 0 ? profile.waiting[from - 1] : 0;
+    double highest = high(d, 0, from);
+    int t = from;
+    for (; t < horizon_; ++t) {
+      walk(memory_[d], devices_[d].cell[t], implicit_w, level, waiting);
+      const bool rejoined = t >= vacated && waiting == profile.waiting[t] &&
+                            std::abs(level - profile.level[t]) <= 1e-12 * (1 + std::abs(level));
+      if (rejoined) break;
+      trial.level.push_back(level);
+      trial.waiting.push_back(waiting);
+      highest = std::max(highest, level);
+    }
+    trial.to = t;
+    return std::max(highest, high(d, t, horizon_));
+  }
+
+  // Keeps the last trial's walk in the profile.
+  void commit_trial(int d) {
+    if (!uniform_w_[d]) return;
+    Profile& profile = profiles_[d];
+    for (int t = trial_.from; t < trial_.to; ++t) {
+      if (trial_.shift) {
+        profile.level[t] += *trial_.shift;
+      } else {
+        profile.level[t] = trial_.level[t - trial_.from];
+        profile.waiting[t] = trial_.waiting[t - trial_.from];
+      }
+    }
+    for (int run = trial_.from / kRun; run * kRun < trial_.to; ++run) refresh_run(profile, run);
+  }
+
+  // The device's peak along its slots (order-based, as the validator counts it), walking them all.
   double peak(int d, bool implicit_w) const {
     const DeviceMemory& memory = memory_[d];
     std::vector<int>& waiting = waiting_scratch_;  // chunks of the B still without their W
@@ -274,6 +402,14 @@ class VGrid {
   int horizon_ = 0;
   std::vector<DeviceSlots> devices_;
   std::vector<DeviceMemory> memory_;
+  std::vector<bool> uniform_w_;  // the device's two chunks free the same per W
+  std::vector<Profile> profiles_;
+  struct Trial {
+    int from = 0, to = 0;
+    std::optional<double> shift;  // the levels in [from, to) moved by this; else the walk's values
+    std::vector<double> level;
+    std::vector<int> waiting;
+  } trial_;
   mutable std::vector<int> waiting_scratch_;
 };
 
@@ -284,15 +420,77 @@ void require_v(const Problem& problem, const char* name) {
   }
 }
 
-Schedule build(const Problem& problem, const VBlock& block, std::string name) {
-  VGrid grid(problem, block);
-  grid.put_w();
+// The steps after the block's grid has its W: squeeze with them, squeeze without, W back in.
+Schedule squeeze_into_schedule(VGrid grid, std::string name) {
   grid.squeeze(true);
   grid.drop_w();
   grid.squeeze(false);
   grid.drop_w();
   grid.put_w();
   return grid.to_schedule(std::move(name));
+}
+
+Schedule build(const Problem& problem, const VBlock& block, std::string name) {
+  VGrid grid(problem, block);
+  grid.put_w();
+  return squeeze_into_schedule(std::move(grid), std::move(name));
+}
+
+// The first slot after `after` that falls on position `position` of the period.
+int next_slot_at(int after, int position) {
+  const int first = after + 1;
+  return first + ((position - first) % kVBlockPeriod + kVBlockPeriod) % kVBlockPeriod;
+}
+
+// The blocks v-auto searches (the paper's appendix A): device 0's chunk-0 F at position 0 and its
+// other three passes anywhere else in the period; each next device shifts chunk-0 F and chunk-1 B
+// by delta (1..5) and chunk-1 F and chunk-0 B by -1, with one delta for the first `split` devices
+// and a smaller or equal one after. Microbatch 0 of each pass runs at the first slot of its
+// position after the pass it waits for. Distinct blocks, in enumeration order.
+std::vector<VBlock> searched_blocks(int p) {
+  std::vector<VBlock> blocks;
+  std::set<VBlock> seen;
+  auto add = [&](const std::vector<std::array<int, 4>>& positions) {
+    VBlock block(static_cast<std::size_t>(p));
+    block[0][0] = positions[0][0];
+    for (int d = 1; d < p; ++d) block[d][0] = next_slot_at(block[d - 1][0], positions[d][0]);
+    block[p - 1][1] = next_slot_at(block[p - 1][0], positions[p - 1][1]);
+    for (int d = p - 2; d >= 0; --d) block[d][1] = next_slot_at(block[d + 1][1], positions[d][1]);
+    block[0][2] = next_slot_at(block[0][1], positions[0][2]);
+    for (int d = 1; d < p; ++d) block[d][2] = next_slot_at(block[d - 1][2], positions[d][2]);
+    block[p - 1][3] = next_slot_at(block[p - 1][2], positions[p - 1][3]);
+    for (int d = p - 2; d >= 0; --d) block[d][3] = next_slot_at(block[d + 1][3], positions[d][3]);
+    if (seen.insert(block).second) blocks.push_back(std::move(block));
+  };
+  std::vector<std::array<int, 4>> positions(static_cast<std::size_t>(p));
+  for (int f1 = 1; f1 < kVBlockPeriod; ++f1) {
+    for (int b1 = 1; b1 < kVBlockPeriod; ++b1) {
+      for (int b0 = 1; b0 < kVBlockPeriod; ++b0) {
+        if (f1 == b1 || f1 == b0 || b1 == b0) continue;
+        positions[0] = {0, f1, b1, b0};
+        for (int first_delta = 1; first_delta < kVBlockPeriod; ++first_delta) {
+          for (int later_delta = 1; later_delta <= first_delta; ++later_delta) {
+            for (int split = 1; split <= std::max(1, p - 1); ++split) {
+              bool distinct = true;
+              for (int d = 1; d < p && distinct; ++d) {
+                const int delta = d <= split ? first_delta : later_delta;
+                const std::array<int, 4> shift = {delta, -1, delta, -1};
+                for (int kind = 0; kind < 4; ++kind) {
+                  positions[d][kind] = (positions[d - 1][kind] + shift[kind] + kVBlockPeriod) % kVBlockPeriod;
+                }
+                const auto& row = positions[d];
+                for (int a = 0; a < 4; ++a) {
+                  for (int b = a + 1; b < 4; ++b) distinct = distinct && row[a] != row[b];
+                }
+              }
+              if (distinct) add(positions);
+            }
+          }
+        }
+      }
+    }
+  }
+  return blocks;
 }
 
 }  // namespace
@@ -323,6 +521,52 @@ Schedule make_v_min(const Problem& problem) {
 Schedule make_v_half(const Problem& problem) {
   require_v(problem, "v-half");
   return build(problem, v_half_block(problem.devices), "v-half");
+}
+
+Schedule make_v_auto(const Problem& problem) {
+  require_v(problem, "v-auto");
+  const double limit = problem.memory_limit().value_or(problem.devices * problem.activation_unit());
+  // Blocks by the peak of their unsqueezed grid. The squeeze never raises the largest peak, so that
+  // peak decides what fits; and more memory buys a smaller bubble, so only the two largest peaks
+  // that fit are worth building.
+  std::map<double, std::vector<const VBlock*>> by_peak;
+  const std::vector<VBlock> blocks = searched_blocks(problem.devices);
+  for (const VBlock& block : blocks) {
+    VGrid grid(problem, block);
+    grid.put_w();
+    by_peak[grid.largest_peak(false)].push_back(&block);
+  }
+  auto fits = [&](double peak) { return !first_over_limit({peak}, limit); };
+  if (!fits(by_peak.begin()->first)) {
+    const std::string given = problem.mem_limit && problem.mem_limit->times_p
+                                  ? fmt::format("{} = {:g}", problem.mem_limit->to_string(), limit)
+                                  : fmt::format("{:g}", limit);
+    throw InputError(fmt::format("v-auto: memory limit {} is below {:g}, the smallest peak of a V building block "
+                                 "for this problem (v-min's)",
+                                 given, by_peak.begin()->first));
+  }
+  std::vector<const VBlock*> candidates;
+  int levels = 0;
+  for (auto level = by_peak.rbegin(); level != by_peak.rend() && levels < 2; ++level) {
+    if (!fits(level->first)) continue;
+    candidates.insert(candidates.end(), level->second.begin(), level->second.end());
+    ++levels;
+  }
+  // The bubble lies in the warm-up and cool-down, which 2p microbatches already show: rank there.
+  Problem ranking = problem;
+  ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices);
+  const VBlock* best = nullptr;
+  double best_span = 0;
+  for (const VBlock* block : candidates) {
+    const double span = evaluate(ranking, build(ranking, *block, "v-auto"),
+                                 {.record_spans = false, .record_transfers = false, .record_memory = false})
+                            .metrics.span;
+    if (!best || span < best_span) {
+      best = block;
+      best_span = span;
+    }
+  }
+  return build(problem, *best, "v-auto");
 }
 
 }  // namespace zb
