@@ -12,7 +12,8 @@ struct SolverGeneratorOptions {
 
 // Adds zb-auto, zb-1p, zb-2p, the V family v-min, v-half, v-auto and (when built with CBC) zb-ilp;
 // all but v-min and v-half have uses_memory_limit = true.
-// An infeasible memory limit makes the generators throw ScheduleError naming the limit.
+// An infeasible memory limit makes the generators throw ScheduleError naming the limit (v-auto: an
+// InputError naming the smallest limit that fits).
 void register_solver_generators(GeneratorRegistry& registry, const SolverGeneratorOptions& options = {});
 
 // Whether zb-ilp is available in this build (COIN-OR CBC found at configure time).

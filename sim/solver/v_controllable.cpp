@@ -542,28 +542,31 @@ Schedule make_v_auto(const Problem& problem) {
                                   ? fmt::format("{} = {:g}", problem.mem_limit->to_string(), limit)
                                   : fmt::format("{:g}", limit);
     throw InputError(fmt::format("v-auto: memory limit {} is below {:g}, the smallest peak of a V building block "
-                                 "for this problem (v-min's)",
+                                 "for this problem",
                                  given, by_peak.begin()->first));
   }
-  std::vector<const VBlock*> candidates;
+  std::vector<std::pair<double, const VBlock*>> candidates;  // (peak, block), larger peaks first
   int levels = 0;
   for (auto level = by_peak.rbegin(); level != by_peak.rend() && levels < 2; ++level) {
     if (!fits(level->first)) continue;
-    candidates.insert(candidates.end(), level->second.begin(), level->second.end());
+    for (const VBlock* block : level->second) candidates.emplace_back(level->first, block);
     ++levels;
   }
   // The bubble lies in the warm-up and cool-down, which 2p microbatches already show: rank there.
+  // Equal spans go to the smaller peak.
   Problem ranking = problem;
   ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices);
   const VBlock* best = nullptr;
   double best_span = 0;
-  for (const VBlock* block : candidates) {
+  double best_peak = 0;
+  for (const auto& [peak, block] : candidates) {
     const double span = evaluate(ranking, build(ranking, *block, "v-auto"),
                                  {.record_spans = false, .record_transfers = false, .record_memory = false})
                             .metrics.span;
-    if (!best || span < best_span) {
+    if (!best || span < best_span || (span == best_span && peak < best_peak)) {
       best = block;
       best_span = span;
+      best_peak = peak;
     }
   }
   return build(problem, *best, "v-auto");
