@@ -6,6 +6,7 @@
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
+#include "sim/solver/v_controllable.h"
 #include "sim/solver/zb_v_greedy.h"
 
 namespace zb {
@@ -29,6 +30,13 @@ void register_solver_generators(GeneratorRegistry& registry, const SolverGenerat
       "zb-v", "greedy ZB-V: 2 chunks per device in a V under --mem-limit (default 1F1B's p*M_B), zero bubble at equal costs",
       ChunkSupport::multi, true, [](const Problem& problem) { return zb_v_greedy(problem).schedule; }, false,
       Placement::vshape});
+  registry.add(GeneratorInfo{"v-min", "V-Min: building-block V at 1/3 of ZB-V's activation memory ((p+4)/3 M_B)",
+                             ChunkSupport::multi, false, make_v_min, false, Placement::vshape});
+  registry.add(GeneratorInfo{"v-half", "V-Half: building-block V at 1/2 of ZB-V's activation memory ((p+2)/2 M_B)",
+                             ChunkSupport::multi, false, make_v_half, false, Placement::vshape});
+  registry.add(GeneratorInfo{"v-auto",
+                             "building-block V with the smallest bubble under --mem-limit (default p*M_B: ZB-V's memory)",
+                             ChunkSupport::multi, true, make_v_auto, false, Placement::vshape});
   registry.add(GeneratorInfo{
       "zb-auto",
       "the best schedule under --mem-limit: the memory-aware greedy (8 variants) at chunks 1; with --chunks 2 "

@@ -1,0 +1,575 @@
+// Building-block V schedules (see v_controllable.h). The blocks are laid out on a grid of unit
+// slots, one pass per device and slot; the squeeze moves passes to earlier free slots on that grid,
+// and only the resulting per-device order leaves this file (the evaluator times it for real).
+#include "sim/solver/v_controllable.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/memory.h"
+
+namespace zb {
+
+namespace {
+
+constexpr int kW = 4;  // the W kind, after the four VPass kinds
+constexpr int kKinds = 5;
+constexpr int kEmpty = -1;
+
+constexpr int chunk_of(int kind) { return kind == 1 || kind == 2 ? 1 : 0; }
+constexpr bool is_b(int kind) { return kind == 2 || kind == 3; }
+
+// Activation memory per pass on one device, by chunk (net deltas, as peak_memory_by_order counts).
+struct DeviceMemory {
+  std::array<double, 2> f{}, b{}, w{};
+};
+
+// One device's passes on the slot grid. cell[t] holds kind + kKinds * microbatch or kEmpty.
+// W carry no identity of their own: the j-th W frees the j-th B in slot order (FIFO).
+struct DeviceSlots {
+  std::array<std::vector<int>, kKinds> slot;  // slot[kind][microbatch or W index]
+  std::vector<int> cell;
+};
+
+class VGrid {
+ public:
+  VGrid(const Problem& problem, const VBlock& block) : p_(problem.devices), m_(problem.microbatches) {
+    int last = 0;
+    for (const auto& row : block) last = std::max(last, *std::max_element(row.begin(), row.end()));
+    horizon_ = last + kVBlockPeriod * (m_ - 1) + 2 * m_ + 1;  // room for every W after the last pass
+    devices_.resize(static_cast<std::size_t>(p_));
+    memory_.resize(static_cast<std::size_t>(p_));
+    profiles_.resize(static_cast<std::size_t>(p_));
+    for (int d = 0; d < p_; ++d) {
+      DeviceSlots& device = devices_[d];
+      device.cell.assign(static_cast<std::size_t>(horizon_), kEmpty);
+      for (int kind = 0; kind < 4; ++kind) {
+        for (int k = 0; k < m_; ++k) place(d, kind, k, block[d][kind] + kVBlockPeriod * k);
+      }
+      for (int c = 0; c < 2; ++c) {
+        const int stage = problem.stage_of(d, c);
+        memory_[d].f[c] = memory_delta(problem, Pass::F, stage).net();
+        memory_[d].b[c] = memory_delta(problem, Pass::B, stage).net();
+        memory_[d].w[c] = memory_delta(problem, Pass::W, stage).net();
+      }
+      uniform_w_.push_back(memory_[d].w[0] == memory_[d].w[1]);
+    }
+  }
+
+  // W into the free slots, each as early as a B is waiting for it.
+  void put_w() {
+    for (auto& device : devices_) {
+      device.slot[kW].clear();
+      int waiting = 0;
+      for (int t = 0; t < horizon_; ++t) {
+        const int code = device.cell[t];
+        if (code == kEmpty) {
+          if (waiting > 0) {
+            device.cell[t] = kW + kKinds * static_cast<int>(device.slot[kW].size());
+            device.slot[kW].push_back(t);
+            --waiting;
+          }
+        } else if (is_b(code % kKinds)) {
+          ++waiting;
+        }
+      }
+    }
+  }
+
+  void drop_w() {
+    for (auto& device : devices_) {
+      for (int t : device.slot[kW]) device.cell[t] = kEmpty;
+      device.slot[kW].clear();
+    }
+  }
+
+  // The squeeze: in slot order, each pass moves to the earliest free slot after its dependencies
+  // where no device's peak exceeds the largest peak before the squeeze. The steady phase (from the
+  // first chunk-0 B on device 0 to the first last-microbatch chunk-0 F) stays as the block has it;
+  // so does the warm-up when the W are not placed (they would fill its gaps). Without placed W the
+  // memory counts W as put_w would put them. Ends with the passes pulled together (unit times).
+  void squeeze(bool w_placed) {
+    const bool implicit_w = !w_placed;
+    double limit = 0;
+    for (int d = 0; d < p_; ++d) {
+      rebuild_profile(d, implicit_w);
+      limit = std::max(limit, uniform_w_[d] ? high(d, 0, horizon_) : peak(d, implicit_w));
+    }
+    enum class Phase { warm_up, steady, cool_down } phase = Phase::warm_up;
+    for (const auto& [t, d] : slot_order()) {
+      const int code = devices_[d].cell[t];
+      const int kind = code % kKinds;
+      const int k = code / kKinds;
+      if (phase == Phase::warm_up && kind == 3 && d == 0) phase = Phase::steady;
+      if (phase == Phase::steady) {
+        if (kind == 0 && k == m_ - 1) phase = Phase::cool_down;
+        continue;
+      }
+      if (phase == Phase::warm_up && !w_placed) continue;
+      for (int s = earliest(d, kind, k); s < t; ++s) {
+        if (devices_[d].cell[s] != kEmpty) continue;
+        move(d, t, s);
+        if (trial_peak(d, s, t, implicit_w) <= limit * (1 + 1e-12)) {
+          commit_trial(d);
+          break;
+        }
+        move(d, s, t);
+      }
+    }
+    if (!w_placed) put_w();
+    compact();
+  }
+
+  // The per-device order; each W takes the oldest waiting B's chunk and microbatch.
+  Schedule to_schedule(std::string name) const {
+    Schedule schedule = Schedule::empty(std::move(name), p_);
+    for (int d = 0; d < p_; ++d) {
+      std::vector<Action>& actions = schedule.devices[d];
+      actions.reserve(6 * static_cast<std::size_t>(m_));
+      std::vector<Action> waiting;  // B in slot order; next_w indexes the oldest without its W
+      std::size_t next_w = 0;
+      for (int code : devices_[d].cell) {
+        if (code == kEmpty) continue;
+        const int kind = code % kKinds;
+        const int k = code / kKinds;
+        if (kind == kW) {
+          actions.push_back({Pass::W, waiting[next_w].microbatch, waiting[next_w].chunk});
+          ++next_w;
+          continue;
+        }
+        const Action action{kind < 2 ? Pass::F : Pass::B, k, chunk_of(kind)};
+        actions.push_back(action);
+        if (action.pass == Pass::B) waiting.push_back(action);
+      }
+    }
+    return schedule;
+  }
+
+  // The largest device peak, counting W where put_w would put them when none are placed.
+  double largest_peak(bool implicit_w) const {
+    double largest = 0;
+    for (int d = 0; d < p_; ++d) largest = std::max(largest, peak(d, implicit_w));
+    return largest;
+  }
+
+ private:
+  void place(int d, int kind, int k, int t) {
+    DeviceSlots& device = devices_[d];
+    auto& slots = device.slot[kind];
+    if (static_cast<int>(slots.size()) <= k) slots.resize(static_cast<std::size_t>(k) + 1);
+    slots[k] = t;
+    device.cell[t] = kind + kKinds * k;
+  }
+
+  void move(int d, int from, int to) {
+    const int code = devices_[d].cell[from];
+    devices_[d].cell[from] = kEmpty;
+    place(d, code % kKinds, code / kKinds, to);
+  }
+
+  // Every pass as (slot, device), in the order the squeeze visits them.
+  std::vector<std::pair<int, int>> slot_order() const {
+    std::vector<std::pair<int, int>> order;
+    for (int t = 0; t < horizon_; ++t) {
+      for (int d = 0; d < p_; ++d) {
+        if (devices_[d].cell[t] != kEmpty) order.emplace_back(t, d);
+      }
+    }
+    return order;
+  }
+
+  // The slot of the pass (d, kind, k) depends on, or -1: the neighbour's pass of the microbatch
+  // down or up the V, the previous pass of the same microbatch here, the previous microbatch's
+  // pass of the same kind; a W its B (the j-th B in slot order).
+  int dependency_slot(int d, int kind, int k) const {
+    const DeviceSlots& device = devices_[d];
+    int slot = k > 0 ? device.slot[kind][k - 1] : -1;
+    if (kind == kW) return std::max(slot, nth_b_slot(device, k));
+    if ((kind == 0 || kind == 2) && d > 0) slot = std::max(slot, devices_[d - 1].slot[kind][k]);
+    if ((kind == 1 || kind == 3) && d + 1 < p_) slot = std::max(slot, devices_[d + 1].slot[kind][k]);
+    if (kind > 0) slot = std::max(slot, device.slot[kind - 1][k]);
+    return slot;
+  }
+
+  int earliest(int d, int kind, int k) const { return dependency_slot(d, kind, k) + 1; }
+
+  // The j-th smallest slot among the device's B of both chunks (each list ascends).
+  static int nth_b_slot(const DeviceSlots& device, int j) {
+    const auto& x = device.slot[2];
+    const auto& y = device.slot[3];
+    const int n = j + 1;
+    const int y_size = static_cast<int>(y.size());
+    // The n smallest are x's first i and y's first n - i: the largest i whose x[i - 1] is not
+    // above the first y left out.
+    int lo = std::max(0, n - y_size);
+    int hi = std::min(n, static_cast<int>(x.size()));
+    while (lo < hi) {
+      const int i = (lo + hi + 1) / 2;
+      if (n - i < y_size && x[i - 1] > y[n - i]) {
+        hi = i - 1;
+      } else {
+        lo = i;
+      }
+    }
+    return std::max(lo > 0 ? x[lo - 1] : -1, n - lo > 0 ? y[n - lo - 1] : -1);
+  }
+
+  // One slot of the memory walk: `level` and `waiting` (B without their W) after cell `code`.
+  // W free the same on both chunks here (see uniform_w_), so a W needs no identity.
+  void walk(const DeviceMemory& memory, int code, bool implicit_w, double& level, int& waiting) const {
+    const int kind = code == kEmpty ? kEmpty : code % kKinds;
+    if (kind == kW || (kind == kEmpty && implicit_w && waiting > 0)) {
+      level += memory.w[0];
+      --waiting;
+    } else if (kind == 0 || kind == 1) {
+      level += memory.f[chunk_of(kind)];
+    } else if (is_b(kind)) {
+      level += memory.b[chunk_of(kind)];
+      ++waiting;
+    }
+  }
+
+  double delta_of(int d, int code) const {
+    const int kind = code % kKinds;
+    const DeviceMemory& memory = memory_[d];
+    if (kind == kW) return memory.w[0];
+    return kind < 2 ? memory.f[chunk_of(kind)] : memory.b[chunk_of(kind)];
+  }
+
+  // The device's memory after every slot, with the highest level per run of kRun slots, so that a
+  // move is judged by walking only the slots it changes.
+  static constexpr int kRun = 32;
+  struct Profile {
+    std::vector<double> level;
+    std::vector<int> waiting;
+    std::vector<double> run_high;
+  };
+
+  void rebuild_profile(int d, bool implicit_w) {
+    if (!uniform_w_[d]) return;
+    Profile& profile = profiles_[d];
+    profile.level.resize(static_cast<std::size_t>(horizon_));
+    profile.waiting.resize(static_cast<std::size_t>(horizon_));
+    double level = 0;
+    int waiting = 0;
+    for (int t = 0; t < horizon_; ++t) {
+      walk(memory_[d], devices_[d].cell[t], implicit_w, level, waiting);
+      profile.level[t] = level;
+      profile.waiting[t] = waiting;
+    }
+    profile.run_high.assign(static_cast<std::size_t>((horizon_ + kRun - 1) / kRun), 0.0);
+    for (int run = 0; run * kRun < horizon_; ++run) refresh_run(profile, run);
+  }
+
+  void refresh_run(Profile& profile, int run) const {
+    const int end = std::min(horizon_, (run + 1) * kRun);
+    double highest = profile.level[run * kRun];
+    for (int t = run * kRun; t < end; ++t) highest = std::max(highest, profile.level[t]);
+    profile.run_high[run] = highest;
+  }
+
+  // The highest level over slots [from, to), 0 when empty (memory starts at 0).
+  double high(int d, int from, int to) const {
+    const Profile& profile = profiles_[d];
+    double highest = 0;
+    int t = from;
+    while (t < to && t % kRun != 0) highest = std::max(highest, profile.level[t++]);
+    while (t + kRun <= to) {
+      highest = std::max(highest, profile.run_high[t / kRun]);
+      t += kRun;
+    }
+    while (t < to) highest = std::max(highest, profile.level[t++]);
+    return highest;
+  }
+
+  // The device's peak with its cells as they are now, the profile holding them as they were before
+  // one pass moved from slot `vacated` earlier to `from`: the walk restarts at `from` and stops,
+  // once past `vacated`, where it meets the old walk again (same level, same W owed).
+  double trial_peak(int d, int from, int vacated, bool implicit_w) {
+    if (!uniform_w_[d]) return peak(d, implicit_w);
+    const Profile& profile = profiles_[d];
+    Trial& trial = trial_;
+    trial.from = from;
+    trial.shift.reset();
+    if (!implicit_w) {
+      // With every W placed the move shifts the levels in between by its own delta, nothing else.
+      const double delta = delta_of(d, devices_[d].cell[from]);
+      trial.shift = delta;
+      trial.to = vacated;
+      return std::max({high(d, 0, from), high(d, from, vacated) + delta, high(d, vacated, horizon_)});
+    }
+    trial.level.clear();
+    trial.waiting.clear();
+    double level = from > 0 ? profile.level[from - 1] : 0;
+    int waiting = from > 0 ? profile.waiting[from - 1] : 0;
+    double highest = high(d, 0, from);
+    int t = from;
+    for (; t < horizon_; ++t) {
+      walk(memory_[d], devices_[d].cell[t], implicit_w, level, waiting);
+      const bool rejoined = t >= vacated && waiting == profile.waiting[t] &&
+                            std::abs(level - profile.level[t]) <= 1e-12 * (1 + std::abs(level));
+      if (rejoined) break;
+      trial.level.push_back(level);
+      trial.waiting.push_back(waiting);
+      highest = std::max(highest, level);
+    }
+    trial.to = t;
+    return std::max(highest, high(d, t, horizon_));
+  }
+
+  // Keeps the last trial's walk in the profile.
+  void commit_trial(int d) {
+    if (!uniform_w_[d]) return;
+    Profile& profile = profiles_[d];
+    for (int t = trial_.from; t < trial_.to; ++t) {
+      if (trial_.shift) {
+        profile.level[t] += *trial_.shift;
+      } else {
+        profile.level[t] = trial_.level[t - trial_.from];
+        profile.waiting[t] = trial_.waiting[t - trial_.from];
+      }
+    }
+    for (int run = trial_.from / kRun; run * kRun < trial_.to; ++run) refresh_run(profile, run);
+  }
+
+  // The device's peak along its slots (order-based, as the validator counts it), walking them all.
+  double peak(int d, bool implicit_w) const {
+    const DeviceMemory& memory = memory_[d];
+    std::vector<int>& waiting = waiting_scratch_;  // chunks of the B still without their W
+    waiting.clear();
+    std::size_t oldest = 0;
+    double current = 0;
+    double highest = 0;
+    for (int code : devices_[d].cell) {
+      const int kind = code == kEmpty ? kEmpty : code % kKinds;
+      if (kind == kW || (kind == kEmpty && implicit_w && oldest < waiting.size())) {
+        current += memory.w[waiting[oldest++]];
+      } else if (kind == 0 || kind == 1) {
+        current += memory.f[chunk_of(kind)];
+      } else if (is_b(kind)) {
+        current += memory.b[chunk_of(kind)];
+        waiting.push_back(chunk_of(kind));
+      }
+      highest = std::max(highest, current);
+    }
+    return highest;
+  }
+
+  // Re-times the grid with unit passes and no transfer time, keeping every device's order.
+  void compact() {
+    std::vector<std::array<std::vector<int>, kKinds>> start(static_cast<std::size_t>(p_));
+    std::vector<int> device_free(static_cast<std::size_t>(p_), 0);
+    for (int d = 0; d < p_; ++d) {
+      for (int kind = 0; kind < kKinds; ++kind) start[d][kind].resize(devices_[d].slot[kind].size());
+    }
+    // Dependencies come earlier in slot order, so their new slots are known when needed.
+    auto retimed = [&](int d, int kind, int k) {
+      int ready = device_free[d];
+      if (k > 0) ready = std::max(ready, start[d][kind][k - 1] + 1);
+      if (kind != kW) {
+        if ((kind == 0 || kind == 2) && d > 0) ready = std::max(ready, start[d - 1][kind][k] + 1);
+        if ((kind == 1 || kind == 3) && d + 1 < p_) ready = std::max(ready, start[d + 1][kind][k] + 1);
+        if (kind > 0) ready = std::max(ready, start[d][kind - 1][k] + 1);
+      }
+      return ready;
+    };
+    for (const auto& [t, d] : slot_order()) {
+      const int code = devices_[d].cell[t];
+      const int kind = code % kKinds;
+      const int k = code / kKinds;
+      const int s = retimed(d, kind, k);
+      start[d][kind][k] = s;
+      device_free[d] = s + 1;
+    }
+    for (int d = 0; d < p_; ++d) {
+      DeviceSlots& device = devices_[d];
+      std::fill(device.cell.begin(), device.cell.end(), kEmpty);
+      for (int kind = 0; kind < kKinds; ++kind) {
+        for (std::size_t k = 0; k < start[d][kind].size(); ++k) place(d, kind, static_cast<int>(k), start[d][kind][k]);
+      }
+    }
+  }
+
+  int p_ = 0;
+  int m_ = 0;
+  int horizon_ = 0;
+  std::vector<DeviceSlots> devices_;
+  std::vector<DeviceMemory> memory_;
+  std::vector<bool> uniform_w_;  // the device's two chunks free the same per W
+  std::vector<Profile> profiles_;
+  struct Trial {
+    int from = 0, to = 0;
+    std::optional<double> shift;  // the levels in [from, to) moved by this; else the walk's values
+    std::vector<double> level;
+    std::vector<int> waiting;
+  } trial_;
+  mutable std::vector<int> waiting_scratch_;
+};
+
+void require_v(const Problem& problem, const char* name) {
+  if (problem.chunks != 2 || problem.placement != Placement::vshape) {
+    throw InputError(fmt::format("{}: needs --chunks 2 --placement vshape, got chunks={} placement={}", name,
+                                 problem.chunks, placement_name(problem.placement)));
+  }
+}
+
+// The steps after the block's grid has its W: squeeze with them, squeeze without, W back in.
+Schedule squeeze_into_schedule(VGrid grid, std::string name) {
+  grid.squeeze(true);
+  grid.drop_w();
+  grid.squeeze(false);
+  grid.drop_w();
+  grid.put_w();
+  return grid.to_schedule(std::move(name));
+}
+
+Schedule build(const Problem& problem, const VBlock& block, std::string name) {
+  VGrid grid(problem, block);
+  grid.put_w();
+  return squeeze_into_schedule(std::move(grid), std::move(name));
+}
+
+// The first slot after `after` that falls on position `position` of the period.
+int next_slot_at(int after, int position) {
+  const int first = after + 1;
+  return first + ((position - first) % kVBlockPeriod + kVBlockPeriod) % kVBlockPeriod;
+}
+
+// The blocks v-auto searches (the paper's appendix A): device 0's chunk-0 F at position 0 and its
+// other three passes anywhere else in the period; each next device shifts chunk-0 F and chunk-1 B
+// by delta (1..5) and chunk-1 F and chunk-0 B by -1, with one delta for the first `split` devices
+// and a smaller or equal one after. Microbatch 0 of each pass runs at the first slot of its
+// position after the pass it waits for. Distinct blocks, in enumeration order.
+std::vector<VBlock> searched_blocks(int p) {
+  std::vector<VBlock> blocks;
+  std::set<VBlock> seen;
+  auto add = [&](const std::vector<std::array<int, 4>>& positions) {
+    VBlock block(static_cast<std::size_t>(p));
+    block[0][0] = positions[0][0];
+    for (int d = 1; d < p; ++d) block[d][0] = next_slot_at(block[d - 1][0], positions[d][0]);
+    block[p - 1][1] = next_slot_at(block[p - 1][0], positions[p - 1][1]);
+    for (int d = p - 2; d >= 0; --d) block[d][1] = next_slot_at(block[d + 1][1], positions[d][1]);
+    block[0][2] = next_slot_at(block[0][1], positions[0][2]);
+    for (int d = 1; d < p; ++d) block[d][2] = next_slot_at(block[d - 1][2], positions[d][2]);
+    block[p - 1][3] = next_slot_at(block[p - 1][2], positions[p - 1][3]);
+    for (int d = p - 2; d >= 0; --d) block[d][3] = next_slot_at(block[d + 1][3], positions[d][3]);
+    if (seen.insert(block).second) blocks.push_back(std::move(block));
+  };
+  std::vector<std::array<int, 4>> positions(static_cast<std::size_t>(p));
+  for (int f1 = 1; f1 < kVBlockPeriod; ++f1) {
+    for (int b1 = 1; b1 < kVBlockPeriod; ++b1) {
+      for (int b0 = 1; b0 < kVBlockPeriod; ++b0) {
+        if (f1 == b1 || f1 == b0 || b1 == b0) continue;
+        positions[0] = {0, f1, b1, b0};
+        for (int first_delta = 1; first_delta < kVBlockPeriod; ++first_delta) {
+          for (int later_delta = 1; later_delta <= first_delta; ++later_delta) {
+            for (int split = 1; split <= std::max(1, p - 1); ++split) {
+              bool distinct = true;
+              for (int d = 1; d < p && distinct; ++d) {
+                const int delta = d <= split ? first_delta : later_delta;
+                const std::array<int, 4> shift = {delta, -1, delta, -1};
+                for (int kind = 0; kind < 4; ++kind) {
+                  positions[d][kind] = (positions[d - 1][kind] + shift[kind] + kVBlockPeriod) % kVBlockPeriod;
+                }
+                const auto& row = positions[d];
+                for (int a = 0; a < 4; ++a) {
+                  for (int b = a + 1; b < 4; ++b) distinct = distinct && row[a] != row[b];
+                }
+              }
+              if (distinct) add(positions);
+            }
+          }
+        }
+      }
+    }
+  }
+  return blocks;
+}
+
+}  // namespace
+
+VBlock v_min_block(int p) {
+  // Offsets between the passes chosen so that (p+4)/3 microbatches are in flight; p % 3 == 0
+  // needs a gap of 2 before the backward to keep the 6 passes on distinct slots mod 6.
+  const int gap = p % 3 == 0 ? 2 : 0;
+  VBlock block(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) block[i] = {i, 2 * p - i - 1, 2 * p + gap + i, 4 * p + gap - i - 1};
+  return block;
+}
+
+VBlock v_half_block(int p) {
+  const int gap = p % 2 == 0 ? 3 : 0;
+  VBlock block(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) block[i] = {2 * i, 3 * p - i - 2, 3 * p + gap + 2 * i - 1, 6 * p + gap - i - 2};
+  return block;
+}
+
+Schedule schedule_from_block(const Problem& problem, const VBlock& block) { return build(problem, block, "v-block"); }
+
+Schedule make_v_min(const Problem& problem) {
+  require_v(problem, "v-min");
+  return build(problem, v_min_block(problem.devices), "v-min");
+}
+
+Schedule make_v_half(const Problem& problem) {
+  require_v(problem, "v-half");
+  return build(problem, v_half_block(problem.devices), "v-half");
+}
+
+Schedule make_v_auto(const Problem& problem) {
+  require_v(problem, "v-auto");
+  const double limit = problem.memory_limit().value_or(problem.devices * problem.activation_unit());
+  // Blocks by the peak of their unsqueezed grid. The squeeze never raises the largest peak, so that
+  // peak decides what fits; and more memory buys a smaller bubble, so only the two largest peaks
+  // that fit are worth building.
+  std::map<double, std::vector<const VBlock*>> by_peak;
+  const std::vector<VBlock> blocks = searched_blocks(problem.devices);
+  for (const VBlock& block : blocks) {
+    VGrid grid(problem, block);
+    grid.put_w();
+    by_peak[grid.largest_peak(false)].push_back(&block);
+  }
+  auto fits = [&](double peak) { return !first_over_limit({peak}, limit); };
+  if (!fits(by_peak.begin()->first)) {
+    const std::string given = problem.mem_limit && problem.mem_limit->times_p
+                                  ? fmt::format("{} = {:g}", problem.mem_limit->to_string(), limit)
+                                  : fmt::format("{:g}", limit);
+    throw InputError(fmt::format("v-auto: memory limit {} is below {:g}, the smallest peak of a V building block "
+                                 "for this problem",
+                                 given, by_peak.begin()->first));
+  }
+  std::vector<std::pair<double, const VBlock*>> candidates;  // (peak, block), larger peaks first
+  int levels = 0;
+  for (auto level = by_peak.rbegin(); level != by_peak.rend() && levels < 2; ++level) {
+    if (!fits(level->first)) continue;
+    for (const VBlock* block : level->second) candidates.emplace_back(level->first, block);
+    ++levels;
+  }
+  // The bubble lies in the warm-up and cool-down, which 2p microbatches already show: rank there.
+  // Equal spans go to the smaller peak.
+  Problem ranking = problem;
+  ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices);
+  const VBlock* best = nullptr;
+  double best_span = 0;
+  double best_peak = 0;
+  for (const auto& [peak, block] : candidates) {
+    const double span = evaluate(ranking, build(ranking, *block, "v-auto"),
+                                 {.record_spans = false, .record_transfers = false, .record_memory = false})
+                            .metrics.span;
+    if (!best || span < best_span || (span == best_span && peak < best_peak)) {
+      best = block;
+      best_span = span;
+      best_peak = peak;
+    }
+  }
+  return build(problem, *best, "v-auto");
+}
+
+}  // namespace zb

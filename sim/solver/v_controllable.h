@@ -1,0 +1,38 @@
+// V schedules with controllable memory (Qi et al., "Pipeline Parallelism with Controllable Memory"):
+// a building block of period 6 repeated once per microbatch, squeezed, W put into the gaps.
+// v-min and v-half are two fixed blocks; v-auto searches the blocks for the smallest bubble under
+// the memory limit. Needs chunks = 2 and the V placement (device d holds stages d and 2p-1-d).
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
+
+namespace zb {
+
+// The passes of one microbatch on one device, in the order a microbatch reaches them in the V.
+enum class VPass { f0, f1, b1, b0 };  // chunk-0 F, chunk-1 F, chunk-1 B, chunk-0 B
+
+inline constexpr int kVBlockPeriod = 6;  // F, F, B, B and two W per microbatch per device
+
+// block[d][pass]: the slot of microbatch 0's pass on device d; microbatch k runs at slot + 6k.
+using VBlock = std::vector<std::array<int, 4>>;
+
+// V-Min: 1/3 of ZB-V's activation memory, (p+4)/3 microbatches (integer division).
+VBlock v_min_block(int p);
+// V-Half: 1/2 of ZB-V's activation memory, (p+2)/2 microbatches.
+VBlock v_half_block(int p);
+
+// The block repeated m times, squeezed without raising the largest device peak (first with the W
+// placed, then with W left to fill the gaps), W put into the gaps: the per-device order.
+Schedule schedule_from_block(const Problem& problem, const VBlock& block);
+
+Schedule make_v_min(const Problem& problem);
+Schedule make_v_half(const Problem& problem);
+// The block with the smallest span (with the problem's costs) whose peak fits the problem's limit,
+// or p * M_B (ZB-V's memory) without one. Throws InputError when the limit is below every block's.
+Schedule make_v_auto(const Problem& problem);
+
+}  // namespace zb

@@ -1,0 +1,191 @@
+// V-Min, V-Half and V-Auto (sim/solver/v_controllable.h): the checks of ../shared/V-SCHEDULES.md.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/validator.h"
+#include "sim/solver/solver_registry.h"
+#include "sim/solver/v_controllable.h"
+#include "tests/support/problems.h"
+
+namespace zb {
+namespace {
+
+// Per-chunk costs on the V placement (ProblemSpec splits per-device values over the two chunks).
+// Memory as the paper counts it: one unit per chunk activation, held from F until its W.
+ProblemSpec v_spec(int p, int m, double f, double b, double w, double tcomm = 0) {
+  ProblemSpec spec = testing::uniform_spec(p, m, 2 * f, 2 * b, 2 * w, tcomm, 2);
+  spec.placement = Placement::vshape;
+  spec.mem_f = {2};
+  spec.mem_b = {0};
+  spec.mem_w = {-2};
+  return spec;
+}
+
+Problem v_problem(int p, int m, double f, double b, double w, double tcomm = 0) {
+  return v_spec(p, m, f, b, w, tcomm).build();
+}
+
+// Per-device costs on the V placement with the project's default memory rules (B frees half).
+Problem v_default_memory(int p, int m, double tf, double tb, double tw, double tcomm = 0) {
+  ProblemSpec spec = testing::uniform_spec(p, m, tf, tb, tw, tcomm, 2);
+  spec.placement = Placement::vshape;
+  return spec.build();
+}
+
+// Unit costs under a limit of `limit` chunk activations.
+Problem v_limited(int p, int m, double limit, double f = 1, double b = 1, double w = 1, double tcomm = 0) {
+  ProblemSpec spec = v_spec(p, m, f, b, w, tcomm);
+  spec.mem_limit = MemoryLimit{limit, false};
+  return spec.build();
+}
+
+double largest(const std::vector<double>& values) { return *std::max_element(values.begin(), values.end()); }
+
+struct Outcome {
+  double span = 0;
+  double bubble = 0;
+  double peak = 0;
+};
+
+Outcome run(const Problem& problem, const Schedule& schedule) {
+  const ValidationReport report = check_schedule(problem, schedule);
+  EXPECT_TRUE(report.ok()) << schedule.name << "\n" << report.message();
+  const Trace trace = evaluate(problem, schedule);
+  return {trace.metrics.span, trace.metrics.bubble_rate, largest(trace.metrics.peak_memory)};
+}
+
+TEST(VMin, SpanBubbleAndPeakAtUnitCosts) {
+  const Problem problem = v_problem(4, 8, 1, 1, 1);
+  const Outcome outcome = run(problem, make_v_min(problem));
+  EXPECT_DOUBLE_EQ(outcome.span, 59);
+  EXPECT_NEAR(outcome.bubble, 0.1864, 1e-4);
+  EXPECT_DOUBLE_EQ(outcome.peak, 4);
+  EXPECT_DOUBLE_EQ(run(v_problem(6, 12, 1, 1, 1), make_v_min(v_problem(6, 12, 1, 1, 1))).span, 89);
+}
+
+TEST(VHalf, SpanBubbleAndPeakAtUnitCosts) {
+  const Problem problem = v_problem(4, 8, 1, 1, 1);
+  const Outcome outcome = run(problem, make_v_half(problem));
+  EXPECT_DOUBLE_EQ(outcome.span, 53);
+  EXPECT_NEAR(outcome.bubble, 0.0943, 1e-4);
+  EXPECT_DOUBLE_EQ(outcome.peak, 6);
+  EXPECT_DOUBLE_EQ(run(v_problem(6, 12, 1, 1, 1), make_v_half(v_problem(6, 12, 1, 1, 1))).span, 83);
+}
+
+TEST(VMinVHalf, ValidAtEveryShapeAndCost) {
+  for (int p = 1; p <= 8; ++p) {
+    for (int m : {1, p, 2 * p, 3 * p + 1}) {
+      for (const Problem& problem : {v_problem(p, m, 1, 1, 1), v_problem(p, m, 5, 6, 4, 1),
+                                     v_default_memory(p, m, 2, 3, 1, 0.5)}) {
+        for (const Schedule& schedule : {make_v_min(problem), make_v_half(problem)}) {
+          const ValidationReport report = check_schedule(problem, schedule);
+          EXPECT_TRUE(report.ok()) << schedule.name << " p=" << p << " m=" << m << "\n" << report.message();
+        }
+      }
+    }
+  }
+}
+
+TEST(VMinVHalf, NeedTheVPlacement) {
+  EXPECT_THROW(make_v_min(testing::uniform_problem(4, 8, 1, 1, 1, 0, 2)), InputError);  // interleaved
+  EXPECT_THROW(make_v_half(testing::uniform_problem(4, 8, 1, 1, 1)), InputError);
+  EXPECT_THROW(make_v_auto(testing::uniform_problem(4, 8, 1, 1, 1)), InputError);
+}
+
+// The closed form of the paper: bubble (in unit passes) at M chunk activations.
+int closed_form_bubble(int p, int memory) {
+  return 3 * p - 1 - 3 * memory + std::max(3 * p, p + 1 + 2 * ((memory + 1) / 2));
+}
+
+TEST(VAuto, ClosedFormExamples) {
+  const int p4[] = {11, 8, 5, 3, 0};  // M = 4..8
+  for (int memory = 4; memory <= 8; ++memory) EXPECT_EQ(closed_form_bubble(4, memory), p4[memory - 4]);
+  const int p8[] = {23, 20, 17, 14, 11, 8, 5, 3, 0};  // M = 8..16
+  for (int memory = 8; memory <= 16; ++memory) EXPECT_EQ(closed_form_bubble(8, memory), p8[memory - 8]);
+}
+
+// Unit costs, every limit from V-Min's memory to ZB-V's (2p chunk activations). The closed form holds
+// for even limits and for 2p - 1. At the other odd limits the schedule is 1 or 2 slots above it:
+// the reference's v-auto reorders the cool-down (half the peak as chunk-0 B in flight) after its
+// squeeze, which this squeeze does not do.
+TEST(VAuto, BubbleFollowsTheClosedForm) {
+  for (int p : {4, 6, 8}) {
+    for (int m : {2 * p, 3 * p}) {
+      for (int memory = 2 * ((p + 4) / 3); memory <= 2 * p; ++memory) {
+        const Problem problem = v_limited(p, m, memory);
+        const Outcome outcome = run(problem, make_v_auto(problem));
+        const double bubble = outcome.span - 6 * m;
+        const int expected = closed_form_bubble(p, memory);
+        const std::string where = "p=" + std::to_string(p) + " m=" + std::to_string(m) + " M=" + std::to_string(memory);
+        EXPECT_LE(outcome.peak, memory) << where;
+        if (memory % 2 == 0 || memory == 2 * p - 1) {
+          EXPECT_EQ(bubble, expected) << where;
+        } else {
+          EXPECT_GE(bubble, expected) << where;
+          EXPECT_LE(bubble, expected + 2) << where;
+        }
+      }
+    }
+  }
+}
+
+TEST(VAuto, AtVMinAndVHalfMemoryMatchesThem) {
+  const Problem at_min = v_limited(4, 8, 4);
+  EXPECT_DOUBLE_EQ(run(at_min, make_v_auto(at_min)).span, 59);
+  const Problem at_half = v_limited(4, 8, 6);
+  EXPECT_DOUBLE_EQ(run(at_half, make_v_auto(at_half)).span, 53);
+}
+
+TEST(VAuto, RespectsTheLimitWithRealCosts) {
+  for (int p : {3, 4, 6}) {
+    for (int memory = 2 * ((p + 4) / 3); memory <= 2 * p + 1; ++memory) {
+      const Problem problem = v_limited(p, 3 * p, memory, 5, 6, 4, 1);
+      const Schedule schedule = make_v_auto(problem);
+      const ValidationReport report = check_schedule(problem, schedule);  // includes the limit
+      EXPECT_TRUE(report.ok()) << "p=" << p << " M=" << memory << "\n" << report.message();
+      EXPECT_LE(largest(report.peak_memory), memory);
+    }
+  }
+}
+
+TEST(VAuto, DefaultLimitIsZbVMemory) {
+  // The project's default memory rules (B frees half): no limit means p * M_B.
+  const Problem problem = v_default_memory(4, 8, 2, 2, 2);
+  const Schedule schedule = make_v_auto(problem);
+  ASSERT_TRUE(check_schedule(problem, schedule).ok());
+  EXPECT_LE(largest(peak_memory_by_order(problem, schedule)), 4 * problem.activation_unit());
+  EXPECT_DOUBLE_EQ(evaluate(problem, schedule).metrics.span, 6.0 * 8);  // zero bubble, as ZB-V
+}
+
+TEST(VAuto, TooSmallALimitNamesTheSmallestThatFits) {
+  const Problem problem = v_limited(4, 8, 3);
+  try {
+    make_v_auto(problem);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("memory limit 3 "), std::string::npos) << message;
+    EXPECT_NE(message.find("below 4,"), std::string::npos) << message;
+  }
+}
+
+TEST(VFamily, RegisteredForTheVPlacement) {
+  GeneratorRegistry registry;
+  register_solver_generators(registry);
+  for (const char* name : {"v-min", "v-half", "v-auto"}) {
+    const GeneratorInfo* info = registry.find(name);
+    ASSERT_NE(info, nullptr) << name;
+    EXPECT_EQ(info->chunks, ChunkSupport::multi);
+    EXPECT_EQ(info->placement, Placement::vshape);
+    EXPECT_EQ(info->uses_memory_limit, std::string(name) == "v-auto");
+  }
+  const Problem problem = v_limited(4, 8, 5);
+  EXPECT_EQ(generate(registry, "v-auto", problem).name, "v-auto");
+}
+
+}  // namespace
+}  // namespace zb
