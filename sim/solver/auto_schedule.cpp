@@ -14,6 +14,7 @@
 #include "sim/schedule/memory.h"
 #include "sim/schedule/validator.h"
 #include "sim/solver/greedy_schedule.h"
+#include "sim/solver/v_controllable.h"
 #include "sim/solver/zb_v_greedy.h"
 
 namespace zb {
@@ -31,6 +32,13 @@ std::vector<Candidate> candidates_for(Placement placement) {
     return {
         {"zb-v", [](const Problem& problem, double limit) { return zb_v_greedy(problem, limit).schedule; }},
         {"zb-v-h", [](const Problem& problem, double) { return make_zb_v_handcrafted(problem); }},
+        // Below what the ZB-V warm-up needs, down to V-Min's third of it.
+        {"v-auto",
+         [](const Problem& problem, double limit) {
+           Problem at_limit = problem;
+           at_limit.mem_limit = MemoryLimit{limit, false};
+           return make_v_auto(at_limit);
+         }},
     };
   }
   return {

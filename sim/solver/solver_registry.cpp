@@ -40,7 +40,7 @@ void register_solver_generators(GeneratorRegistry& registry, const SolverGenerat
   registry.add(GeneratorInfo{
       "zb-auto",
       "the best schedule under --mem-limit: the memory-aware greedy (8 variants) at chunks 1; with --chunks 2 "
-      "--placement vshape the V schedules (zb-v, zb-v-h), interleaved: zb-i and 1f1b-i",
+      "--placement vshape the V schedules (zb-v, zb-v-h, v-auto), interleaved: zb-i and 1f1b-i",
       ChunkSupport::any, true, [](const Problem& problem) { return auto_schedule(problem).schedule; }});
   registry.add(GeneratorInfo{"zb-1p", "zb-auto at memory limit 1p (ZB-H1 memory)", ChunkSupport::single,
                              true, greedy_at_multiple(1, "zb-1p")});

@@ -33,6 +33,15 @@ TEST(AutoSchedule, TheVTakesTheBestVScheduleUnderTheLimit) {
   EXPECT_LE(best.span, evaluate(problem, make_zb_v_handcrafted(problem)).metrics.span);
 }
 
+// Below 1F1B's memory the greedy ZB-V's warm-up does not fit; the building-block V still does.
+TEST(AutoSchedule, BelowOneF1BsMemoryTheVFallsBackToTheBuildingBlocks) {
+  const Problem problem = at(Placement::vshape, 2, 2, 2, 2, 0, MemoryLimit{0.75, true});
+  const AutoResult best = auto_schedule(problem);
+  EXPECT_EQ(best.chosen, "v-auto");
+  EXPECT_TRUE(check_schedule(problem, best.schedule).ok()) << check_schedule(problem, best.schedule).message();
+  EXPECT_DOUBLE_EQ(best.span, 53);  // V-Half's span at its 3 M_B (p=4 m=8, unit per-chunk costs 1)
+}
+
 TEST(AutoSchedule, InterleavedTakesZbIAndRefusesALimitNothingFits) {
   const Problem roomy = at(Placement::interleaved, 2, 2, 2, 2, 0, MemoryLimit{2, true});
   const AutoResult best = auto_schedule(roomy);
