@@ -22,15 +22,19 @@ TEST(Generators, ValidForManyShapes) {
           if ((info.chunks == ChunkSupport::single) != (v == 1)) continue;
           if (info.placement == Placement::vshape && v != 2) continue;
           if (name == "1f1b-i" && m % p != 0) continue;
+          if (name == "dualpipe-v" && m < 2 * p) continue;
           SCOPED_TRACE(fmt::format("{} p={} m={} v={}", name, p, m, v));
           const Problem problem = testing::generator_spec(info, testing::uniform_spec(p, m, 1, 2, 1, 0.25), v).build();
           const Schedule schedule = generate(registry, name, problem);
           EXPECT_EQ(schedule.name, name);
           const ValidationReport report = check_schedule(problem, schedule);
           EXPECT_TRUE(report.ok()) << report.message();
-          // Three actions per (stage, microbatch) when the backward is split (F, B, W), else two.
+          // Three actions per (stage, microbatch) when the backward is split (F, B, W), else two;
+          // dualpipe-v splits only the backwards around its steady state.
           const bool split = name.starts_with("zb-");
-          EXPECT_EQ(schedule.action_count(), static_cast<std::size_t>(p * v * m * (split ? 3 : 2)));
+          if (name != "dualpipe-v") {
+            EXPECT_EQ(schedule.action_count(), static_cast<std::size_t>(p * v * m * (split ? 3 : 2)));
+          }
         }
       }
     }

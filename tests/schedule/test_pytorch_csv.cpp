@@ -78,6 +78,14 @@ TEST(PytorchCsv, WritesTheDualPipeVFileBackByteForByte) {
   EXPECT_EQ(to_pytorch_csv(problem_for(imported), imported.schedule), text);
 }
 
+TEST(PytorchCsv, DualPipeVGeneratorIsPyTorchsSchedule) {
+  const auto registry = GeneratorRegistry::with_builtins();
+  const Problem problem = testing::generator_spec(registry.get("dualpipe-v"), testing::uniform_spec(4, 10)).build();
+  const Schedule schedule = generate(registry, "dualpipe-v", problem);
+  EXPECT_EQ(to_pytorch_csv(problem, schedule), fixture("dualpipev_4rank_10mb.csv"));
+  EXPECT_EQ(schedule.devices, parse_pytorch_csv(fixture("dualpipev_4rank_10mb.csv"), "f").schedule.devices);
+}
+
 TEST(PytorchCsv, RoundTripsEveryGenerator) {
   const auto registry = GeneratorRegistry::with_builtins();
   for (const auto& name : registry.names()) {
