@@ -53,7 +53,7 @@ GeneratorRegistry GeneratorRegistry::with_builtins() {
                 ChunkSupport::multi, false, make_zb_v_handcrafted, false, Placement::vshape});
   registry.add({"dualpipe-v",
                 "DualPipeV: V placement, F of one chunk overlapped with BW of the other (--overlap, --t-a2a), m >= 2p "
-                "(memory p*M_B + 1 chunk)",
+                "(memory p*M_B + M_B/2)",
                 ChunkSupport::multi, false, make_dualpipe_v, false, Placement::vshape});
   return registry;
 }
