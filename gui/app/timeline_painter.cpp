@@ -116,13 +116,19 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRect
     const QRectF rect = to_qrect(box.rect);
     const QColor fill = to_qcolor(box.colour);
     painter.fillRect(rect, fill);
-    if (rect.width() >= 4) {
+    if (rect.width() >= 4 && !box.in_pair) {
       // A thin darker frame separates neighbouring boxes of the same pass.
       auto frame = frames.find(fill.rgb());
       if (frame == frames.end()) frame = frames.insert(fill.rgb(), QPen(fill.darker(140), 0));
       painter.setPen(*frame);
       painter.drawRect(rect.adjusted(0, 0, -1, -1));
     }
+  }
+  // An overlapped pair is one block: one frame around its two colours.
+  painter.setPen(QPen(QColor(0x33, 0x33, 0x33), 1.5));
+  painter.setBrush(Qt::NoBrush);
+  for (const RectPx& pair : layout.pairs) {
+    if (visible(pair)) painter.drawRect(to_qrect(pair).adjusted(0.75, 0.75, -0.75, -0.75));
   }
   QHash<QString, QStaticText> labels;
   const QColor dark_text(0x22, 0x22, 0x22), light_text(Qt::white);

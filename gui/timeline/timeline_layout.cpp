@@ -133,12 +133,22 @@ TimelineLayout layout_timeline(const TimelineScene& scene, const Viewport& viewp
         double x1 = out.plot.x + viewport.x_of(gap.end);
         if (clip(x0, x1, out.plot)) out.bubbles.push_back({{x0, y, x1 - x0, style.row_height_px}, gi, d});
       }
-      for (int index : group.device_spans[static_cast<std::size_t>(d)]) {
+      const std::vector<int>& spans = group.device_spans[static_cast<std::size_t>(d)];
+      for (std::size_t k = 0; k < spans.size(); ++k) {
+        const int index = spans[k];
         const Span& span = group.trace.spans[static_cast<std::size_t>(index)];
+        const bool first_of_pair = span.overlap_next && k + 1 < spans.size();
+        const bool in_pair = first_of_pair || (k > 0 && group.trace.spans[static_cast<std::size_t>(spans[k - 1])].overlap_next);
+        if (first_of_pair) {
+          double p0 = out.plot.x + viewport.x_of(span.start);
+          double p1 = out.plot.x + viewport.x_of(group.trace.spans[static_cast<std::size_t>(spans[k + 1])].end);
+          if (clip(p0, p1, out.plot)) out.pairs.push_back({p0, y, p1 - p0, style.row_height_px});
+        }
         double x0 = out.plot.x + viewport.x_of(span.start);
         double x1 = out.plot.x + viewport.x_of(span.end);
         if (!clip(x0, x1, out.plot)) continue;
         BoxItem box;
+        box.in_pair = in_pair;
         box.rect = {x0, y, x1 - x0, style.row_height_px};
         box.colour = pass_colour(span.pass, span.chunk);
         box.group = gi;

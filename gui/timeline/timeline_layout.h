@@ -47,6 +47,7 @@ struct BoxItem {
   int span = 0;            // index into the group's Trace::spans
   std::string label;       // microbatch number
   bool show_label = false; // only when it fits inside the box
+  bool in_pair = false;    // a part of an overlapped pair: no frame of its own (see TimelineLayout::pairs)
 };
 
 struct BubbleItem {
@@ -91,6 +92,7 @@ struct TimelineLayout {
   std::vector<RowItem> rows;
   std::vector<BubbleItem> bubbles;
   std::vector<BoxItem> boxes;
+  std::vector<RectPx> pairs;  // one frame around both parts of each overlapped pair: one box, two colours
   std::vector<MemoryChartItem> memory;
   std::vector<ArrowItem> arrows;
 };

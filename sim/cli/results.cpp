@@ -40,7 +40,10 @@ std::string describe(const ProblemSpec& spec) {
   std::string text = fmt::format("p={} m={} chunks={}  t_f={} t_b={} t_w={}", spec.devices, spec.microbatches,
                                  spec.chunks, list(spec.t_f), list(spec.t_b), list(spec.t_w));
   if (!spec.t_bw.empty()) text += fmt::format(" t_bw={}", list(spec.t_bw));
-  text += fmt::format(" t_comm={} ({})  mem limit {}", list(spec.t_comm), time_unit_name(spec.time_unit),
+  text += fmt::format(" t_comm={}", list(spec.t_comm));
+  if (!spec.t_a2a.empty()) text += fmt::format(" t_a2a={}", list(spec.t_a2a));
+  if (spec.overlap > 0) text += fmt::format(" overlap={}", spec.overlap);
+  text += fmt::format(" ({})  mem limit {}", time_unit_name(spec.time_unit),
                       spec.mem_limit ? spec.mem_limit->to_string() : "none");
   return text;
 }

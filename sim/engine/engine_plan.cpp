@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/pass_time.h"
 
 namespace zb::engine {
 
@@ -91,8 +92,8 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
       PlannedAction item;
       item.action = action;
       item.stage = problem.stage_of(d, action.chunk);
-      const auto s = static_cast<std::size_t>(item.stage);
       const int mb = action.microbatch;
+      item.time = pass_time(problem, action.pass, item.stage);
       // A same-device input is ready exactly when it was scheduled earlier in this list.
       auto local = [&](Product product, int stage) {
         const Position& position = slot(product, stage, mb);
@@ -100,7 +101,6 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
       };
       switch (action.pass) {
         case Pass::F:
-          item.time = problem.t_f[s];
           if (item.stage > 0) {
             item.input_channel = channel(item.stage - 1, false);
             item.input = item.input_channel >= 0 ? InputKind::channel : local(kForward, item.stage - 1);
@@ -109,7 +109,6 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
           break;
         case Pass::B:
         case Pass::BW:
-          item.time = action.pass == Pass::B ? problem.t_b[s] : problem.t_bw[s];
           if (item.stage + 1 < stages) {
             item.input_channel = channel(item.stage, true);
             item.input = item.input_channel >= 0 ? InputKind::channel : local(kBackward, item.stage + 1);
@@ -119,11 +118,19 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
           if (item.stage > 0) item.output_channel = channel(item.stage - 1, true);
           break;
         case Pass::W:
-          item.time = problem.t_w[s];
           item.input = local(kBackward, item.stage);
           break;
       }
       planned.push_back(item);
+    }
+    // An overlapped pair: each part takes its share of the block (the actor runs both at once).
+    for (std::size_t step = 0; step + 1 < planned.size(); ++step) {
+      PlannedAction& first = planned[step];
+      if (!first.action.overlap_next) continue;
+      PlannedAction& second = planned[++step];
+      const BlockTimes block = overlapped_times(problem, first.action.pass, first.stage, second.action.pass, second.stage);
+      first.time = block.first;
+      second.time = block.second;
     }
     plan.action_count += actions.size();
   }

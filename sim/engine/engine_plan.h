@@ -31,7 +31,7 @@ enum class InputKind : std::uint8_t {
 struct PlannedAction {
   Action action;
   int stage = 0;
-  double time = 0;  // duration in the problem's time unit
+  double time = 0;  // duration in the problem's time unit; an overlapped pair's part: its share of the block
   InputKind input = InputKind::none;
   int input_channel = -1;
   int output_channel = -1;  // -1: no message (W, or the consumer is on the same device)

@@ -91,6 +91,7 @@ std::string encode_result(const SimgridResult& result) {
     out.put(span.chunk);
     out.put(span.start);
     out.put(span.end);
+    out.put(static_cast<std::uint8_t>(span.overlap_next));
   }
   out.put<std::uint64_t>(trace.memory.size());
   for (const auto& timeline : trace.memory) {
@@ -119,7 +120,7 @@ SimgridResult decode_result(std::string_view bytes) {
   trace.meta.time_unit = parse_time_unit(in.get_string(), "SimGrid result");
   trace.meta.problem_json = in.get_string();
   trace.devices = in.get<std::int32_t>();
-  constexpr std::size_t kSpanBytes = 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8;
+  constexpr std::size_t kSpanBytes = 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 1;
   trace.spans.resize(in.get_count(kSpanBytes));
   for (Span& span : trace.spans) {
     span.device = in.get<std::int32_t>();
@@ -130,6 +131,7 @@ SimgridResult decode_result(std::string_view bytes) {
     span.chunk = in.get<std::int32_t>();
     span.start = in.get<double>();
     span.end = in.get<double>();
+    span.overlap_next = in.get<std::uint8_t>() != 0;
   }
   trace.memory.resize(in.get_count(sizeof(std::uint64_t)));
   for (auto& timeline : trace.memory) {

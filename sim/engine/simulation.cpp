@@ -149,17 +149,32 @@ class Simulation {
     run.compute.reserve(actions.size());
     for (std::size_t step = 0; step < actions.size(); ++step) {
       run.position = step;
-      const PlannedAction& item = actions[step];
-      const int mb = item.action.microbatch;
-      if (item.input == InputKind::never) return;  // stuck for good: reported after the run
-      if (item.input == InputKind::channel) wait_for(run, item.input_channel, mb);
+      // An overlapped pair is one block: both inputs first, one execution, both outputs after.
+      const std::size_t parts = actions[step].action.overlap_next && step + 1 < actions.size() ? 2 : 1;
+      double time = 0;
+      for (std::size_t k = step; k < step + parts; ++k) {
+        const PlannedAction& item = actions[k];
+        if (item.input == InputKind::never) return;  // stuck for good: reported after the run
+        if (item.input == InputKind::channel) wait_for(run, item.input_channel, item.action.microbatch);
+        time += item.time;
+      }
       const double start = sg4::Engine::get_clock();
-      if (item.time > 0) sg4::this_actor::execute(item.time * flops_per_unit);
-      const double end = sg4::Engine::get_clock();
+      if (time > 0) sg4::this_actor::execute(time * flops_per_unit);
       ++activities_;
-      run.compute.push_back({d, Stream::compute, item.action.pass, item.stage, mb, item.action.chunk,
-                             start * to_units_, end * to_units_});
-      if (item.output_channel >= 0) send(item.output_channel, mb, item.action.pass);
+      double part_start = start * to_units_;
+      for (std::size_t k = step; k < step + parts; ++k) {
+        const PlannedAction& item = actions[k];
+        // The first part's share ends inside the block; the block's last part ends at the clock.
+        const double part_end = k + 1 == step + parts ? sg4::Engine::get_clock() * to_units_ : part_start + item.time;
+        run.compute.push_back({d, Stream::compute, item.action.pass, item.stage, item.action.microbatch,
+                               item.action.chunk, part_start, part_end, parts == 2 && k == step});
+        part_start = part_end;
+      }
+      for (std::size_t k = step; k < step + parts; ++k) {
+        const PlannedAction& item = actions[k];
+        if (item.output_channel >= 0) send(item.output_channel, item.action.microbatch, item.action.pass);
+      }
+      step += parts - 1;
     }
     run.position = actions.size();
     run.finished = true;

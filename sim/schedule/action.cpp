@@ -1,4 +1,4 @@
-// Text tokens of actions: F3, B3, W3, BW3, F3.1.
+// Text tokens of actions: F3, B3, W3, BW3, F3.1, and overlapped pairs "(F7;BW3.1)".
 #include "sim/schedule/action.h"
 
 #include <fmt/format.h>
@@ -60,6 +60,37 @@ Action parse_token(std::string_view token, std::string_view context) {
         context, token));
   }
   return action;
+}
+
+std::vector<std::string> to_tokens(std::span<const Action> actions) {
+  std::vector<std::string> tokens;
+  tokens.reserve(actions.size());
+  for (std::size_t i = 0; i < actions.size(); ++i) {
+    if (actions[i].overlap_next && i + 1 < actions.size()) {
+      tokens.push_back(fmt::format("({};{})", to_token(actions[i]), to_token(actions[i + 1])));
+      ++i;
+    } else {
+      tokens.push_back(to_token(actions[i]));
+    }
+  }
+  return tokens;
+}
+
+void append_token(std::vector<Action>& out, std::string_view token, std::string_view context) {
+  if (!token.starts_with('(')) {
+    out.push_back(parse_token(token, context));
+    return;
+  }
+  const auto semicolon = token.find(';');
+  if (!token.ends_with(')') || semicolon == std::string_view::npos ||
+      token.find(';', semicolon + 1) != std::string_view::npos) {
+    throw InputError(fmt::format("{}: bad overlapped pair '{}': expected two actions like (F7;BW3.1)", context,
+                                 token));
+  }
+  Action first = parse_token(token.substr(1, semicolon - 1), context);
+  first.overlap_next = true;
+  out.push_back(first);
+  out.push_back(parse_token(token.substr(semicolon + 1, token.size() - semicolon - 2), context));
 }
 
 }  // namespace zb

@@ -42,8 +42,18 @@ std::string to_chrome_trace(const std::vector<LabeledTrace>& traces) {
       }
     }
     std::unordered_map<std::uint64_t, const Span*> compute_by_output;
-    for (const Span& span : trace->spans) {
+    const std::vector<Span>& spans = trace->spans;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      const Span& span = spans[i];
       const int pid = pid_base + span.device;
+      // An overlapped pair: one enclosing event, its two parts nested under it in their colours.
+      if (i > 0 && spans[i - 1].overlap_next) {
+        const Span& first = spans[i - 1];
+        emit(fmt::format(R"json({{"ph":"X","name":"({};{})","cat":"overlap","pid":{},"tid":0,"ts":{},"dur":{}}})json",
+                         to_token({first.pass, first.microbatch, first.chunk}),
+                         to_token({span.pass, span.microbatch, span.chunk}), pid, first.start * us,
+                         (span.end - first.start) * us));
+      }
       const std::string token = to_token({span.pass, span.microbatch, span.chunk});
       const std::string name = span.stream == Stream::compute ? token : fmt::format("{} {}", stream_name(span.stream), token);
       emit(fmt::format(

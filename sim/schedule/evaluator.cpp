@@ -9,6 +9,7 @@
 #include "sim/schedule/deadlock_report.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/memory.h"
+#include "sim/schedule/pass_time.h"
 
 namespace zb {
 
@@ -86,69 +87,85 @@ class Evaluation {
   }
 
  private:
-  // Runs device d until it finishes or needs an input that is not ready yet.
+  // Runs device d until it finishes or needs an input that is not ready yet. An overlapped pair
+  // starts once both parts' inputs are ready; both outputs exist when the block ends.
   void advance(int d, std::vector<int>& worklist) {
     DeviceState& state = devices_[d];
     state.queued = false;
     const auto& actions = schedule_.devices[d];
     while (state.next < actions.size()) {
       const Action& action = actions[state.next];
-      if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 ||
-          action.microbatch >= m_) {
-        throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (m={}, "
-                                        "chunks={})",
-                                        schedule_.name, d, state.next, to_token(action), m_, problem_.chunks));
+      const bool pair = action.overlap_next && state.next + 1 < actions.size();
+      const double ready = input_ready(d, state.next);
+      if (ready < 0) return;
+      if (!pair) {
+        const int stage = problem_.stage_of(d, action.chunk);
+        const double start = std::max(state.clock, ready);
+        run(d, state.next, start, start + pass_time(problem_, action.pass, stage), worklist);
+        continue;
       }
-      const int stage = problem_.stage_of(d, action.chunk);
-      const std::size_t key = static_cast<std::size_t>(stage) * m_ + action.microbatch;
-      double ready = 0;
-      double duration = 0;
-      switch (action.pass) {
-        case Pass::F:
-          duration = problem_.t_f[stage];
-          if (stage > 0) {
-            const double input = end_f_[key - m_];
-            if (input < 0) return;
-            ready = input + problem_.comm_after(stage - 1);
-          }
-          break;
-        case Pass::B:
-        case Pass::BW:
-          duration = action.pass == Pass::B ? problem_.t_b[stage] : problem_.t_bw[stage];
-          if (stage + 1 < stages_) {
-            const double grad = end_b_[key + m_];
-            if (grad < 0) return;
-            ready = grad + problem_.comm_after(stage);
-          } else {
-            const double own = end_f_[key];
-            if (own < 0) return;
-            ready = own;
-          }
-          break;
-        case Pass::W:
-          duration = problem_.t_w[stage];
-          if (end_b_[key] < 0) return;
-          ready = end_b_[key];
-          break;
+      const Action& partner = actions[state.next + 1];
+      const double partner_ready = input_ready(d, state.next + 1);
+      if (partner_ready < 0) return;
+      const BlockTimes block = overlapped_times(problem_, action.pass, problem_.stage_of(d, action.chunk),
+                                                partner.pass, problem_.stage_of(d, partner.chunk));
+      const double start = std::max({state.clock, ready, partner_ready});
+      run(d, state.next, start, start + block.first, worklist, start + block.total());
+      run(d, state.next, start + block.first, start + block.total(), worklist);
+    }
+  }
+
+  // When the input of device d's action `step` is ready (without t_comm for local inputs), or
+  // kNotDone. Refuses actions outside the problem.
+  double input_ready(int d, std::size_t step) const {
+    const Action& action = schedule_.devices[d][step];
+    if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
+      throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (m={}, "
+                                      "chunks={})",
+                                      schedule_.name, d, step, to_token(action), m_, problem_.chunks));
+    }
+    const int stage = problem_.stage_of(d, action.chunk);
+    const std::size_t key = static_cast<std::size_t>(stage) * m_ + action.microbatch;
+    switch (action.pass) {
+      case Pass::F: {
+        if (stage == 0) return 0;
+        const double input = end_f_[key - m_];
+        return input < 0 ? kNotDone : input + problem_.comm_after(stage - 1);
       }
-      const double start = std::max(state.clock, ready);
-      const double end = start + duration;
-      state.clock = end;
-      state.first_start = std::min(state.first_start, start);
-      state.last_end = end;
-      state.busy += duration;
-      record(d, state.next, action, stage, start, end);
-      ++state.next;
-      // Wake the device that consumes this output across a device boundary.
-      if (action.pass == Pass::F) {
-        end_f_[key] = end;
-        if (stage + 1 < stages_) wake(problem_.device_of_stage(stage + 1), d, worklist);
-        if (stage + 1 < stages_ && !transfer_cursor_.empty()) transfer(Pass::F, action, stage, stage + 1, end);
-      } else if (action.pass != Pass::W) {
-        end_b_[key] = end;
-        if (stage > 0) wake(problem_.device_of_stage(stage - 1), d, worklist);
-        if (stage > 0 && !transfer_cursor_.empty()) transfer(action.pass, action, stage, stage - 1, end);
+      case Pass::B:
+      case Pass::BW: {
+        if (stage + 1 == stages_) return end_f_[key];
+        const double grad = end_b_[key + m_];
+        return grad < 0 ? kNotDone : grad + problem_.comm_after(stage);
       }
+      case Pass::W: return end_b_[key];
+    }
+    return kNotDone;
+  }
+
+  // Records device d's next action as running [start, end] and publishes its output at
+  // `output_at` (the end of its block: a pair's first part hands over with the second).
+  void run(int d, std::size_t step, double start, double end, std::vector<int>& worklist, double output_at = -1) {
+    DeviceState& state = devices_[d];
+    const Action& action = schedule_.devices[d][step];
+    const int stage = problem_.stage_of(d, action.chunk);
+    const std::size_t key = static_cast<std::size_t>(stage) * m_ + action.microbatch;
+    if (output_at < 0) output_at = end;
+    state.clock = std::max(end, output_at);
+    state.first_start = std::min(state.first_start, start);
+    state.last_end = state.clock;
+    state.busy += end - start;
+    record(d, step, action, stage, start, end);
+    ++state.next;
+    // Wake the device that consumes this output across a device boundary.
+    if (action.pass == Pass::F) {
+      end_f_[key] = output_at;
+      if (stage + 1 < stages_) wake(problem_.device_of_stage(stage + 1), d, worklist);
+      if (stage + 1 < stages_ && !transfer_cursor_.empty()) transfer(Pass::F, action, stage, stage + 1, output_at);
+    } else if (action.pass != Pass::W) {
+      end_b_[key] = output_at;
+      if (stage > 0) wake(problem_.device_of_stage(stage - 1), d, worklist);
+      if (stage > 0 && !transfer_cursor_.empty()) transfer(action.pass, action, stage, stage - 1, output_at);
     }
   }
 
@@ -190,7 +207,8 @@ class Evaluation {
 
   void record(int d, std::size_t step, const Action& action, int stage, double start, double end) {
     if (!spans_.empty()) {
-      spans_[offset_[d] + step] = {d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end};
+      spans_[offset_[d] + step] = {d,   Stream::compute, action.pass, stage, action.microbatch, action.chunk, start,
+                                   end, action.overlap_next};
     }
     DeviceState& state = devices_[d];
     const MemoryDelta delta = memory_delta(problem_, action.pass, stage);

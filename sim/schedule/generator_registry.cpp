@@ -53,6 +53,10 @@ GeneratorRegistry GeneratorRegistry::with_builtins() {
                 false, make_zb_h2});
   registry.add({"zb-v-h", "handcrafted ZB-V: 2 chunks per device in a V, zero bubble at equal costs (memory p*M_B)",
                 ChunkSupport::multi, false, make_zb_v_handcrafted, false, Placement::vshape});
+  registry.add({"dualpipe-v",
+                "DualPipeV: V placement, F of one chunk overlapped with BW of the other (--overlap, --t-a2a), m >= 2p "
+                "(memory p*M_B + M_B/2)",
+                ChunkSupport::multi, false, make_dualpipe_v, false, Placement::vshape});
   return registry;
 }
 

@@ -23,5 +23,8 @@ Schedule make_zb_h2(const Problem& problem);
 // The handcrafted ZB-V: 2 chunks per device in a V (vshape), zero bubble with equal costs at
 // 1F1B's memory p * M_B.
 Schedule make_zb_v_handcrafted(const Problem& problem);
+// DualPipeV (PyTorch's ScheduleDualPipeV): vshape, F&B pairs overlapped in the steady state,
+// m >= 2p.
+Schedule make_dualpipe_v(const Problem& problem);
 
 }  // namespace zb

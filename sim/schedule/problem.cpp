@@ -143,6 +143,10 @@ void Problem::validate() const {
   check_array(t_w, "t_w", s, false, true);
   check_array(t_bw, "t_bw", s, false, true);
   check_array(t_comm, "t_comm", s, false, true);
+  if (!t_a2a.empty()) check_array(t_a2a, "t_a2a", s, false, true);
+  if (!(overlap >= 0 && overlap <= 1)) {
+    throw InputError(fmt::format("problem: field 'overlap' is {}: expected a number in [0, 1]", overlap));
+  }
   check_array(mem_f, "mem_f", s, false, true);
   check_array(mem_b, "mem_b", s, true, true);
   check_array(mem_w, "mem_w", s, true, false);

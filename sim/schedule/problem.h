@@ -36,6 +36,13 @@ struct Problem {
 
   std::vector<double> t_f, t_b, t_w, t_bw;  // per stage, in time_unit
   std::vector<double> t_comm;               // t_comm[s]: boundary s -> s+1 (both directions)
+  // Per stage: the all-to-all (MoE expert dispatch/combine) of each F, B and BW on the stage; a
+  // pass alone exposes it, an overlapped pair hides it under the partner's compute (pass_time.h).
+  // Empty: none.
+  std::vector<double> t_a2a;
+  // How much of an overlapped pair's compute runs concurrently, in [0, 1]: 0 runs the two parts
+  // one after the other, 1 hides the shorter one entirely.
+  double overlap = 0;
   std::vector<double> mem_f, mem_b, mem_w;  // per stage activation deltas; sum to 0 per stage
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;  // activation bytes per microbatch across a stage boundary (engines)

@@ -35,7 +35,7 @@ struct ProblemField {
 };
 
 // In the order scenario files and --help list them: p, m, chunks, placement, t_f, t_b, t_w,
-// t_bw, t_comm, mem_f, mem_b, mem_w, mem_limit, bytes_act, time_unit.
+// t_bw, t_comm, t_a2a, overlap, mem_f, mem_b, mem_w, mem_limit, bytes_act, time_unit.
 std::span<const ProblemField> problem_fields();
 
 // By scenario key, or nullptr.

@@ -72,6 +72,8 @@ Problem ProblemSpec::build(std::string_view source) const {
                                  source, t_comm.size(), devices * chunks));
   }
   problem.t_comm = per_stage(t_comm, "t_comm", *this, false, source);
+  if (!t_a2a.empty()) problem.t_a2a = per_stage(t_a2a, "t_a2a", *this, true, source);
+  problem.overlap = overlap;
   problem.mem_f = per_stage(mem_f, "mem_f", *this, true, source);
   problem.mem_b = per_stage(mem_b, "mem_b", *this, true, source);
   problem.mem_w = per_stage(mem_w, "mem_w", *this, true, source);
@@ -92,7 +94,7 @@ bool ProblemSpec::chunk_independent() const {
   auto ok = [&](const std::vector<double>& values) {
     return values.size() <= 1 || static_cast<int>(values.size()) == devices;
   };
-  return ok(t_f) && ok(t_b) && ok(t_w) && ok(t_bw) && t_comm.size() == 1 && ok(mem_f) &&
+  return ok(t_f) && ok(t_b) && ok(t_w) && ok(t_bw) && ok(t_a2a) && t_comm.size() == 1 && ok(mem_f) &&
          ok(mem_b) && ok(mem_w);
 }
 

@@ -24,6 +24,8 @@ struct ProblemSpec {
   std::vector<double> t_f, t_b, t_w;
   std::vector<double> t_bw;  // empty: t_b + t_w
   std::vector<double> t_comm{0.0};
+  std::vector<double> t_a2a;  // empty: no all-to-all
+  double overlap = 0;
   std::vector<double> mem_f{1.0}, mem_b{-0.5}, mem_w{-0.5};
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;

@@ -18,7 +18,11 @@ struct RawCell {
   int stage = 0;
   char op = 'F';
   int microbatch = 0;
+  bool overlap_next = false;  // the first of "(a;b)OVERLAP_F_B"
 };
+
+// PyTorch's name of an overlapped forward and full backward.
+constexpr std::string_view kOverlapSuffix = "OVERLAP_F_B";
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
@@ -70,15 +74,18 @@ ImportedSchedule parse_pytorch_csv(std::string_view text, std::string_view sourc
       if (cell.empty()) continue;  // an idle slot
       const std::string context = fmt::format("{}:{}: column {}", source, line_number, column);
       if (cell.front() == '(') {
-        // "(0F7;7B3)OVERLAP_F_B": both actions, in the order written.
+        // "(0F7;7B3)OVERLAP_F_B": an overlapped pair, in the order written.
         const auto close = cell.find(')');
-        if (close == std::string_view::npos) throw InputError(fmt::format("{}: bad composite cell '{}'", context, cell));
-        std::string_view inner = cell.substr(1, close - 1);
-        while (!inner.empty()) {
-          const auto semicolon = std::min(inner.find(';'), inner.size());
-          row.push_back(parse_cell(trim(inner.substr(0, semicolon)), context));
-          inner.remove_prefix(std::min(semicolon + 1, inner.size()));
+        const auto semicolon = cell.find(';');
+        if (close == std::string_view::npos || semicolon > close || cell.substr(close + 1) != kOverlapSuffix ||
+            cell.find(';', semicolon + 1) < close) {
+          throw InputError(fmt::format("{}: bad composite cell '{}': expected (a;b){} like (0F7;7B3){}", context,
+                                       excerpt(cell), kOverlapSuffix, kOverlapSuffix));
         }
+        RawCell first = parse_cell(trim(cell.substr(1, semicolon - 1)), context);
+        first.overlap_next = true;
+        row.push_back(first);
+        row.push_back(parse_cell(trim(cell.substr(semicolon + 1, close - semicolon - 1)), context));
       } else {
         row.push_back(parse_cell(cell, context));
       }
@@ -144,7 +151,7 @@ ImportedSchedule parse_pytorch_csv(std::string_view text, std::string_view sourc
         case 'B': pass = has_w.contains({cell.stage, cell.microbatch}) ? Pass::B : Pass::BW; break;
         default: break;
       }
-      imported.schedule.devices[r].push_back({pass, cell.microbatch, cell.stage / p});
+      imported.schedule.devices[r].push_back({pass, cell.microbatch, cell.stage / p, cell.overlap_next});
     }
   }
   return imported;
@@ -153,12 +160,19 @@ ImportedSchedule parse_pytorch_csv(std::string_view text, std::string_view sourc
 std::string to_pytorch_csv(const Problem& problem, const Schedule& schedule) {
   std::string out;
   for (int d = 0; d < schedule.device_count(); ++d) {
-    bool first = true;
-    for (const Action& action : schedule.devices[d]) {
+    const auto& actions = schedule.devices[d];
+    auto cell = [&](const Action& action) {
       const char op = action.pass == Pass::F ? 'F' : action.pass == Pass::B ? 'I' : action.pass == Pass::W ? 'W' : 'B';
-      if (!first) out += ',';
-      first = false;
-      out += fmt::format("{}{}{}", problem.stage_of(d, action.chunk), op, action.microbatch);
+      return fmt::format("{}{}{}", problem.stage_of(d, action.chunk), op, action.microbatch);
+    };
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+      if (i > 0) out += ',';
+      if (actions[i].overlap_next && i + 1 < actions.size()) {
+        out += fmt::format("({};{}){}", cell(actions[i]), cell(actions[i + 1]), kOverlapSuffix);
+        ++i;
+      } else {
+        out += cell(actions[i]);
+      }
     }
     out += '\n';
   }

@@ -19,10 +19,11 @@ struct ImportedSchedule {
 };
 
 // Reads both letter conventions: I is our B; B is our B when the same stage and microbatch has a
-// W, otherwise our BW. "(a;b)OVERLAP_F_B" becomes its two actions in order; empty cells are idle.
+// W, otherwise our BW. "(a;b)OVERLAP_F_B" becomes an overlapped pair (Action::overlap_next);
+// empty cells are idle.
 ImportedSchedule parse_pytorch_csv(std::string_view text, std::string_view source);
 
-// Writes the newer convention: F, I (our B), W, B (our BW).
+// Writes the newer convention: F, I (our B), W, B (our BW), "(a;b)OVERLAP_F_B" for a pair.
 std::string to_pytorch_csv(const Problem& problem, const Schedule& schedule);
 
 }  // namespace zb

@@ -47,9 +47,9 @@ std::string to_text(const Schedule& schedule) {
   if (schedule.chunks) out += fmt::format("chunks: {}\n", *schedule.chunks);
   for (int d = 0; d < schedule.device_count(); ++d) {
     out += fmt::format("d{}:", d);
-    for (const Action& action : schedule.devices[d]) {
+    for (const std::string& token : to_tokens(schedule.devices[d])) {
       out += ' ';
-      out += to_token(action);
+      out += token;
     }
     out += '\n';
   }
@@ -133,7 +133,7 @@ Schedule parse_schedule_text(std::string_view text, std::string_view source) {
       rest = trim(rest);
       if (rest.empty()) break;
       const auto space = rest.find_first_of(" \t");
-      actions.push_back(parse_token(rest.substr(0, space), where));
+      append_token(actions, rest.substr(0, space), where);
       if (space == std::string_view::npos) break;
       rest.remove_prefix(space);
     }
@@ -148,7 +148,7 @@ nlohmann::json to_json(const Schedule& schedule) {
   nlohmann::json devices = nlohmann::json::array();
   for (const auto& list : schedule.devices) {
     nlohmann::json tokens = nlohmann::json::array();
-    for (const Action& action : list) tokens.push_back(to_token(action));
+    for (const std::string& token : to_tokens(list)) tokens.push_back(token);
     devices.push_back(std::move(tokens));
   }
   nlohmann::json out = {{"schedule", schedule.name}};
@@ -187,7 +187,7 @@ Schedule schedule_from_json(const nlohmann::json& object, std::string_view sourc
     auto& actions = schedule.devices.emplace_back();
     for (const auto& token : list) {
       if (!token.is_string()) throw InputError(fmt::format("{}: {} is not a token string", where, token.dump()));
-      actions.push_back(parse_token(token.get<std::string>(), where));
+      append_token(actions, token.get<std::string>(), where);
     }
   }
   return schedule;

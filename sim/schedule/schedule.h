@@ -34,12 +34,13 @@ struct Schedule {
 };
 
 // Text form: optional header lines "placement: vshape" and "chunks: 2", then one line per
-// device, "d0: F0 F1 B0 W0 ...". Comment lines start with '#'.
+// device, "d0: F0 F1 B0 W0 ...", an overlapped pair written "(F7;BW3.1)". Comment lines start
+// with '#'.
 std::string to_text(const Schedule& schedule);
 Schedule parse_schedule_text(std::string_view text, std::string_view source);
 
 // JSON form: {"schedule": name, "placement": "vshape", "chunks": 2, "devices": [["F0", ...], ...]}
-// (placement and chunks optional).
+// (placement and chunks optional; the tokens as in the text form, "(F7;BW3.1)" included).
 nlohmann::json to_json(const Schedule& schedule);
 Schedule schedule_from_json(const nlohmann::json& object, std::string_view source);
 

@@ -88,16 +88,30 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
       out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"/>\n", kLeft, row_y,
                          metrics.makespan * scale, kRowHeight, idle_color());
     }
-    for (const Span& span : trace->spans) {
+    const std::vector<Span>& spans = trace->spans;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      const Span& span = spans[i];
       if (span.stream != Stream::compute) continue;
       const double row_y = rows_top + span.device * (kRowHeight + kRowGap);
       const double box_x = kLeft + span.start * scale;
       const double box_w = span.duration() * scale;
+      // The parts of an overlapped pair touch without a border: one box in two colours, outlined.
+      const bool in_pair = span.overlap_next || (i > 0 && spans[i - 1].overlap_next);
       out += fmt::format(
-          "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\" stroke=\"white\" "
-          "stroke-width=\"0.5\"><title>{} stage {}: {:.6g}-{:.6g}</title></rect>",
+          "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"{}><title>{} stage {}: "
+          "{:.6g}-{:.6g}</title></rect>",
           box_x, row_y, box_w, kRowHeight, shade(pass_color(span.pass), span.chunk),
-          to_token({span.pass, span.microbatch, span.chunk}), span.stage, span.start, span.end);
+          in_pair ? "" : " stroke=\"white\" stroke-width=\"0.5\"", to_token({span.pass, span.microbatch, span.chunk}),
+          span.stage, span.start, span.end);
+      if (i > 0 && spans[i - 1].overlap_next) {
+        const Span& first = spans[i - 1];
+        out += fmt::format(
+            "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"none\" stroke=\"white\" "
+            "stroke-width=\"1.5\"><title>({};{}) overlapped: {:.6g}-{:.6g}</title></rect>",
+            kLeft + first.start * scale, row_y, (span.end - first.start) * scale, kRowHeight,
+            to_token({first.pass, first.microbatch, first.chunk}), to_token({span.pass, span.microbatch, span.chunk}),
+            first.start, span.end);
+      }
       if (box_w >= 14) {
         out += fmt::format(
             "<text x=\"{:.2f}\" y=\"{}\" font-size=\"{}\" fill=\"white\" text-anchor=\"middle\">{}</text>",

@@ -26,6 +26,9 @@ struct Span {
   std::int32_t chunk = 0;
   double start = 0;
   double end = 0;
+  // Compute spans: this span and the device's next compute span are the two parts of one
+  // overlapped block (Action::overlap_next), drawn as one box in two colours.
+  bool overlap_next = false;
 
   double duration() const { return end - start; }
 };

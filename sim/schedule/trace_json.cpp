@@ -62,14 +62,11 @@ json to_json(const Trace& trace) {
   if (!trace.meta.problem_json.empty()) meta["problem"] = json::parse(trace.meta.problem_json);
   json spans = json::array();
   for (const Span& s : trace.spans) {
-    spans.push_back({{"device", s.device},
-                     {"stream", stream_name(s.stream)},
-                     {"kind", pass_name(s.pass)},
-                     {"stage", s.stage},
-                     {"microbatch", s.microbatch},
-                     {"chunk", s.chunk},
-                     {"start", s.start},
-                     {"end", s.end}});
+    json item = {{"device", s.device},         {"stream", stream_name(s.stream)}, {"kind", pass_name(s.pass)},
+                 {"stage", s.stage},           {"microbatch", s.microbatch},      {"chunk", s.chunk},
+                 {"start", s.start},           {"end", s.end}};
+    if (s.overlap_next) item["overlap_next"] = true;  // only on the first part of an overlapped pair
+    spans.push_back(std::move(item));
   }
   json memory = json::array();
   for (std::size_t d = 0; d < trace.memory.size(); ++d) {
@@ -112,6 +109,13 @@ Trace trace_from_json(const json& object, std::string_view source) {
     span.chunk = s.contains("chunk") ? integer(s, "chunk", context) : 0;
     span.start = number(s, "start", context);
     span.end = number(s, "end", context);
+    if (s.contains("overlap_next")) {
+      if (!s.at("overlap_next").is_boolean()) {
+        throw InputError(fmt::format("{}: field 'overlap_next' is {}: expected true or false", context,
+                                     s.at("overlap_next").dump()));
+      }
+      span.overlap_next = s.at("overlap_next").get<bool>();
+    }
     if (span.device < 0 || span.device >= trace.devices) {
       throw InputError(fmt::format("{}: device {} is outside 0..{}", context, span.device, trace.devices - 1));
     }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "sim/schedule/channel_order.h"
 #include "sim/schedule/error.h"
@@ -24,6 +25,26 @@ struct Occurrence {
 };
 
 int index_of(Pass pass) { return static_cast<int>(pass); }
+
+// The rule of overlapped pairs (Action::overlap_next): a forward, then a backward (B or BW) of
+// another (chunk, microbatch), and no third action chained on. What the second part needs is
+// then never the first part's output, so the block can start with both inputs ready.
+std::optional<std::string> pair_error(const std::vector<Action>& actions, std::size_t step) {
+  const Action& first = actions[step];
+  if (step + 1 == actions.size()) {
+    return fmt::format("{} is marked as overlapped with the next action, but it is the device's last", to_token(first));
+  }
+  const Action& second = actions[step + 1];
+  const std::string pair = fmt::format("({};{})", to_token(first), to_token(second));
+  if (second.overlap_next) return fmt::format("overlapped pair {} is chained to the action after it", pair);
+  if (first.pass != Pass::F || (second.pass != Pass::B && second.pass != Pass::BW)) {
+    return fmt::format("overlapped pair {}: expected a forward then a backward (F then B or BW)", pair);
+  }
+  if (first.chunk == second.chunk && first.microbatch == second.microbatch) {
+    return fmt::format("overlapped pair {}: the backward needs the forward it is paired with", pair);
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -82,6 +103,12 @@ ValidationReport check_schedule(const Problem& problem, const Schedule& schedule
         fail(fmt::format("d{} step {}: {} is outside the problem (m={}, chunks={})", d, step, to_token(action), m,
                          problem.chunks));
         continue;
+      }
+      if (action.overlap_next) {
+        if (auto error = pair_error(actions, step)) {
+          ++total_errors;
+          fail(fmt::format("d{} step {}: {}", d, step, *error));
+        }
       }
       const int stage = problem.stage_of(d, action.chunk);
       Occurrence& occurrence = seen[static_cast<std::size_t>(stage) * m + action.microbatch];

@@ -27,7 +27,7 @@ enum class ChannelCheck { fifo, skip };
 
 // The schedule states no other placement or chunk count than the problem's; every (stage,
 // microbatch) has one F and one B and W (or one BW), on the device that holds the stage; per
-// device F < B < W; a dry run makes progress (otherwise the device x step grid with "<-- here");
+// device F < B < W; overlapped pairs are an F then a B or BW that does not need it; a dry run makes progress (otherwise the device x step grid with "<-- here");
 // channels deliver in order; peak memory within the problem's limit when it has one (the one
 // over-limit judgement of memory.h).
 ValidationReport check_schedule(const Problem& problem, const Schedule& schedule,

@@ -52,7 +52,8 @@ inline ::testing::AssertionResult same_trace(const Trace& expected, const Trace&
       const Span& a = want[i];
       const Span& b = got[i];
       if (a.device != b.device || a.stream != b.stream || a.pass != b.pass || a.stage != b.stage ||
-          a.microbatch != b.microbatch || a.chunk != b.chunk || !close(a.start, b.start) || !close(a.end, b.end)) {
+          a.microbatch != b.microbatch || a.chunk != b.chunk || a.overlap_next != b.overlap_next ||
+          !close(a.start, b.start) || !close(a.end, b.end)) {
         return ::testing::AssertionFailure() << what << " span " << i << ": expected " << describe(a) << ", got "
                                              << describe(b);
       }

@@ -70,6 +70,11 @@ std::vector<Case> cases() {
           // Per-boundary t_comm only with one chunk (the ideal network has one latency per device pair).
           spec.t_comm.assign(kind == 3 && !multi ? static_cast<std::size_t>(p) : 1, 0.0);
           for (double& t : spec.t_comm) t = cost(random) / 3;
+          // Overlapped pairs (dualpipe-v) partly concurrent, and an all-to-all on every F, B, BW.
+          if (kind == 2) {
+            spec.overlap = 0.6;
+            spec.t_a2a = {spec.t_f[0] / 5};
+          }
         }
         out.push_back({spec.build(), name});
       }

@@ -53,6 +53,28 @@ TEST(Scene, GroupsSortSpansPerDeviceAndFindTheBubbles) {
   EXPECT_EQ(group.arrows[1].to_span, 3);
 }
 
+// DualPipeV's overlapped pairs: each pair is one frame around its two part boxes (which have no
+// frame of their own), exactly as many frames as pairs.
+TEST(Layout, OverlappedPairsAreOneFramedBoxInTwoColours) {
+  ProblemSpec spec = uniform_spec(4, 10, 1, 1, 1, 0, 2);
+  spec.placement = Placement::vshape;
+  const Trace trace = evaluated("dualpipe-v", spec);
+  TimelineScene scene;
+  scene.add(make_group("dualpipe-v", trace, std::nullopt));
+  Viewport viewport;
+  viewport.fit(0, scene.end_time(), plot_width(1200, {}));
+  const TimelineLayout layout = layout_timeline(scene, viewport, 1200);
+  ASSERT_EQ(layout.pairs.size(), 41u);  // the pairs of the PyTorch file (9 + 10 + 11 + 11)
+  const auto parts = std::count_if(layout.boxes.begin(), layout.boxes.end(), [](const BoxItem& b) { return b.in_pair; });
+  EXPECT_EQ(parts, 82);
+  for (const BoxItem& box : layout.boxes) {
+    const Span& span = trace.spans[static_cast<std::size_t>(box.span)];
+    if (!span.overlap_next) continue;
+    const Span& partner = trace.spans[static_cast<std::size_t>(box.span) + 1];
+    EXPECT_NE(box.colour, pass_colour(partner.pass, partner.chunk));  // two colours
+  }
+}
+
 TEST(Scene, BubblesOfAnEvaluatedScheduleAddUpToItsIdleTime) {
   for (const char* name : {"1f1b", "zb-h1", "zb-h2", "gpipe"}) {
     const Trace trace = evaluated(name, uniform_spec(4, 8, 1, 1, 1, 0.25));

@@ -25,15 +25,19 @@ TEST(Generators, ValidForManyShapes) {
           if (info.placement == Placement::vshape && v != 2) continue;
           const bool interleaved_family = name == "1f1b-i" || name == "zb-i";
           if (interleaved_family && m % std::max(1, m / p) != 0) continue;  // no equal rounds
+          if (name == "dualpipe-v" && m < 2 * p) continue;
           SCOPED_TRACE(fmt::format("{} p={} m={} v={}", name, p, m, v));
           const Problem problem = testing::generator_spec(info, testing::uniform_spec(p, m, 1, 2, 1, 0.25), v).build();
           const Schedule schedule = generate(registry, name, problem);
           EXPECT_EQ(schedule.name, name);
           const ValidationReport report = check_schedule(problem, schedule);
           EXPECT_TRUE(report.ok()) << report.message();
-          // Three actions per (stage, microbatch) when the backward is split (F, B, W), else two.
+          // Three actions per (stage, microbatch) when the backward is split (F, B, W), else two;
+          // dualpipe-v splits only the backwards around its steady state.
           const bool split = name.starts_with("zb-");
-          EXPECT_EQ(schedule.action_count(), static_cast<std::size_t>(p * v * m * (split ? 3 : 2)));
+          if (name != "dualpipe-v") {
+            EXPECT_EQ(schedule.action_count(), static_cast<std::size_t>(p * v * m * (split ? 3 : 2)));
+          }
         }
       }
     }
@@ -86,7 +90,9 @@ TEST(Generators, InterleavedZeroBubbleBeatsInterleaved1F1B) {
   const Schedule schedule = generate(registry, "zb-i", problem);
   const auto& first = schedule.devices[0];
   for (std::size_t i = 0; i + 1 < first.size(); ++i) {
-    if (first[i].pass == Pass::B) EXPECT_EQ(first[i + 1].pass, Pass::W) << i;
+    if (first[i].pass == Pass::B) {
+      EXPECT_EQ(first[i + 1].pass, Pass::W) << i;
+    }
   }
 }
 

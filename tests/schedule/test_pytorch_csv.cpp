@@ -55,14 +55,35 @@ TEST(PytorchCsv, ReadsTheNewerDualPipeVFileWithOverlaps) {
   // "7I0" is the input gradient of stage 7 = rank 0's chunk 1; "7B3" a full backward.
   EXPECT_NE(std::find(d0.begin(), d0.end(), Action{Pass::B, 0, 1}), d0.end());
   EXPECT_NE(std::find(d0.begin(), d0.end(), Action{Pass::BW, 3, 1}), d0.end());
-  // "(0F7;7B3)OVERLAP_F_B" became F7 then BW3.1, in that order.
-  const auto f7 = std::find(d0.begin(), d0.end(), Action{Pass::F, 7, 0});
+  // "(0F7;7B3)OVERLAP_F_B" became F7 overlapped with the next action, BW3.1.
+  const auto f7 = std::find(d0.begin(), d0.end(), Action{Pass::F, 7, 0, true});
   ASSERT_NE(f7, d0.end());
   EXPECT_EQ(*(f7 + 1), (Action{Pass::BW, 3, 1}));
+  // Rank r: 2(m - 2p + r + 1) steady-state pairs and p - r - 1 in the drain = 9, 10, 11, and 11 on
+  // rank 3, whose first F4 and B0 run one after the other.
+  int pairs = 0;
+  for (const auto& list : imported.schedule.devices) {
+    pairs += static_cast<int>(std::count_if(list.begin(), list.end(), [](const Action& a) { return a.overlap_next; }));
+  }
+  EXPECT_EQ(pairs, 41);
   const Problem problem = problem_for(imported);
   const ValidationReport report = check_schedule(problem, imported.schedule);
   EXPECT_TRUE(report.ok()) << report.message();
   EXPECT_GT(evaluate(problem, imported.schedule).metrics.span, 0);
+}
+
+TEST(PytorchCsv, WritesTheDualPipeVFileBackByteForByte) {
+  const std::string text = fixture("dualpipev_4rank_10mb.csv");
+  const ImportedSchedule imported = parse_pytorch_csv(text, "dualpipev.csv");
+  EXPECT_EQ(to_pytorch_csv(problem_for(imported), imported.schedule), text);
+}
+
+TEST(PytorchCsv, DualPipeVGeneratorIsPyTorchsSchedule) {
+  const auto registry = GeneratorRegistry::with_builtins();
+  const Problem problem = testing::generator_spec(registry.get("dualpipe-v"), testing::uniform_spec(4, 10)).build();
+  const Schedule schedule = generate(registry, "dualpipe-v", problem);
+  EXPECT_EQ(to_pytorch_csv(problem, schedule), fixture("dualpipev_4rank_10mb.csv"));
+  EXPECT_EQ(schedule.devices, parse_pytorch_csv(fixture("dualpipev_4rank_10mb.csv"), "f").schedule.devices);
 }
 
 TEST(PytorchCsv, RoundTripsEveryGenerator) {
@@ -87,6 +108,10 @@ TEST(PytorchCsv, BadCellsNameTheLineAndColumn) {
   }
   EXPECT_THROW(parse_pytorch_csv("0F0,F1\n", "bad.csv"), InputError);
   EXPECT_THROW(parse_pytorch_csv("\n\n", "bad.csv"), InputError);
+  // Composite cells: exactly two parts and PyTorch's OVERLAP_F_B.
+  EXPECT_THROW(parse_pytorch_csv("(0F0;1B0)\n", "bad.csv"), InputError);
+  EXPECT_THROW(parse_pytorch_csv("(0F0;1B0;0F1)OVERLAP_F_B\n", "bad.csv"), InputError);
+  EXPECT_THROW(parse_pytorch_csv("(0F0)OVERLAP_F_B\n", "bad.csv"), InputError);
 }
 
 }  // namespace

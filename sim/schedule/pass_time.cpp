@@ -1,0 +1,44 @@
+// Pass durations and the overlapped block (see pass_time.h).
+#include "sim/schedule/pass_time.h"
+
+#include <algorithm>
+
+namespace zb {
+
+namespace {
+
+double compute_time(const Problem& problem, Pass pass, int stage) {
+  const auto s = static_cast<std::size_t>(stage);
+  switch (pass) {
+    case Pass::F: return problem.t_f[s];
+    case Pass::B: return problem.t_b[s];
+    case Pass::W: return problem.t_w[s];
+    case Pass::BW: return problem.t_bw[s];
+  }
+  return 0;
+}
+
+double a2a_time(const Problem& problem, Pass pass, int stage) {
+  if (problem.t_a2a.empty() || pass == Pass::W) return 0;
+  return problem.t_a2a[static_cast<std::size_t>(stage)];
+}
+
+}  // namespace
+
+double pass_time(const Problem& problem, Pass pass, int stage) {
+  return compute_time(problem, pass, stage) + a2a_time(problem, pass, stage);
+}
+
+BlockTimes overlapped_times(const Problem& problem, Pass first, int first_stage, Pass second, int second_stage) {
+  const double c1 = compute_time(problem, first, first_stage);
+  const double c2 = compute_time(problem, second, second_stage);
+  const double total = c1 + c2 - problem.overlap * std::min(c1, c2) +
+                       std::max(0.0, a2a_time(problem, first, first_stage) - c2) +
+                       std::max(0.0, a2a_time(problem, second, second_stage) - c1);
+  const double alone1 = pass_time(problem, first, first_stage);
+  const double alone = alone1 + pass_time(problem, second, second_stage);
+  const double share = alone > 0 ? total * alone1 / alone : 0.0;
+  return {share, total - share};
+}
+
+}  // namespace zb
