@@ -125,11 +125,16 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
     flags.shape.microbatches = file_shape.microbatches;
     flags.shape.chunks = file_shape.chunks;
     placement = file_shape.placement.value_or(file_shape.chunks == 1 ? zb::Placement::linear : zb::Placement::interleaved);
-  } else if (const auto& info = zb::catalog::generators().get(flags.schedule);
-             info.placement && !values->count("chunks") && !values->count("placement")) {
-    // A generator made for one placement (zb-v-h: two chunks in a V) brings it, as in zbsim.
-    flags.shape.chunks = 2;
-    placement = *info.placement;
+  } else if (const auto& info = zb::catalog::generators().get(flags.schedule); !values->count("chunks")) {
+    // As in zbsim: a generator made for one placement (the V schedules: two chunks in a V) brings
+    // it, and a multi-chunk generator (1f1b-i, zb-i) runs at 2 chunks when none are given.
+    if (info.placement && !values->count("placement")) {
+      flags.shape.chunks = 2;
+      placement = *info.placement;
+    } else if (info.chunks == zb::ChunkSupport::multi) {
+      flags.shape.chunks = 2;
+      if (!values->count("placement")) placement = zb::Placement::interleaved;
+    }
   }
   const ShapeFlags& shape = flags.shape;
 

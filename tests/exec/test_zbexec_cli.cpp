@@ -60,6 +60,18 @@ TEST(ZbexecCli, AVerifiedRunPrintsLossesWritesTracesAndFindsNoDifference) {
   EXPECT_NE(zb::read_file((dir / "t.svg").string()).find("<svg"), std::string::npos);
 }
 
+// As in zbsim, a generator brings the shape it runs at: the V schedules two chunks in a V, the
+// interleaved ones two looped chunks when --chunks is not given.
+TEST(ZbexecCli, GeneratorsRunAtTheirOwnShapeWithoutShapeFlags) {
+  for (const char* name : {"zb-i", "1f1b-i", "zb-v", "dualpipe-v"}) {
+    const Outcome run = zbexec(std::string("run --backend cpu --schedule ") + name +
+                               " --p 2 --m 4 --layers 4 --hidden 32 --steps 1 --verify");
+    EXPECT_EQ(run.code, 0) << name << "\n" << run.output;
+    EXPECT_THAT(run.output, HasSubstr("max |dw| = 0,")) << name;
+    EXPECT_THAT(run.output, HasSubstr(" v=2 (")) << name << "\n" << run.output;
+  }
+}
+
 TEST(ZbexecCli, BadInputExitsWithTwoAndWritesNothing) {
   const auto dir = temp_dir();
   const std::string trace = " --trace " + (dir / "t.json").string();
