@@ -136,5 +136,33 @@ TEST(CatalogScheduleFiles, DualPipeVSurvivesTheTextForm) {
   EXPECT_GT(evaluate(problem, text).metrics.span, 0);
 }
 
+// Every V generator's schedule reads back from each of the three forms as the same V schedule,
+// with no --placement: the file says what it is.
+TEST(CatalogScheduleFiles, EveryVScheduleRoundTripsThroughTextJsonAndPytorchCsv) {
+  int checked = 0;
+  for (const std::string& name : catalog::generators().names()) {
+    const GeneratorInfo& info = catalog::generators().get(name);
+    if (info.placement != Placement::vshape) continue;
+    const Problem problem = testing::generator_spec(info, testing::uniform_spec(4, 8, 3, 3, 2, 0.5)).build();
+    const Schedule made = generate(catalog::generators(), name, problem);
+    const double span = evaluate(problem, made).metrics.span;
+    const std::pair<std::string, std::string> forms[] = {
+        {"text", to_text(made)}, {"json", to_json(made).dump()}, {"pytorch-csv", to_pytorch_csv(problem, made)}};
+    for (const auto& [form, text] : forms) {
+      SCOPED_TRACE(name + " as " + form);
+      const Schedule back = catalog::parse_schedule_file(text, name + "." + form);
+      EXPECT_EQ(back.placement, Placement::vshape);
+      EXPECT_EQ(back.devices, made.devices);
+      ProblemSpec spec = testing::uniform_spec(0, 0, 3, 3, 2, 0.5);
+      catalog::apply_schedule_shape(back, spec, form);
+      const Problem read_problem = spec.build();
+      EXPECT_EQ(read_problem.placement, Placement::vshape);
+      EXPECT_DOUBLE_EQ(evaluate(read_problem, back).metrics.span, span);
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 6);  // zb-v-h, dualpipe-v, zb-v, v-min, v-half, v-auto
+}
+
 }  // namespace
 }  // namespace zb
