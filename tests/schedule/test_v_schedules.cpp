@@ -11,12 +11,7 @@
 namespace zb {
 namespace {
 
-// Equal per-chunk costs (per-device costs are split over the two chunks).
-Problem v_problem(int p, int m, double per_chunk_f, double per_chunk_b, double per_chunk_w, double tcomm = 0) {
-  ProblemSpec spec = testing::uniform_spec(p, m, 2 * per_chunk_f, 2 * per_chunk_b, 2 * per_chunk_w, tcomm, 2);
-  spec.placement = Placement::vshape;
-  return spec.build();
-}
+using testing::v_problem;
 
 TEST(ZbVHandcrafted, ZeroBubbleAtOneF1BsMemoryWithEqualCosts) {
   for (int p = 2; p <= 8; ++p) {

@@ -14,12 +14,7 @@
 namespace zb {
 namespace {
 
-// Per-chunk costs (ProblemSpec's scalars are per device: the two chunks share them).
-Problem v_problem(int p, int m, double f, double b, double w, double tcomm = 0) {
-  ProblemSpec spec = testing::uniform_spec(p, m, 2 * f, 2 * b, 2 * w, tcomm, 2);
-  spec.placement = Placement::vshape;
-  return spec.build();
-}
+using testing::v_problem;
 
 // The largest per-device idle time between its first start and its last end, by the evaluator.
 double evaluated_worst_bubble(const Problem& problem, const Schedule& schedule) {
@@ -77,8 +72,7 @@ TEST(ZbVGreedy, RandomProblemsGiveValidSchedulesUnderTheLimit) {
   for (int trial = 0; trial < 300; ++trial) {
     const int p = 1 + static_cast<int>(rng() % 8);
     const int m = 1 + static_cast<int>(rng() % static_cast<unsigned>(3 * p));
-    ProblemSpec spec = testing::uniform_spec(p, m, 1, 1, 1, 0, 2);
-    spec.placement = Placement::vshape;
+    ProblemSpec spec = testing::v_spec(p, m, 1, 1, 1);
     spec.t_f.clear();
     spec.t_b.clear();
     spec.t_w.clear();
@@ -111,8 +105,7 @@ TEST(ZbVGreedy, RandomProblemsGiveValidSchedulesUnderTheLimit) {
 }
 
 TEST(ZbVGreedy, ALimitTooSmallIsRefusedNamingIt) {
-  ProblemSpec spec = testing::uniform_spec(4, 8, 2, 2, 2, 0, 2);
-  spec.placement = Placement::vshape;
+  ProblemSpec spec = testing::v_spec(4, 8, 1, 1, 1);
   spec.mem_limit = MemoryLimit{0.1, true};
   const Problem problem = spec.build();
   try {

@@ -26,6 +26,18 @@ inline Problem uniform_problem(int p, int m, double tf, double tb, double tw, do
   return uniform_spec(p, m, tf, tb, tw, tcomm, chunks).build();
 }
 
+// Two chunks per device in a V with per-chunk costs (ProblemSpec's scalars are per device and
+// split over the chunks, so they are doubled here); memory the defaults (a chunk F holds M_B/2).
+inline ProblemSpec v_spec(int p, int m, double f, double b, double w, double tcomm = 0) {
+  ProblemSpec spec = uniform_spec(p, m, 2 * f, 2 * b, 2 * w, tcomm, 2);
+  spec.placement = Placement::vshape;
+  return spec;
+}
+
+inline Problem v_problem(int p, int m, double f, double b, double w, double tcomm = 0) {
+  return v_spec(p, m, f, b, w, tcomm).build();
+}
+
 // `spec` reshaped for a generator: one chunk for single-chunk generators, `chunks` for multi-chunk
 // ones (a generator made for the V placement always gets 2), and the placement it is made for.
 inline ProblemSpec generator_spec(const GeneratorInfo& info, ProblemSpec spec, int chunks = 2) {
