@@ -5,6 +5,7 @@
 
 #include "sim/engine/engine_plan.h"
 #include "sim/schedule/error.h"
+#include "sim/schedule/pass_time.h"
 #include "sim/engine/fork_runner.h"
 #include "sim/engine/result_codec.h"
 #include "sim/engine/simulation.h"
@@ -24,7 +25,7 @@ SimgridResult run_simgrid(const Problem& problem, const Schedule& schedule, cons
       [&] { return engine::encode_result(engine::simulate_here(problem, schedule, plan, options)); },
       !options.verbose);
   SimgridResult result = engine::decode_result(bytes);
-  result.trace.metrics = compute_metrics(result.trace, problem.work());
+  result.trace.metrics = compute_metrics(result.trace, compute_work(problem, schedule));
   return result;
 }
 

@@ -248,7 +248,7 @@ class Evaluation {
       metrics.span = std::max(metrics.span, metrics.device_span[d]);
     }
     for (std::size_t d = 0; d < p; ++d) metrics.idle[d] = metrics.makespan - metrics.busy[d];
-    metrics.work = problem_.work();
+    metrics.work = compute_work(problem_, schedule_);
     metrics.bubble_rate = metrics.span > 0 ? (metrics.span - metrics.work) / metrics.span : 0.0;
     return trace;
   }

@@ -41,4 +41,21 @@ BlockTimes overlapped_times(const Problem& problem, Pass first, int first_stage,
   return {share, total - share};
 }
 
+double compute_work(const Problem& problem, const Schedule& schedule) {
+  double most = 0;
+  for (int d = 0; d < schedule.device_count(); ++d) {
+    const auto& actions = schedule.devices[static_cast<std::size_t>(d)];
+    double saved = 0;  // what the device's overlapped pairs save on running their parts one by one
+    for (std::size_t i = 0; i + 1 < actions.size(); ++i) {
+      if (!actions[i].overlap_next) continue;
+      const double c1 = compute_time(problem, actions[i].pass, problem.stage_of(d, actions[i].chunk));
+      const double c2 = compute_time(problem, actions[i + 1].pass, problem.stage_of(d, actions[i + 1].chunk));
+      saved += problem.overlap * std::min(c1, c2);
+      ++i;
+    }
+    most = std::max(most, problem.device_work(d) - saved);
+  }
+  return most;
+}
+
 }  // namespace zb

@@ -4,6 +4,7 @@
 
 #include "sim/schedule/action.h"
 #include "sim/schedule/problem.h"
+#include "sim/schedule/schedule.h"
 
 namespace zb {
 
@@ -23,5 +24,10 @@ struct BlockTimes {
 };
 
 BlockTimes overlapped_times(const Problem& problem, Pass first, int first_stage, Pass second, int second_stage);
+
+// The bubble-rate denominator's work for this schedule: the largest Problem::device_work less what
+// the device's overlapped pairs save (overlap * min(c1, c2) each), so that the saving is not a
+// negative bubble; exposed all-to-all stays bubble. Without pairs it is Problem::work().
+double compute_work(const Problem& problem, const Schedule& schedule);
 
 }  // namespace zb

@@ -100,6 +100,22 @@ TEST(OverlapTiming, EvaluatorRunsThePairAsOneBlock) {
   EXPECT_DOUBLE_EQ(peak_memory_by_order(one_device(0.5), schedule)[0], 1.5);
 }
 
+// What the overlap saves is not a negative bubble: the denominator's work drops by it. One device
+// doing no wait: work 16 at overlap 0, 16 - 0.5 * min(1, 3) = 15.5 at overlap 0.5, bubble 0 both
+// times; exposed all-to-all is idle, so it is bubble.
+TEST(OverlapTiming, TheBubbleCountsNeitherTheSavingNorHidesTheAllToAll) {
+  const Schedule schedule = parse_schedule_text(kPairText, "t");
+  const Trace plain = evaluate(one_device(0), schedule);
+  EXPECT_DOUBLE_EQ(plain.metrics.work, 16.0);
+  EXPECT_DOUBLE_EQ(plain.metrics.bubble_rate, 0.0);
+  const Trace half = evaluate(one_device(0.5), schedule);
+  EXPECT_DOUBLE_EQ(half.metrics.work, 15.5);
+  EXPECT_DOUBLE_EQ(half.metrics.bubble_rate, 0.0);
+  const Trace a2a = evaluate(one_device(0.5, 0.5), schedule);
+  EXPECT_DOUBLE_EQ(a2a.metrics.work, 15.5);
+  EXPECT_NEAR(a2a.metrics.bubble_rate, 3.0 / 18.5, 1e-12);  // 6 passes alone expose 0.5 each
+}
+
 TEST(OverlapTiming, APairWaitsForBothInputs) {
   // Two devices, one chunk each: d1's pair (F1;BW0) needs F1 from d0 at 2 and its own F0 (last stage).
   ProblemSpec spec = testing::uniform_spec(2, 2, 1, 1, 1);
