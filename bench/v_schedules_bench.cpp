@@ -1,7 +1,7 @@
 // The V schedules in process: zb-v (the greedy ZB-V) and v-auto (the building-block search) at
 // unit-like costs (t_f = t_b = t_w = 2 per device, no transfers, the default memory rules and
 // limit: p * M_B), the shape of `zbsim compare --p 32 --m 256 --tf 2 --tb 2 --tw 2`.
-// Median of the repetitions: ./bench/zb_bench_v  (--benchmark_repetitions=N to change).
+// Median and min of 5 repetitions: ./bench/zb_bench_v (build folder); --benchmark_filter=VAuto etc.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
