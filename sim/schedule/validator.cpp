@@ -16,6 +16,8 @@ namespace zb {
 namespace {
 
 constexpr std::size_t kMaxErrors = 20;
+// Above this many (stage, microbatch) cells a schedule too short to fill them is refused up front.
+constexpr std::size_t kMaxDenseCells = std::size_t{1} << 22;
 constexpr int kAbsent = -1;
 
 // Where each pass of one (stage, microbatch) sits on its device, and how often it occurs.
@@ -92,7 +94,16 @@ ValidationReport check_schedule(const Problem& problem, const Schedule& schedule
     return report;
   }
   const int m = problem.microbatches;
-  std::vector<Occurrence> seen(static_cast<std::size_t>(problem.stages()) * m);
+  // Every (stage, microbatch) needs an F and a backward. When the schedule is far shorter than that
+  // and the table would be large (one stray "F999999999" makes m 10^9), say so without the table.
+  const std::size_t cells = static_cast<std::size_t>(problem.stages()) * static_cast<std::size_t>(m);
+  if (cells > kMaxDenseCells && schedule.action_count() < 2 * cells) {
+    fail(fmt::format("schedule '{}' has {} actions, but p={} chunks={} m={} needs at least {} (an F and a "
+                     "backward per stage and microbatch)",
+                     schedule.name, schedule.action_count(), problem.devices, problem.chunks, m, 2 * cells));
+    return report;
+  }
+  std::vector<Occurrence> seen(cells);
   std::size_t total_errors = 0;
   for (int d = 0; d < problem.devices; ++d) {
     const auto& actions = schedule.devices[d];
