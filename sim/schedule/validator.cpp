@@ -8,8 +8,8 @@
 
 #include "sim/schedule/channel_order.h"
 #include "sim/schedule/error.h"
-#include "sim/schedule/memory.h"
 #include "sim/schedule/evaluator.h"
+#include "sim/schedule/memory.h"
 
 namespace zb {
 
@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::size_t kMaxErrors = 20;
 // Above this many (stage, microbatch) cells a schedule too short to fill them is refused up front.
-constexpr std::size_t kMaxDenseCells = std::size_t{1} << 22;
+constexpr std::size_t kMaxDenseCells = std::size_t{1} << 20;
 constexpr int kAbsent = -1;
 
 // Where each pass of one (stage, microbatch) sits on its device, and how often it occurs.
@@ -76,21 +76,29 @@ std::vector<double> peak_memory_by_order(const Problem& problem, const Schedule&
 ValidationReport check_schedule(const Problem& problem, const Schedule& schedule, MemoryCheck memory,
                                 ChannelCheck channels) {
   ValidationReport report;
-  auto fail = [&](std::string message) {
-    if (report.errors.size() < kMaxErrors) report.errors.push_back(std::move(message));
+  // Messages are made only while the report has room: a file missing millions of actions must
+  // not format millions of messages.
+  auto fail = [&](auto&& message) {
+    if (report.errors.size() < kMaxErrors) report.errors.push_back(message());
   };
   if (schedule.device_count() != problem.devices) {
-    fail(fmt::format("schedule has {} devices but the problem has p={}", schedule.device_count(), problem.devices));
+    fail([&] {
+      return fmt::format("schedule has {} devices but the problem has p={}", schedule.device_count(), problem.devices);
+    });
     return report;
   }
   if (schedule.placement && *schedule.placement != problem.placement) {
-    fail(fmt::format("schedule '{}' was made for placement {} but the problem has placement {}", schedule.name,
-                     placement_name(*schedule.placement), placement_name(problem.placement)));
+    fail([&] {
+      return fmt::format("schedule '{}' was made for placement {} but the problem has placement {}", schedule.name,
+                         placement_name(*schedule.placement), placement_name(problem.placement));
+    });
     return report;
   }
   if (schedule.chunks && *schedule.chunks != problem.chunks) {
-    fail(fmt::format("schedule '{}' was made for chunks={} but the problem has chunks={}", schedule.name,
-                     *schedule.chunks, problem.chunks));
+    fail([&] {
+      return fmt::format("schedule '{}' was made for chunks={} but the problem has chunks={}", schedule.name,
+                         *schedule.chunks, problem.chunks);
+    });
     return report;
   }
   const int m = problem.microbatches;
@@ -98,9 +106,12 @@ ValidationReport check_schedule(const Problem& problem, const Schedule& schedule
   // and the table would be large (one stray "F999999999" makes m 10^9), say so without the table.
   const std::size_t cells = static_cast<std::size_t>(problem.stages()) * static_cast<std::size_t>(m);
   if (cells > kMaxDenseCells && schedule.action_count() < 2 * cells) {
-    fail(fmt::format("schedule '{}' has {} actions, but p={} chunks={} m={} needs at least {} (an F and a "
-                     "backward per stage and microbatch)",
-                     schedule.name, schedule.action_count(), problem.devices, problem.chunks, m, 2 * cells));
+    fail([&] {
+      return fmt::format(
+          "schedule '{}' has {} actions, but p={} chunks={} m={} needs at least {} (an F and a "
+          "backward per stage and microbatch)",
+          schedule.name, schedule.action_count(), problem.devices, problem.chunks, m, 2 * cells);
+    });
     return report;
   }
   std::vector<Occurrence> seen(cells);
@@ -111,14 +122,16 @@ ValidationReport check_schedule(const Problem& problem, const Schedule& schedule
       const Action& action = actions[step];
       if (action.chunk < 0 || action.chunk >= problem.chunks || action.microbatch < 0 || action.microbatch >= m) {
         ++total_errors;
-        fail(fmt::format("d{} step {}: {} is outside the problem (m={}, chunks={})", d, step, to_token(action), m,
-                         problem.chunks));
+        fail([&] {
+          return fmt::format("d{} step {}: {} is outside the problem (m={}, chunks={})", d, step, to_token(action), m,
+                             problem.chunks);
+        });
         continue;
       }
       if (action.overlap_next) {
         if (auto error = pair_error(actions, step)) {
           ++total_errors;
-          fail(fmt::format("d{} step {}: {}", d, step, *error));
+          fail([&] { return fmt::format("d{} step {}: {}", d, step, *error); });
         }
       }
       const int stage = problem.stage_of(d, action.chunk);
@@ -140,39 +153,45 @@ ValidationReport check_schedule(const Problem& problem, const Schedule& schedule
       for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
         if (count(pass) > 1) {
           ++total_errors;
-          fail(fmt::format("{} appears {} times", where(pass), count(pass)));
+          fail([&] { return fmt::format("{} appears {} times", where(pass), count(pass)); });
         }
       }
       if (count(Pass::F) == 0) {
         ++total_errors;
-        fail(fmt::format("{} is missing", where(Pass::F)));
+        fail([&] { return fmt::format("{} is missing", where(Pass::F)); });
       }
       const bool split = count(Pass::B) > 0 || count(Pass::W) > 0;
       const bool fused = count(Pass::BW) > 0;
       if (split && fused) {
         ++total_errors;
-        fail(fmt::format("{} has both a fused BW and a split B/W backward", where(Pass::BW)));
+        fail([&] { return fmt::format("{} has both a fused BW and a split B/W backward", where(Pass::BW)); });
       } else if (!split && !fused) {
         ++total_errors;
-        fail(fmt::format("{} is missing (no backward for this microbatch: need B and W, or BW)", where(Pass::B)));
+        fail([&] {
+          return fmt::format("{} is missing (no backward for this microbatch: need B and W, or BW)", where(Pass::B));
+        });
       } else if (split && count(Pass::B) == 0) {
         ++total_errors;
-        fail(fmt::format("{} is missing (its W is there)", where(Pass::B)));
+        fail([&] { return fmt::format("{} is missing (its W is there)", where(Pass::B)); });
       } else if (split && count(Pass::W) == 0) {
         ++total_errors;
-        fail(fmt::format("{} is missing (its B is there)", where(Pass::W)));
+        fail([&] { return fmt::format("{} is missing (its B is there)", where(Pass::W)); });
       }
       const Pass backward = fused ? Pass::BW : Pass::B;
       if (step(Pass::F) != kAbsent && step(backward) != kAbsent && step(backward) < step(Pass::F)) {
         ++total_errors;
-        fail(fmt::format("d{}: {} at step {} comes before its forward {} at step {}", d,
-                         to_token({backward, mb, chunk}), step(backward), to_token({Pass::F, mb, chunk}),
-                         step(Pass::F)));
+        fail([&] {
+          return fmt::format("d{}: {} at step {} comes before its forward {} at step {}", d,
+                             to_token({backward, mb, chunk}), step(backward), to_token({Pass::F, mb, chunk}),
+                             step(Pass::F));
+        });
       }
       if (step(Pass::B) != kAbsent && step(Pass::W) != kAbsent && step(Pass::W) < step(Pass::B)) {
         ++total_errors;
-        fail(fmt::format("d{}: {} at step {} comes before its {} at step {}", d, to_token({Pass::W, mb, chunk}),
-                         step(Pass::W), to_token({Pass::B, mb, chunk}), step(Pass::B)));
+        fail([&] {
+          return fmt::format("d{}: {} at step {} comes before its {} at step {}", d, to_token({Pass::W, mb, chunk}),
+                             step(Pass::W), to_token({Pass::B, mb, chunk}), step(Pass::B));
+        });
       }
     }
   }
