@@ -33,6 +33,25 @@ class VRun {
     for (auto& per_cat : end_) {
       for (auto& per_chunk : per_cat) per_chunk.assign(static_cast<std::size_t>(p_ * m_), 0.0);
     }
+    // Costs, memory deltas and links looked up once: each run places 6pm passes.
+    lanes_.resize(ix(p_));
+    for (int d = 0; d < p_; ++d) {
+      for (int chunk = 0; chunk < 2; ++chunk) {
+        const auto s = ix(stage(d, chunk));
+        Lane& lane = lanes_[ix(d)][ix(chunk)];
+        lane.cost = {problem.t_f[s], problem.t_b[s], problem.t_w[s]};
+        for (int cat = 0; cat < 3; ++cat) {
+          lane.delta[ix(cat)] = memory_delta(problem, kPassOf[cat], static_cast<int>(s)).net();
+        }
+      }
+      order_[ix(d)].reserve(ix(6 * m_));
+    }
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      link_[ix(chunk)].assign(ix(p_), 0.0);
+      for (int d = 0; d + 1 < p_; ++d) {
+        link_[ix(chunk)][ix(d)] = problem.comm_after(std::min(stage(d, chunk), stage(d + 1, chunk)));
+      }
+    }
     // Each device may idle up to (the worst approved bubble - its own) without an extra W: the
     // refinement hands the previous run's bubbles in, so devices that idled less may idle more.
     approved_ = approved ? *approved : std::vector<double>(clock_.size(), -1.0);
@@ -72,13 +91,8 @@ class VRun {
   static std::size_t ix(int i) { return static_cast<std::size_t>(i); }
   int count(int d, int cat, int chunk) const { return count_[ix(d)][ix(cat)][ix(chunk)]; }
   int stage(int d, int chunk) const { return problem_.stage_of(d, chunk); }
-  double cost(int cat, int chunk, int d) const {
-    const auto s = ix(stage(d, chunk));
-    return cat == kF ? problem_.t_f[s] : cat == kB ? problem_.t_b[s] : problem_.t_w[s];
-  }
-  double delta(int cat, int chunk, int d) const {
-    return memory_delta(problem_, kPassOf[cat], stage(d, chunk)).net();
-  }
+  double cost(int cat, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].cost[ix(cat)]; }
+  double delta(int cat, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].delta[ix(cat)]; }
   double& end(int cat, int chunk, int d, int mb) { return end_[ix(cat)][ix(chunk)][ix(d * m_ + mb)]; }
 
   // The device this pass's input comes from: chunk 0's forward and chunk 1's backward travel up
@@ -88,14 +102,9 @@ class VRun {
     const int up = from_below ? d - 1 : d + 1;
     return up >= 0 && up < p_ ? up : -1;
   }
-  double comm(int chunk, int d, int up) const {
-    return problem_.comm_after(std::min(stage(d, chunk), stage(up, chunk)));
-  }
+  double comm(int chunk, int d, int up) const { return link_[ix(chunk)][ix(std::min(d, up))]; }
 
-  double worst_allowed_bubble(int d) const {
-    const double worst = *std::max_element(bubble_.begin(), bubble_.end());
-    return std::max(worst, max_approved_ - approved_[ix(d)]);
-  }
+  double worst_allowed_bubble(int d) const { return std::max(worst_bubble_, max_approved_ - approved_[ix(d)]); }
 
   // Whether the next `cat` pass of `chunk` on d has its inputs placed: its own device's earlier
   // passes of the microbatch and the upstream device's pass.
@@ -124,7 +133,10 @@ class VRun {
     const int up = upstream(cat, chunk, d);
     if (cat != kW && up >= 0) finish = std::max(finish, end(cat, chunk, up, mb) + comm(chunk, d, up) + cost(cat, chunk, d));
     // Idle before a device's first forward is the pipeline's fill, not this device's bubble.
-    if (count(d, kF, 0) > 0) bubble_[ix(d)] += finish - no_wait;
+    if (count(d, kF, 0) > 0) {
+      bubble_[ix(d)] += finish - no_wait;
+      worst_bubble_ = std::max(worst_bubble_, bubble_[ix(d)]);
+    }
     if (cat != kW) end(cat, chunk, d, mb) = finish;
     clock_[ix(d)] = finish;
     memory_[ix(d)] += change;
@@ -257,8 +269,14 @@ class VRun {
   std::vector<std::array<std::array<int, 2>, 3>> count_;  // [device][cat][chunk]: passes placed
   std::array<std::array<std::vector<double>, 2>, 2> end_;  // [cat F/B][chunk][device * m + mb]
   std::vector<std::vector<Action>> order_;
+  struct Lane {
+    std::array<double, 3> cost{}, delta{};  // per cat F/B/W on this device's stage of the chunk
+  };
+  std::vector<std::array<Lane, 2>> lanes_;           // [device][chunk]
+  std::array<std::vector<double>, 2> link_;          // [chunk][d]: transfer between d and d+1
   std::vector<double> approved_;
   double max_approved_ = -1;
+  double worst_bubble_ = 0;  // the largest of bubble_ (bubbles only grow)
   int forwards_and_backwards_ = 0;
 };
 
