@@ -30,7 +30,8 @@ int run_compare(int argc, char** argv) {
                           "zbsim compare [--scenario FILE | --p N --m N --tf X --tb X --tw X ...] [--schedules a,b]\n"
                           "       [--mem-limit X|Np] [--format table|json|csv] [--svg F] [--chrome F]",
                           "  zbsim compare --p 8 --m 24 --tf 18.522 --tb 18.086 --tw 9.337 --tcomm 0.601 \\\n"
-                          "                --schedules 1f1b,zb-h1,zb-h2 --svg out/compare.svg")) {
+                          "                --schedules 1f1b,zb-h1,zb-h2 --svg out/compare.svg",
+                          {"svg", "chrome"})) {
     return 0;
   }
   const Scenario scenario = scenario_from_options(values);
