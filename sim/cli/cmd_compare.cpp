@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/problem_options.h"
 #include "sim/catalog/generators.h"
@@ -40,7 +41,14 @@ int run_compare(int argc, char** argv) {
   std::vector<std::string> names = values.count("schedules") ? split_list(values["schedules"].as<std::string>())
                                    : scenario.schedules.empty() ? catalog::generators().names()
                                                                 : scenario.schedules;
-  for (const auto& name : names) catalog::generators().get(name);  // unknown names fail before any work
+  for (const auto& name : names) {
+    try {
+      catalog::generators().get(name);  // unknown names fail before any work
+    } catch (const InputError& e) {
+      if (values.count("schedules") || scenario.schedules.empty()) throw;
+      throw InputError(fmt::format("{}: field 'schedules': {}", scenario.source, e.what()));
+    }
+  }
 
   std::vector<catalog::ResultRow> rows;
   std::vector<Trace> traces(names.size());
