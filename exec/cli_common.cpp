@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 
@@ -52,6 +54,39 @@ zb::Placement resolve_shape(ShapeFlags& flags, const po::variables_map& values) 
     return flags.chunks == 1 ? zb::Placement::linear : zb::Placement::interleaved;
   }
   return zb::parse_placement(flags.placement, "--placement");
+}
+
+void check_shape(const ShapeFlags& flags) {
+  // One thread per device, each with 8 MiB of stack address space and its own weights: 256 is
+  // 2 GiB of stacks, and more than the devices of any one node (multi-node runs have a process
+  // per device).
+  if (flags.devices > kMaxExecDevices) {
+    throw InputError(fmt::format("--p {}: over the limit of {} devices in one zbexec process", flags.devices,
+                                 kMaxExecDevices));
+  }
+  // Every action is real work with its bookkeeping (tens of microseconds even for a tiny model):
+  // 10^6 actions is most of a minute per step, beyond real pipelines (p=64, chunks=4, m=1024).
+  const double actions = 3.0 * flags.devices * flags.chunks * flags.microbatches;
+  if (actions > kMaxExecActions) {
+    throw InputError(fmt::format("--p {} x --chunks {} x --m {} is {:.0f} actions per step, over the limit of {:.0f} "
+                                 "in zbexec", flags.devices, flags.chunks, flags.microbatches, actions,
+                                 kMaxExecActions));
+  }
+  flags.model.validate(flags.devices * flags.chunks);
+  // Per layer: W1, W2 (4h x h each) and the biases, each with its gradient and two AdamW moments
+  // (16 bytes per parameter); activations: about 10h floats per row kept by each microbatch in
+  // flight (at most m). In doubles, so huge flags cannot overflow.
+  const double h = flags.model.hidden;
+  const double layers = flags.model.layers;
+  const double weights = layers * (8 * h * h + 5 * h) * 16;
+  const double activations = layers * flags.microbatches * flags.model.microbatch_size * 10 * h * 4;
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (weights + activations > memory) {
+    throw InputError(fmt::format("--layers {} --hidden {} --microbatch-size {} (--m {}): the model needs about {:.3g} "
+                                 "GiB, over the limit of this machine's memory ({:.3g} GiB)",
+                                 flags.model.layers, flags.model.hidden, flags.model.microbatch_size,
+                                 flags.microbatches, (weights + activations) / (1 << 30), memory / (1 << 30)));
+  }
 }
 
 std::optional<po::variables_map> parse_or_help(int argc, char** argv, const po::options_description& options,

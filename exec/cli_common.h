@@ -28,6 +28,14 @@ void add_shape_options(boost::program_options::options_description& options, Sha
 // flags.model.seed and returns the placement the flags ask for.
 zb::Placement resolve_shape(ShapeFlags& flags, const boost::program_options::variables_map& values);
 
+// The sizes one zbexec process runs, checked before anything is allocated (InputError naming the
+// flag and the limit): at most kMaxExecDevices devices (one thread each), kMaxExecActions actions
+// per step, and a model whose weights, gradients, optimizer state and activations fit in this
+// machine's memory. Also checks the model itself (ModelConfig::validate).
+inline constexpr int kMaxExecDevices = 256;
+inline constexpr double kMaxExecActions = 1e6;
+void check_shape(const ShapeFlags& flags);
+
 // Parses argv with `options`; nullopt after printing help when --help was given.
 std::optional<boost::program_options::variables_map> parse_or_help(
     int argc, char** argv, const boost::program_options::options_description& options, const char* usage,

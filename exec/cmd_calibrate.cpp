@@ -45,7 +45,8 @@ int run_calibrate(int argc, char** argv) {
   calibration_options.microbatches = shape.microbatches;
   calibration_options.repeats = repeats;
   calibration_options.concurrent = concurrent;
-  calibration_options.model.validate(shape.devices * shape.chunks);
+  check_shape(shape);
+  zb::check_writable(out_path);
   const auto backend = make_backend(shape.backend, shape.devices, backend_flags);
   const Calibration calibration = calibrate(*backend, calibration_options);
 

@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -150,7 +151,18 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   exec_options.optimizer.validate();
   if (!flags.inject.empty()) exec_options.inject_nonfinite = parse_injection(flags.inject);
   if (flags.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", flags.steps));
-  shape.model.validate(shape.devices * shape.chunks);
+  // A NaN would compare false everywhere and turn the watchdog off; a negative wait fails at once.
+  if (!(flags.silence_timeout >= 0) || !std::isfinite(flags.silence_timeout)) {
+    throw InputError(fmt::format("--silence-timeout {}: expected a finite number of seconds >= 0 (0: never)",
+                                 flags.silence_timeout));
+  }
+  if (!(flags.setup_timeout > 0) || !std::isfinite(flags.setup_timeout)) {
+    throw InputError(fmt::format("--setup-timeout {}: expected a finite number of seconds > 0", flags.setup_timeout));
+  }
+  check_shape(shape);
+  for (const std::string* output : {&flags.trace_path, &flags.chrome_path, &flags.svg_path}) {
+    if (!output->empty()) zb::check_writable(*output);  // all outputs before the run and any write
+  }
 
   // MPI starts before the backend exists (the backend's devices run on the group's clock).
   if (const std::string reason = mpi_launch_reason(parse_mpi_mode(flags.mpi)); !reason.empty()) {

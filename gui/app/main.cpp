@@ -16,6 +16,7 @@
 #include "gui/app/timeline_view.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
+#include "sim/schedule/validator.h"
 #include "gui/timeline/engines.h"
 #include "gui/timeline/explorer_run.h"
 #include "gui/timeline/input_files.h"
@@ -59,6 +60,9 @@ int run(int argc, char** argv) {
   std::vector<std::string> args;
   for (const QString& arg : QApplication::arguments().mid(1)) args.push_back(arg.toStdString());
   const ViewerOptions options = parse_viewer_args(args);
+  // Every output before anything is drawn or written: a bad --svg must not leave the PNG written.
+  if (options.screenshot) zb::check_writable(*options.screenshot);
+  if (options.svg) zb::check_writable(*options.svg);
 
   zb::ProblemSpec spec = default_problem_spec();
   zb::GeneratorRegistry registry = zb::catalog::generators();
@@ -95,6 +99,19 @@ int run(int argc, char** argv) {
   std::vector<std::string> files = options.traces;
   files.insert(files.end(), options.files.begin(), options.files.end());
   for (const std::string& file : files) {
+    // The window draws a schedule that cannot run (with its deadlock report); a picture of one
+    // written with exit 0 would hide the error, so headless runs refuse it as zbsim does.
+    if (headless) {
+      const LoadedInput input = load_input_file(file);
+      if (input.kind == InputKind::schedule) {
+        try {
+          zb::validate(spec_fitting_schedule(spec, *input.schedule).build(file), *input.schedule,
+                       zb::MemoryCheck::skip);
+        } catch (const zb::InputError& e) {
+          throw zb::InputError(file + ": " + e.what());
+        }
+      }
+    }
     if (!window.open_file(QString::fromStdString(file)) && headless) {
       throw zb::InputError(window.last_error().toStdString());
     }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/limits.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/validator.h"
 
@@ -76,6 +77,7 @@ ProblemSpec spec_fitting_schedule(ProblemSpec spec, const Schedule& schedule) {
   const int microbatches = schedule.microbatch_count();
   const int chunks = schedule.chunk_count();
   const int devices = schedule.device_count();
+  check_action_count(devices, chunks, microbatches, schedule.name);  // before the per-stage arrays
   const bool same_shape = devices == spec.devices && chunks == spec.chunks;
   spec.devices = devices;
   spec.microbatches = std::max(microbatches, 1);

@@ -50,6 +50,13 @@ EngineRun run_engine(const Problem& problem, const Schedule& schedule, const Eng
   }
 #if ZB_HAVE_SIMGRID
   if (options.engine == "simgrid") {
+    // One actor per device and per channel, each with its own stack (1 MiB, simulation.cpp): 1024
+    // devices is about 3 GiB of address space (p=2000, m=16 simulated in 3 s).
+    constexpr int kMaxSimgridDevices = 1024;
+    if (problem.devices > kMaxSimgridDevices) {
+      throw InputError(fmt::format("--engine simgrid: p={} is over the limit of {} devices", problem.devices,
+                                   kMaxSimgridDevices));
+    }
     SimgridOptions simgrid;
     simgrid.verbose = options.verbose;
     simgrid.optimizer_step_time = options.optimizer_step_time;

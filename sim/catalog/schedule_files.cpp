@@ -8,6 +8,7 @@
 
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
+#include "sim/schedule/limits.h"
 #include "sim/schedule/pytorch_csv.h"
 #include "sim/schedule/json_text.h"
 
@@ -67,6 +68,9 @@ void apply_schedule_shape(const Schedule& schedule, ProblemSpec& spec, std::stri
       throw InputError(fmt::format("{}: the schedule has {}={} but the problem says {}", source, name, value, field));
     }
   };
+  if (schedule.device_count() == 0) throw InputError(fmt::format("{}: the schedule has no devices", source));
+  if (schedule.microbatch_count() == 0) throw InputError(fmt::format("{}: the schedule has no actions", source));
+  check_action_count(schedule.device_count(), schedule.chunk_count(), schedule.microbatch_count(), source);
   take(spec.devices, schedule.device_count(), "p", 0);
   take(spec.microbatches, schedule.microbatch_count(), "m", 0);
   take(spec.chunks, schedule.chunk_count(), "chunks", 1);

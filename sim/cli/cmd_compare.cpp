@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/problem_options.h"
 #include "sim/catalog/generators.h"
@@ -30,7 +31,8 @@ int run_compare(int argc, char** argv) {
                           "zbsim compare [--scenario FILE | --p N --m N --tf X --tb X --tw X ...] [--schedules a,b]\n"
                           "       [--mem-limit X|Np] [--format table|json|csv] [--svg F] [--chrome F]",
                           "  zbsim compare --p 8 --m 24 --tf 18.522 --tb 18.086 --tw 9.337 --tcomm 0.601 \\\n"
-                          "                --schedules 1f1b,zb-h1,zb-h2 --svg out/compare.svg")) {
+                          "                --schedules 1f1b,zb-h1,zb-h2 --svg out/compare.svg",
+                          {"svg", "chrome"})) {
     return 0;
   }
   const Scenario scenario = scenario_from_options(values);
@@ -39,7 +41,14 @@ int run_compare(int argc, char** argv) {
   std::vector<std::string> names = values.count("schedules") ? split_list(values["schedules"].as<std::string>())
                                    : scenario.schedules.empty() ? catalog::generators().names()
                                                                 : scenario.schedules;
-  for (const auto& name : names) catalog::generators().get(name);  // unknown names fail before any work
+  for (const auto& name : names) {
+    try {
+      catalog::generators().get(name);  // unknown names fail before any work
+    } catch (const InputError& e) {
+      if (values.count("schedules") || scenario.schedules.empty()) throw;
+      throw InputError(fmt::format("{}: field 'schedules': {}", scenario.source, e.what()));
+    }
+  }
 
   std::vector<catalog::ResultRow> rows;
   std::vector<Trace> traces(names.size());

@@ -34,7 +34,7 @@ int run_export(int argc, char** argv) {
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim export (--schedule NAME | --schedule-file F) (problem flags) --to FORMAT [--out F]\n"
                           "       costs default to 1 when not given (they only matter for svg, chrome and trace)",
-                          "  zbsim export --schedule zb-h1 --p 4 --m 8 --to pytorch-csv --out zb-h1.csv")) {
+                          "  zbsim export --schedule zb-h1 --p 4 --m 8 --to pytorch-csv --out zb-h1.csv", {"out"})) {
     return 0;
   }
   Scenario scenario = scenario_from_options(values);

@@ -176,7 +176,8 @@ int run_frontier(int argc, char** argv) {
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim frontier (--scenario FILE | problem flags) [--from 1 --to 3 --step 0.125] [--ilp]\n"
                           "       [--placements linear,vshape] [--time-limit S] [--format table|json|csv] [--svg F]",
-                          "  zbsim frontier --p 8 --m 24 --tf 18.5 --tb 18.1 --tw 9.3 --tcomm 0.6 --svg frontier.svg")) {
+                          "  zbsim frontier --p 8 --m 24 --tf 18.5 --tb 18.1 --tw 9.3 --tcomm 0.6 --svg frontier.svg",
+                          {"svg"})) {
     return 0;
   }
   const Scenario scenario = scenario_from_options(values);

@@ -41,7 +41,8 @@ int run_simulate(int argc, char** argv) {
                           "zbsim simulate (--scenario FILE | problem flags) [--schedule NAME | --schedule-file F]\n"
                           "       [--engine eval|simgrid] [--cluster FILE|ideal] [--format table|json|csv]\n"
                           "       [--trace F.json] [--chrome F.json] [--svg F.svg]",
-                          "  zbsim simulate --p 4 --m 8 --tf 1 --tb 1 --tw 1 --schedule zb-h1 --svg zb-h1.svg")) {
+                          "  zbsim simulate --p 4 --m 8 --tf 1 --tb 1 --tw 1 --schedule zb-h1 --svg zb-h1.svg",
+                          {"trace", "chrome", "svg"})) {
     return 0;
   }
   Scenario scenario = scenario_from_options(values);

@@ -53,7 +53,8 @@ int run_solve(int argc, char** argv) {
                           "zbsim solve (--scenario FILE | --p N --m N --tf X --tb X --tw X ...) [--mem-limit X|Np]\n"
                           "       [--time-limit S] [--format table|json|csv] [--out schedule.txt] [--svg F] [--lp F]",
                           "  zbsim solve --p 4 --m 8 --tf 5 --tb 7 --tw 3 --tcomm 1 --mem-f 2 --mem-b -1 --mem-w -1 \\\n"
-                          "              --mem-limit 10 --time-limit 60 --out zb-ilp.txt")) {
+                          "              --mem-limit 10 --time-limit 60 --out zb-ilp.txt",
+                          {"out", "svg", "lp"})) {
     return 0;
   }
   const Scenario scenario = scenario_from_options(values);

@@ -9,6 +9,7 @@
 
 #include "sim/cli/commands.h"
 #include "sim/cli/problem_options.h"
+#include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 #include "sim/sweep/grid.h"
 #include "sim/sweep/output.h"
@@ -38,6 +39,8 @@ int run_sweep(int argc, char** argv) {
   }
   if (!values.count("out")) throw InputError("--out: missing (the results CSV to write)");
   const std::string out = values["out"].as<std::string>();
+  check_writable(out);  // both files, before a sweep that may run for hours
+  check_writable(sweep::jsonl_path_for(out));
   if (values.count("merge")) {
     if (values.count("grid") || values.count("shard") || values["resume"].as<bool>()) {
       throw InputError("--merge: takes only result files and --out (no --grid, --shard or --resume)");

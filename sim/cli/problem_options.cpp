@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/catalog/problem_flags.h"
+#include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 
 namespace zb::cli {
@@ -53,7 +54,7 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 bool parse_command_line(int argc, char** argv, const po::options_description& options, po::variables_map& values,
-                        const char* usage, const char* example) {
+                        const char* usage, const char* example, std::initializer_list<const char*> outputs) {
   po::options_description all = options;
   all.add_options()("help,h", "show this help");
   po::store(po::command_line_parser(argc, argv).options(all).run(), values);
@@ -62,6 +63,9 @@ bool parse_command_line(int argc, char** argv, const po::options_description& op
     return false;
   }
   po::notify(values);
+  for (const char* flag : outputs) {
+    if (values.count(flag)) check_writable(values[flag].as<std::string>());
+  }
   return true;
 }
 

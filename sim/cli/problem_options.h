@@ -3,6 +3,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <initializer_list>
 #include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
@@ -31,8 +32,10 @@ Scenario scenario_from_options(const boost::program_options::variables_map& opti
 std::vector<std::string> split_list(const std::string& text);
 
 // Parses argv with the given options; no positional arguments. Returns false after printing
-// help when --help was given.
+// help when --help was given. The flags named in `outputs` that were given are checked writable
+// here, before any work, so one bad output path never leaves the others written.
 bool parse_command_line(int argc, char** argv, const boost::program_options::options_description& options,
-                        boost::program_options::variables_map& values, const char* usage, const char* example);
+                        boost::program_options::variables_map& values, const char* usage, const char* example,
+                        std::initializer_list<const char*> outputs = {});
 
 }  // namespace zb::cli

@@ -5,9 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
+#include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/json_text.h"
 
@@ -186,11 +185,7 @@ json to_json(const ClusterSpec& cluster) {
 }
 
 ClusterSpec load_cluster_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read the cluster file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  ClusterSpec cluster = cluster_from_json(parse_json(text.str(), path), path);
+  ClusterSpec cluster = cluster_from_json(parse_json(read_file(path), path), path);
   cluster.source = path;
   return cluster;
 }

@@ -78,6 +78,9 @@ class Simulation {
     char* argv[] = {name, nullptr};
     // Never deleted: the child exits right after, and SimGrid's teardown is not needed.
     auto* engine = new sg4::Engine(&argc, argv);
+    // Actors (a device each, a stream per channel) only loop over their actions: 1 MiB of stack
+    // instead of SimGrid's 8 keeps the largest allowed run (catalog/engines.cpp) in 3 GiB.
+    sg4::Engine::set_config("contexts/stack-size:1024");
     platform_ = build_platform(problem_, plan_, options_.cluster, options_.grad_norm_bytes);
     to_units_ = 1.0 / platform_.seconds_per_unit;
 

@@ -11,8 +11,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "sim/schedule/child_process.h"
 #include "sim/schedule/error.h"
@@ -81,12 +79,42 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   }
 }
 
+void check_writable(const std::string& path) {
+  const fs::path target = resolve_links(path);
+  std::error_code error;
+  const fs::file_status status = fs::status(target, error);
+  if (fs::is_directory(status)) throw InputError(fmt::format("{}: is a directory", path));
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  // An existing file is written in place or replaced in its folder; a new one is created there.
+  const bool ok = fs::exists(status) ? ::access(target.c_str(), W_OK) == 0 &&
+                                           (!fs::is_regular_file(status) || ::access(folder.c_str(), W_OK) == 0)
+                                     : ::access(folder.c_str(), W_OK | X_OK) == 0;
+  if (!ok) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+}
+
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const int saved = errno;
+      ::close(fd);
+      throw InputError(fmt::format("{}: cannot read: {}", path, std::strerror(saved)));
+    }
+    if (got == 0) break;
+    if (text.size() + static_cast<std::size_t>(got) > kMaxInputBytes) {
+      ::close(fd);
+      throw InputError(fmt::format("{}: larger than the input size limit of {} MiB (is it the right file?)", path,
+                                   kMaxInputBytes >> 20));
+    }
+    text.append(buffer, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace zb

@@ -2,6 +2,7 @@
 // target is written, the link stays); devices, FIFOs and terminals are written in place.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -10,7 +11,19 @@ namespace zb {
 // Throws InputError naming the path when it cannot be written (a directory, a missing folder, no
 // permission); no temporary is left behind.
 void write_file_atomically(const std::string& path, std::string_view content);
-// Throws InputError naming the path when it cannot be read.
+// Throws the InputError that write_file_atomically would throw when `path` cannot be written (its
+// folder is missing or not writable, it is a directory), without writing: a command checks every
+// output before it writes the first, so a bad second output never leaves the first one written.
+void check_writable(const std::string& path);
+
+// The largest input file a reader takes: inputs are read whole and then parsed (a JSON document
+// takes a few times its size in memory), so this bounds a reader near 1 GiB. The largest real
+// inputs are traces, about 120 bytes per action: 256 MiB holds a trace of 2 million actions, and a
+// schedule at the evaluator's limit (limits.h) is 60 MB as text.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{256} << 20;
+
+// Throws InputError naming the path when it cannot be read or holds more than kMaxInputBytes
+// (/dev/zero, a wrong file); stops reading there.
 std::string read_file(const std::string& path);
 
 }  // namespace zb

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/limits.h"
 
 namespace zb {
 
@@ -131,6 +132,7 @@ void Problem::validate() const {
     throw InputError(fmt::format("problem: field 'm' is {}: need at least 1 microbatch", microbatches));
   }
   if (chunks < 1) throw InputError(fmt::format("problem: field 'chunks' is {}: need at least 1", chunks));
+  check_action_count(devices, chunks, microbatches, "problem");
   if (placement == Placement::linear && chunks != 1) {
     throw InputError(fmt::format("problem: placement 'linear' needs chunks = 1, got {}", chunks));
   }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/limits.h"
 #include "sim/schedule/problem_fields.h"
 
 namespace zb {
@@ -49,6 +50,7 @@ Problem ProblemSpec::build(std::string_view source) const {
     throw InputError(fmt::format("{}: field 'm' is {}: need at least 1 microbatch", source, microbatches));
   }
   if (chunks < 1) throw InputError(fmt::format("{}: field 'chunks' is {}: need at least 1", source, chunks));
+  check_action_count(devices, chunks, microbatches, source);  // before the per-stage arrays
   for (auto [field, values] : {std::pair{"t_f", &t_f}, {"t_b", &t_b}, {"t_w", &t_w}}) {
     if (values->empty()) throw InputError(fmt::format("{}: field '{}' is missing", source, field));
   }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/limits.h"
 
 namespace zb {
 
@@ -43,6 +44,12 @@ RawCell parse_cell(std::string_view cell, std::string_view context) {
   auto [after_mb, ec2] = std::from_chars(after_stage + 1, end, raw.microbatch);
   if (ec2 != std::errc{} || after_mb != end || raw.stage < 0 || raw.microbatch < 0) {
     throw InputError(fmt::format("{}: bad cell '{}': expected {{stage}}{{op}}{{microbatch}} like 0F3", context, excerpt(cell)));
+  }
+  // A stage or microbatch index past the action limit can only make a schedule over it (and
+  // stage + 1 below must not overflow).
+  if (raw.stage >= kMaxActions / 3 || raw.microbatch >= kMaxActions / 3) {
+    throw InputError(fmt::format("{}: cell '{}': stage or microbatch over the limit of {:.0f}", context, excerpt(cell),
+                                 kMaxActions / 3));
   }
   if (raw.op != 'F' && raw.op != 'B' && raw.op != 'I' && raw.op != 'W') {
     throw InputError(fmt::format("{}: cell '{}' has op '{}': only compute ops F, I, B, W are supported", context,

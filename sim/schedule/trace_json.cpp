@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/limits.h"
 
 namespace zb {
 
@@ -86,9 +87,16 @@ Trace trace_from_json(const json& object, std::string_view source) {
   Trace trace;
   trace.devices = integer(object, "devices", source);
   if (trace.devices < 1) throw InputError(fmt::format("{}: field 'devices' is {}: need at least 1", source, trace.devices));
+  // Every device runs at least an F, a B and a W: more devices than that would be a schedule over
+  // the action limit (and the per-device arrays below would be allocated for nothing).
+  if (trace.devices > kMaxActions / 3) {
+    throw InputError(fmt::format("{}: field 'devices' is {}: over the limit of {:.0f} (the action limit / 3)", source,
+                                 trace.devices, kMaxActions / 3));
+  }
   if (object.contains("meta")) {
     const json& meta = object.at("meta");
     const std::string context = fmt::format("{}: meta", source);
+    if (!meta.is_object()) throw InputError(fmt::format("{} is {}: expected an object", context, excerpt(meta.dump())));
     if (meta.contains("schedule")) trace.meta.schedule = text(meta, "schedule", context);
     if (meta.contains("engine")) trace.meta.engine = text(meta, "engine", context);
     if (meta.contains("time_unit")) trace.meta.time_unit = parse_time_unit(text(meta, "time_unit", context), context + ": field 'time_unit'");

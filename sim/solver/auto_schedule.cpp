@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/limits.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/generators.h"
 #include "sim/schedule/memory.h"
@@ -87,6 +88,7 @@ AutoResult best_multi_chunk(const Problem& problem, std::optional<double> reques
 }  // namespace
 
 AutoResult auto_schedule(const Problem& problem, std::optional<double> memory_limit) {
+  check_solver_work(problem, 1, "zb-auto");
   if (problem.chunks == 1) {
     GreedyResult greedy = greedy_schedule(problem, memory_limit);
     return AutoResult{std::move(greedy.schedule), greedy.span, greedy.memory_limit, "greedy"};

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/limits.h"
 #include "sim/schedule/validator.h"
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/list_timing.h"
@@ -20,7 +21,9 @@ std::vector<FrontierPoint> memory_frontier(const Problem& problem, const Frontie
   const double unit = problem.devices * problem.activation_unit();
   const double work = problem.work();
   std::vector<FrontierPoint> points;
-  const int steps = static_cast<int>(std::floor((options.to_times_p - options.from_times_p) / options.step_times_p + 1e-9));
+  const double runs = std::floor((options.to_times_p - options.from_times_p) / options.step_times_p + 1e-9) + 1;
+  check_solver_work(problem, runs, "frontier");  // before the loop, which takes each run's refusal as infeasible
+  const int steps = static_cast<int>(runs) - 1;
   for (int k = 0; k <= steps; ++k) {
     FrontierPoint point;
     point.limit_times_p = options.from_times_p + k * options.step_times_p;

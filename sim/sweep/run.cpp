@@ -90,6 +90,18 @@ RunReport run(const Grid& grid, const RunOptions& options) {
 long merge(const std::vector<std::string>& csv_paths, const std::string& out) {
   std::string header;
   const Lines lines = merge_files(csv_paths, header);
+  // Shards interleave the points (i % N), so a shard killed before its end leaves gaps: merging
+  // them would pass a partial sweep for a whole one.
+  long expected = 0;
+  for (const auto& [point, pair] : lines) {
+    if (point != expected) {
+      throw InputError(fmt::format("merge: point {} is missing ({} of points 0..{} missing): a shard is unfinished "
+                                   "(resume it with --resume, then merge)",
+                                   expected, lines.rbegin()->first + 1 - static_cast<long>(lines.size()),
+                                   lines.rbegin()->first));
+    }
+    ++expected;
+  }
   write_files(out, header, lines);
   return static_cast<long>(lines.size());
 }

@@ -48,6 +48,7 @@ RunReport run(const Grid& grid, const RunOptions& options);
 std::string status_summary(const std::map<std::string, long>& statuses);
 
 // Merges the result files of one grid (e.g. its shards) into `out`; returns the number of points.
+// Throws InputError, writing nothing, when the points have a gap (an unfinished shard).
 long merge(const std::vector<std::string>& csv_paths, const std::string& out);
 
 }  // namespace zb::sweep

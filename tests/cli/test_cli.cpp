@@ -295,4 +295,61 @@ TEST_F(Cli, EveryShippedScenarioRuns) {
   EXPECT_GE(files, 2);
 }
 
+// Issue 18's bad inputs (scripts/bad-inputs reruns them all): each is exit 2 at once, the message
+// names what is wrong and its limit, and no output is written.
+struct HugeInput {
+  const char* what;
+  const char* file;     // written into the scratch folder as "in" when not empty
+  std::string args;     // "IN" stands for that file
+  const char* message;  // must appear on stderr
+};
+
+TEST_F(Cli, HugeSizesAndBadFilesAreExit2NamingTheLimitAndWriteNothing) {
+  const std::string unit = "--tf 1 --tb 1 --tw 1";
+  const HugeInput cases[] = {
+      {"p 1e9", "", "compare --m 8 " + unit + " --p 1000000000 --schedules zb-h1 --svg o.svg", "over the limit of 10000000"},
+      {"m 1e9", "", "compare --p 4 " + unit + " --m 1000000000 --schedules gpipe --svg o.svg", "over the limit of 10000000"},
+      {"p x chunks", "", "compare --p 100000 --m 100000 " + unit + " --chunks 100000 --svg o.svg", "actions"},
+      {"export p 1e9", "", "export --schedule zb-h1 --p 1000000000 --m 8 --to text --out o.svg", "over the limit"},
+      {"frontier", "", "frontier --p 100000 --m 16 " + unit + " --svg o.svg", "over the search limit"},
+      {"scenario m", R"({"problem": {"p": 4, "m": 1000000000, "t_f": 1, "t_b": 1, "t_w": 1}})",
+       "compare --scenario IN --svg o.svg", "over the limit"},
+      {"text microbatch 1e9", "d0: F0 B0 W0 F999999999\n", "simulate --schedule-file IN " + unit + " --svg o.svg",
+       "over the limit"},
+      {"csv stage 1e9", "0F0,0B0,999999999F0\n", "simulate --schedule-file IN " + unit + " --svg o.svg", "over the limit"},
+      {"csv stage int max", "2147483647F0\n", "simulate --schedule-file IN " + unit + " --svg o.svg", "over the limit"},
+      {"no devices", R"({"devices": []})", "simulate --schedule-file IN " + unit + " --svg o.svg", "no devices"},
+      {"/dev/zero", "", "compare --scenario /dev/zero --svg o.svg", "/dev/zero: larger than the input size limit"},
+  };
+  for (const HugeInput& c : cases) {
+    std::string args = c.args;
+    if (*c.file) {
+      write("in", c.file);
+      args.replace(args.find("IN"), 2, path("in"));
+    }
+    const CliRun r = zbsim(args);
+    EXPECT_EQ(r.exit_code, 2) << c.what << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.what << ": " << r.err;
+    if (*c.file) EXPECT_NE(r.err.find(path("in")), std::string::npos) << c.what << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "o.svg")) << c.what;
+  }
+}
+
+TEST_F(Cli, AnUnwritableOutputLeavesTheOthersUnwritten) {
+  const std::string missing = path("no-such-folder") + "/x";
+  for (const std::string args : {"compare " + std::string(kUnit) + " --svg " + path("ok") + " --chrome " + missing,
+                                 "simulate " + std::string(kUnit) + " --trace " + path("ok") + " --svg " + missing,
+                                 "solve " + std::string(kUnit) + " --out " + path("ok") + " --lp " + missing}) {
+    const CliRun r = zbsim(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(missing + ": cannot write"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "ok")) << args;
+  }
+  fs::create_directory(dir_ / "r.jsonl");
+  const CliRun sweep = zbsim("sweep --grid " + std::string(ZB_SOURCE_DIR) + "/scenarios/sweeps/bubble-vs-m.json --out " +
+                             path("r.csv"));
+  EXPECT_EQ(sweep.exit_code, 2) << sweep.err;
+  EXPECT_FALSE(fs::exists(dir_ / "r.csv"));
+}
+
 }  // namespace

@@ -185,4 +185,31 @@ TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
                                     HasSubstr("d0"), HasSubstr("d1"), HasSubstr("all")));
 }
 
+// Issue 18: sizes beyond what one process runs, and timeouts that are no timeouts, are exit 2
+// naming the flag at once; a missing output folder is found before the run writes the trace.
+TEST(ZbexecCli, HugeShapesAndBadTimeoutsAreExit2NamingTheFlag) {
+  const auto dir = temp_dir();
+  const std::string trace = (dir / "t.json").string();
+  const struct {
+    std::string args;
+    const char* message;
+  } cases[] = {
+      {"run --p 1000 --m 4 --layers 1000 --hidden 8", "--p 1000: over the limit of 256 devices"},
+      {"run --p 2 --m 1000000 --layers 2 --hidden 8", "over the limit of 1000000"},
+      {"run --p 2 --layers 2 --hidden 2000000000", "--hidden 2000000000"},
+      {"run --p 2 --layers 1000000000 --hidden 8", "--layers 1000000000"},
+      {"run --p 2 --layers 2 --hidden 8 --microbatch-size 1000000000", "--microbatch-size 1000000000"},
+      {"run --layers 2 --hidden 16 --silence-timeout nan", "--silence-timeout nan"},
+      {"run --layers 2 --hidden 16 --setup-timeout -1", "--setup-timeout -1"},
+      {"run --layers 2 --hidden 16 --svg " + (dir / "missing" / "x.svg").string(), "cannot write"},
+  };
+  for (const auto& c : cases) {
+    const Outcome run = zbexec(c.args + " --steps 1 --trace " + trace);
+    EXPECT_EQ(run.code, 2) << c.args << ": " << run.output;
+    EXPECT_THAT(run.output, HasSubstr(c.message)) << c.args;
+    EXPECT_FALSE(std::filesystem::exists(trace)) << c.args;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace

@@ -298,6 +298,11 @@ TEST_F(SweepLib, MergedShardsEqualASingleRunByteForByte) {
   EXPECT_EQ(sweep::merge(shards, path("merged.csv")), 24);
   EXPECT_EQ(slurp(path("merged.csv")), slurp(path("full.csv")));
   EXPECT_EQ(slurp(path("merged.jsonl")), slurp(path("full.jsonl")));
+  // Without its last shard the points have gaps: refused, nothing written.
+  EXPECT_NE(error_of([&] { sweep::merge({shards[1], shards[2]}, path("partial.csv")); })
+                .find("point 2 is missing (7 of points 0..22 missing)"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(path("partial.csv")));
   // The same point with other content in two files is refused.
   std::string other = slurp(path("full.csv"));
   other.replace(other.find("\n0,") + 1, 2, "0,X");
