@@ -330,14 +330,16 @@ TEST_F(Cli, HugeSizesAndBadFilesAreExit2NamingTheLimitAndWriteNothing) {
     const CliRun r = zbsim(args);
     EXPECT_EQ(r.exit_code, 2) << c.what << ": " << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.what << ": " << r.err;
-    if (*c.file) EXPECT_NE(r.err.find(path("in")), std::string::npos) << c.what << ": " << r.err;
+    if (*c.file) {
+      EXPECT_NE(r.err.find(path("in")), std::string::npos) << c.what << ": " << r.err;
+    }
     EXPECT_FALSE(fs::exists(dir_ / "o.svg")) << c.what;
   }
 }
 
 TEST_F(Cli, AnUnwritableOutputLeavesTheOthersUnwritten) {
   const std::string missing = path("no-such-folder") + "/x";
-  for (const std::string args : {"compare " + std::string(kUnit) + " --svg " + path("ok") + " --chrome " + missing,
+  for (const std::string& args : {"compare " + std::string(kUnit) + " --svg " + path("ok") + " --chrome " + missing,
                                  "simulate " + std::string(kUnit) + " --trace " + path("ok") + " --svg " + missing,
                                  "solve " + std::string(kUnit) + " --out " + path("ok") + " --lp " + missing}) {
     const CliRun r = zbsim(args);

@@ -130,14 +130,15 @@ TEST(Validator, APlacementOrChunkCountOtherThanTheProblemsIsRefused) {
 namespace zb {
 namespace {
 
-// Found by fuzz_schedule_file: one stray microbatch index made m 10^9 and the validator asked for
-// a table of p*v*m cells (an allocation of terabytes). It is refused up front, naming the counts.
+// Found by fuzz_schedule_file: one stray microbatch index made m huge and the validator asked for
+// a table of p*v*m cells (terabytes at m = 10^9, which the size limits now refuse earlier). Below
+// those limits a schedule far shorter than its shape is still refused up front, naming the counts.
 TEST(Validator, AScheduleFarShorterThanItsShapeIsRefusedWithoutATable) {
-  const Schedule schedule = parse_schedule_text("d0: F0 B0 W0 F999999999\n", "stray.txt");
-  ProblemSpec spec = testing::uniform_spec(1, 1000000000, 1, 1, 1);
+  const Schedule schedule = parse_schedule_text("d0: F0 B0 W0 F1999999\n", "stray.txt");
+  ProblemSpec spec = testing::uniform_spec(1, 2000000, 1, 1, 1);
   const ValidationReport report = check_schedule(spec.build(), schedule);
   ASSERT_FALSE(report.ok());
-  EXPECT_NE(report.message().find("has 4 actions, but p=1 chunks=1 m=1000000000 needs at least 2000000000"),
+  EXPECT_NE(report.message().find("has 4 actions, but p=1 chunks=1 m=2000000 needs at least 4000000"),
             std::string::npos)
       << report.message();
 }
