@@ -107,7 +107,8 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
     out += fmt::format("{:<{}} {:>6} {:>11}", row.schedule, name_width, row.chunks, row.status);
     if (row.has_metrics) {
       const Metrics& m = row.metrics;
-      out += fmt::format(" {:>11.4f} {:>11.4f} {:>7.2f}% {:>9.4g} {:>11.4f}", m.makespan, m.span, percent(m.bubble_rate),
+      // Peaks in bytes (model-driven and paper scenarios) print whole, not as 4.85e+06.
+      out += fmt::format(" {:>11.4f} {:>11.4f} {:>7.2f}% {:>9.10g} {:>11.4f}", m.makespan, m.span, percent(m.bubble_rate),
                          max_of(m.peak_memory), max_of(m.idle));
     }
     if (!row.reason.empty()) out += "  " + row.reason;
