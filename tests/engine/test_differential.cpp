@@ -113,16 +113,7 @@ TEST(SimgridDifferential, IdealNetworkReproducesTheEvaluatorOnPytorchFiles) {
   for (const char* file : {"zb1p_2rank_2stagep_compute.csv", "dualpipev_4rank_10mb.csv"}) {
     const ImportedSchedule imported =
         parse_pytorch_csv(read_file(testing::source_path(std::string("tests/data/pytorch/") + file)), file);
-    ProblemSpec spec;
-    spec.devices = imported.devices;
-    spec.microbatches = imported.microbatches;
-    spec.chunks = imported.chunks;
-    spec.placement = imported.placement;
-    spec.t_f = {1.3};
-    spec.t_b = {1.1};
-    spec.t_w = {0.7};
-    spec.t_comm = {0.45};
-    const Problem problem = spec.build();
+    const Problem problem = testing::imported_spec(imported, 1.3, 1.1, 0.7, 0.45).build();
     ASSERT_TRUE(check_schedule(problem, imported.schedule).ok()) << file;
     const Trace expected = evaluate(problem, imported.schedule);
     const Trace actual = simulate_simgrid(problem, imported.schedule, {});

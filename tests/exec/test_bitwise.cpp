@@ -10,6 +10,7 @@
 #include "tests/exec/exec_test_support.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/generator_registry.h"
+#include "tests/support/problems.h"
 #include "sim/schedule/problem_spec.h"
 #include "sim/schedule/pytorch_csv.h"
 
@@ -126,15 +127,7 @@ TEST(ExecBitwisePytorch, PytorchWrittenSchedulesMatchTheReference) {
     const std::string path = std::string(ZB_SOURCE_DIR) + "/tests/data/pytorch/" + name;
     if (!std::filesystem::exists(path)) GTEST_SKIP() << "fixture missing: " << path;
     const zb::ImportedSchedule imported = zb::parse_pytorch_csv(zb::read_file(path), name);
-    zb::ProblemSpec spec;
-    spec.devices = imported.devices;
-    spec.microbatches = imported.microbatches;
-    spec.chunks = imported.chunks;
-    spec.placement = imported.placement;
-    spec.t_f = {1.0};
-    spec.t_b = {1.0};
-    spec.t_w = {1.0};
-    const zb::Problem problem = spec.build(name);
+    const zb::Problem problem = zb::testing::imported_spec(imported).build(name);
     ExecOptions options = test::small_options(problem.stages());
     options.mode = SyncMode::post_validation;
     CpuBackend backend(problem.devices);

@@ -17,17 +17,7 @@ namespace {
 // Copies of ../shared/fixtures/pytorch, written by PyTorch's own scheduler.
 std::string fixture(const std::string& name) { return read_file(testing::source_path("tests/data/pytorch/" + name)); }
 
-Problem problem_for(const ImportedSchedule& imported) {
-  ProblemSpec spec;
-  spec.devices = imported.devices;
-  spec.microbatches = imported.microbatches;
-  spec.chunks = imported.chunks;
-  spec.placement = imported.placement;
-  spec.t_f = {1.0};
-  spec.t_b = {1.0};
-  spec.t_w = {1.0};
-  return spec.build();
-}
+Problem problem_for(const ImportedSchedule& imported) { return testing::imported_spec(imported).build(); }
 
 TEST(PytorchCsv, ReadsTheOlderZb1pFile) {
   const ImportedSchedule imported = parse_pytorch_csv(fixture("zb1p_2rank_2stagep_compute.csv"), "zb1p.csv");

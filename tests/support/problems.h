@@ -5,6 +5,7 @@
 
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
+#include "sim/schedule/pytorch_csv.h"
 
 namespace zb::testing {
 
@@ -45,6 +46,14 @@ inline ProblemSpec generator_spec(const GeneratorInfo& info, ProblemSpec spec, i
   if (info.placement == Placement::vshape) chunks = 2;
   spec.chunks = chunks;
   spec.placement = info.placement;
+  return spec;
+}
+
+// The shape an imported PyTorch schedule states, with equal per-device costs.
+inline ProblemSpec imported_spec(const ImportedSchedule& imported, double tf = 1, double tb = 1, double tw = 1,
+                                 double tcomm = 0) {
+  ProblemSpec spec = uniform_spec(imported.devices, imported.microbatches, tf, tb, tw, tcomm, imported.chunks);
+  spec.placement = imported.placement;
   return spec;
 }
 
