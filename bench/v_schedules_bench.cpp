@@ -1,6 +1,8 @@
 // The V schedules in process: zb-v (the greedy ZB-V) and v-auto (the building-block search) at
 // unit-like costs (t_f = t_b = t_w = 2 per device, no transfers, the default memory rules and
-// limit: p * M_B), the shape of `zbsim compare --p 32 --m 256 --tf 2 --tb 2 --tw 2`.
+// limit: p * M_B), the shape of `zbsim compare --p 32 --m 256 --tf 2 --tb 2 --tw 2`; zb-v also at
+// the official check's unequal per-chunk costs (5, 6, 4, t_comm 1), where no candidate reaches zero
+// bubble and all four run with their refinement.
 // Median and min of 5 repetitions: ./bench/zb_bench_v (build folder); --benchmark_filter=VAuto etc.
 #include <benchmark/benchmark.h>
 
@@ -13,21 +15,29 @@
 
 namespace {
 
-zb::Problem v_problem(int p, int m) {
+zb::Problem v_problem(int p, int m, double tf = 2, double tb = 2, double tw = 2, double tcomm = 0) {
   zb::ProblemSpec spec;
   spec.devices = p;
   spec.microbatches = m;
   spec.chunks = 2;
   spec.placement = zb::Placement::vshape;
-  spec.t_f = {2};
-  spec.t_b = {2};
-  spec.t_w = {2};
-  spec.t_comm = {0};
+  spec.t_f = {tf};
+  spec.t_b = {tb};
+  spec.t_w = {tw};
+  spec.t_comm = {tcomm};
   return spec.build("bench");
 }
 
 void BM_ZbV(benchmark::State& state) {
   const zb::Problem problem = v_problem(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  for (auto _ : state) {
+    const zb::ZbVResult result = zb::zb_v_greedy(problem);
+    benchmark::DoNotOptimize(result.schedule.devices.data());
+  }
+}
+
+void BM_ZbVUnequal(benchmark::State& state) {
+  const zb::Problem problem = v_problem(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), 10, 12, 8, 1);
   for (auto _ : state) {
     const zb::ZbVResult result = zb::zb_v_greedy(problem);
     benchmark::DoNotOptimize(result.schedule.devices.data());
@@ -51,6 +61,7 @@ void shapes(benchmark::internal::Benchmark* bench) {
   bench->Unit(benchmark::kMillisecond);
 }
 BENCHMARK(BM_ZbV)->Apply(shapes);
+BENCHMARK(BM_ZbVUnequal)->Apply(shapes);
 BENCHMARK(BM_VAuto)->Apply(shapes);
 
 }  // namespace

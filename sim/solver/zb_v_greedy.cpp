@@ -312,7 +312,8 @@ double zb_v_memory_limit(const Problem& problem, std::optional<double> limit) {
 std::optional<ZbVResult> zb_v_candidate(const Problem& problem, double memory_limit, ZbVFill fill) {
   require_v(problem);
   std::optional<ZbVResult> best = run_once(problem, memory_limit, fill, nullptr);
-  while (best) {
+  // A rerun is kept only when strictly better: nothing beats a zero bubble.
+  while (best && best->worst_bubble > 0) {
     std::optional<ZbVResult> next = run_once(problem, memory_limit, fill, &best->bubble);
     if (!next || !(next->worst_bubble < best->worst_bubble)) break;
     best = std::move(next);
@@ -326,6 +327,7 @@ ZbVResult zb_v_greedy(const Problem& problem, std::optional<double> memory_limit
   std::optional<ZbVResult> best;
   for (bool before_b : {true, false}) {
     for (bool before_f : {true, false}) {
+      if (best && best->worst_bubble <= 0) break;  // the first strictly smallest is kept: done
       std::optional<ZbVResult> candidate = zb_v_candidate(problem, limit, {before_b, before_f});
       if (candidate && (!best || candidate->worst_bubble < best->worst_bubble)) best = std::move(candidate);
     }
