@@ -48,10 +48,7 @@ class DualDevice {
 }  // namespace
 
 Schedule make_dualpipe_v(const Problem& problem) {
-  if (problem.chunks != 2 || problem.placement != Placement::vshape) {
-    throw InputError(fmt::format("dualpipe-v: needs --chunks 2 --placement vshape, got chunks={} placement={}",
-                                 problem.chunks, placement_name(problem.placement)));
-  }
+  require_vshape(problem, "dualpipe-v");
   const int p = problem.devices;
   const int m = problem.microbatches;
   if (m < 2 * p) {

@@ -1,8 +1,8 @@
 // The handcrafted ZB-V (Qi et al., arXiv version, section 6): two chunks per device in a V, zero
 // bubble with equal costs at 1F1B's activation memory.
-#include <fmt/format.h>
+#include <algorithm>
+#include <vector>
 
-#include "sim/schedule/error.h"
 #include "sim/schedule/generators.h"
 
 namespace zb {
@@ -31,10 +31,7 @@ class VDevice {
 }  // namespace
 
 Schedule make_zb_v_handcrafted(const Problem& problem) {
-  if (problem.chunks != 2 || problem.placement != Placement::vshape) {
-    throw InputError(fmt::format("zb-v-h: needs --chunks 2 --placement vshape, got chunks={} placement={}",
-                                 problem.chunks, placement_name(problem.placement)));
-  }
+  require_vshape(problem, "zb-v-h");
   const int p = problem.devices;
   const int m = problem.microbatches;
   const int n = std::max(2 * p - 1, m);

@@ -169,4 +169,10 @@ void Problem::validate() const {
   }
 }
 
+void require_vshape(const Problem& problem, std::string_view generator) {
+  if (problem.chunks == 2 && problem.placement == Placement::vshape) return;
+  throw InputError(fmt::format("{}: needs --chunks 2 --placement vshape, got chunks={} placement={}", generator,
+                               problem.chunks, placement_name(problem.placement)));
+}
+
 }  // namespace zb

@@ -72,4 +72,8 @@ struct Problem {
   void validate() const;
 };
 
+// The V schedules' precondition: two chunks per device in a V. InputError naming `generator`
+// and what the problem has otherwise.
+void require_vshape(const Problem& problem, std::string_view generator);
+
 }  // namespace zb

@@ -534,13 +534,6 @@ class BlockPeaks {
   std::vector<int> owed_;
 };
 
-void require_v(const Problem& problem, const char* name) {
-  if (problem.chunks != 2 || problem.placement != Placement::vshape) {
-    throw InputError(fmt::format("{}: needs --chunks 2 --placement vshape, got chunks={} placement={}", name,
-                                 problem.chunks, placement_name(problem.placement)));
-  }
-}
-
 // The steps after the block's grid has its W: squeeze with them, squeeze without, W back in.
 Schedule squeeze_into_schedule(VGrid grid, std::string name) {
   grid.squeeze(true);
@@ -637,17 +630,17 @@ VBlock v_half_block(int p) {
 Schedule schedule_from_block(const Problem& problem, const VBlock& block) { return build(problem, block, "v-block"); }
 
 Schedule make_v_min(const Problem& problem) {
-  require_v(problem, "v-min");
+  require_vshape(problem, "v-min");
   return build(problem, v_min_block(problem.devices), "v-min");
 }
 
 Schedule make_v_half(const Problem& problem) {
-  require_v(problem, "v-half");
+  require_vshape(problem, "v-half");
   return build(problem, v_half_block(problem.devices), "v-half");
 }
 
 Schedule make_v_auto(const Problem& problem) {
-  require_v(problem, "v-auto");
+  require_vshape(problem, "v-auto");
   const double limit = problem.memory_limit().value_or(problem.devices * problem.activation_unit());
   // Blocks by the peak of their unsqueezed grid. The squeeze never raises the largest peak, so that
   // peak decides what fits; and more memory buys a smaller bubble, so only the two largest peaks
