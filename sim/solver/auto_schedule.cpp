@@ -53,7 +53,6 @@ AutoResult best_multi_chunk(const Problem& problem, std::optional<double> reques
                        : problem.memory_limit() ? *problem.memory_limit()
                                                 : problem.microbatches * problem.activation_unit();
   std::optional<AutoResult> best;
-  double best_peak = 0;
   std::vector<std::string> refused;
   for (const Candidate& candidate : candidates_for(problem.placement)) {
     Schedule schedule;
@@ -63,18 +62,16 @@ AutoResult best_multi_chunk(const Problem& problem, std::optional<double> reques
       refused.push_back(e.what());
       continue;
     }
-    if (first_over_limit(peak_memory_by_order(problem, schedule), limit)) {
+    const Metrics metrics = evaluate(problem, schedule).metrics;
+    if (first_over_limit(metrics.peak_memory, limit)) {
       refused.push_back(fmt::format("{}: over the limit", candidate.name));
       continue;
     }
-    const Trace trace = evaluate(problem, schedule);
-    const double span = trace.metrics.span;
-    const double peak = *std::max_element(trace.metrics.peak_memory.begin(), trace.metrics.peak_memory.end());
+    const double peak = *std::max_element(metrics.peak_memory.begin(), metrics.peak_memory.end());
     // The shorter span wins; at an equal span the smaller peak (zb-v-h's p M_B beside a zb-v that
     // used more of a generous limit for the same span).
-    if (!best || span < best->span || (span == best->span && peak < best_peak)) {
-      best = AutoResult{std::move(schedule), span, limit, candidate.name};
-      best_peak = peak;
+    if (!best || metrics.span < best->span || (metrics.span == best->span && peak < best->peak_memory)) {
+      best = AutoResult{std::move(schedule), metrics.span, limit, peak, candidate.name};
     }
   }
   if (!best) {
@@ -91,7 +88,9 @@ AutoResult auto_schedule(const Problem& problem, std::optional<double> memory_li
   check_solver_work(problem, 1, "zb-auto");
   if (problem.chunks == 1) {
     GreedyResult greedy = greedy_schedule(problem, memory_limit);
-    return AutoResult{std::move(greedy.schedule), greedy.span, greedy.memory_limit, "greedy"};
+    const std::vector<double> peaks = peak_memory_by_order(problem, greedy.schedule);
+    const double peak = *std::max_element(peaks.begin(), peaks.end());
+    return AutoResult{std::move(greedy.schedule), greedy.span, greedy.memory_limit, peak, "greedy"};
   }
   return best_multi_chunk(problem, memory_limit);
 }

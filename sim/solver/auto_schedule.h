@@ -13,6 +13,7 @@ struct AutoResult {
   Schedule schedule;
   double span = 0;          // largest device span (the evaluator's)
   double memory_limit = 0;  // the absolute limit the schedule respects
+  double peak_memory = 0;   // the largest device peak of the schedule
   std::string chosen;       // which candidate won: "greedy", "zb-v", "zb-v-h", "zb-i", ...
 };
 

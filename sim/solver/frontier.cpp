@@ -1,16 +1,13 @@
 // Sweeps the memory limit for zb-auto (and zb-ilp): where extra memory stops buying bubble.
 #include "sim/solver/frontier.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "sim/schedule/error.h"
 #include "sim/schedule/limits.h"
-#include "sim/schedule/validator.h"
 #include "sim/solver/auto_schedule.h"
-#include "sim/solver/list_timing.h"
 
 namespace zb {
 
@@ -33,8 +30,7 @@ std::vector<FrontierPoint> memory_frontier(const Problem& problem, const Frontie
       const AutoResult best = auto_schedule(problem, point.limit);
       point.auto_span = best.span;
       point.auto_bubble_rate = best.span > 0 ? (best.span - work) / best.span : 0.0;
-      const auto peaks = peak_memory_by_order(problem, best.schedule);
-      point.auto_peak_memory = *std::max_element(peaks.begin(), peaks.end());
+      point.auto_peak_memory = best.peak_memory;
     } catch (const InputError&) {
       point.auto_feasible = false;
     }

@@ -80,7 +80,7 @@ class VRun {
     ZbVResult result;
     result.schedule = Schedule::empty("zb-v", p_);
     result.schedule.devices = std::move(order_);
-    result.worst_bubble = *std::max_element(bubble_.begin(), bubble_.end());
+    result.worst_bubble = worst_bubble_;
     result.bubble = std::move(bubble_);
     result.memory_limit = limit_;
     result.fill = fill_;
@@ -291,13 +291,6 @@ std::optional<ZbVResult> run_once(const Problem& problem, double limit, ZbVFill 
   return std::move(run).result();
 }
 
-void require_v(const Problem& problem) {
-  if (problem.chunks != 2 || problem.placement != Placement::vshape) {
-    throw InputError(fmt::format("zb-v: needs --chunks 2 --placement vshape, got chunks={} placement={}",
-                                 problem.chunks, placement_name(problem.placement)));
-  }
-}
-
 }  // namespace
 
 double zb_v_memory_limit(const Problem& problem, std::optional<double> limit) {
@@ -310,7 +303,7 @@ double zb_v_memory_limit(const Problem& problem, std::optional<double> limit) {
 }
 
 std::optional<ZbVResult> zb_v_candidate(const Problem& problem, double memory_limit, ZbVFill fill) {
-  require_v(problem);
+  require_vshape(problem, "zb-v");
   std::optional<ZbVResult> best = run_once(problem, memory_limit, fill, nullptr);
   // A rerun is kept only when strictly better: nothing beats a zero bubble.
   while (best && best->worst_bubble > 0) {
@@ -322,7 +315,7 @@ std::optional<ZbVResult> zb_v_candidate(const Problem& problem, double memory_li
 }
 
 ZbVResult zb_v_greedy(const Problem& problem, std::optional<double> memory_limit) {
-  require_v(problem);
+  require_vshape(problem, "zb-v");
   const double limit = zb_v_memory_limit(problem, memory_limit);
   std::optional<ZbVResult> best;
   for (bool before_b : {true, false}) {
