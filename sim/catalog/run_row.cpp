@@ -10,21 +10,23 @@
 
 namespace zb::catalog {
 
+std::optional<ProblemSpec> spec_at_chunks(const ProblemSpec& spec, int chunks, std::string& reason) {
+  if (chunks == spec.chunks) return spec;
+  if (!spec.chunk_independent()) {
+    reason = fmt::format("needs chunks={}, but the costs are given per stage for chunks={}", chunks, spec.chunks);
+    return std::nullopt;
+  }
+  return spec.with_chunks(chunks);
+}
+
 std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, std::string& reason) {
   int chunks = spec.chunks;
   if (info.chunks == ChunkSupport::single) chunks = 1;
   if (info.chunks == ChunkSupport::multi && chunks < 2) chunks = 2;
-  ProblemSpec adjusted = spec;
-  if (chunks != spec.chunks) {
-    if (!spec.chunk_independent()) {
-      reason = fmt::format("needs chunks={}, but the costs are given per stage for chunks={}", chunks, spec.chunks);
-      return std::nullopt;
-    }
-    adjusted = spec.with_chunks(chunks);
-  }
+  std::optional<ProblemSpec> adjusted = spec_at_chunks(spec, chunks, reason);
   // A generator made for one placement (the V schedules) gets it unless the user chose another
   // (then the generator says why it cannot run).
-  if (info.placement && (!spec.placement || chunks != spec.chunks)) adjusted.placement = info.placement;
+  if (adjusted && info.placement && (!spec.placement || chunks != spec.chunks)) adjusted->placement = info.placement;
   return adjusted;
 }
 

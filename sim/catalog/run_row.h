@@ -27,6 +27,10 @@ struct ResultRow {
   std::vector<std::pair<std::string, double>> extras;  // engine-specific numbers (e.g. step times)
 };
 
+// `spec` rebuilt for `chunks` chunks per device (per-device costs split anew), or nullopt with
+// `reason` when its costs were given per stage for another chunk count.
+std::optional<ProblemSpec> spec_at_chunks(const ProblemSpec& spec, int chunks, std::string& reason);
+
 // The problem a generator runs on. Generators fix their chunk count (single: 1; multi: the given
 // v, or 2) and, when they are made for one (the V schedules), their placement; when the costs were
 // given per stage the problem cannot be rebuilt for another v, and `reason` says so (returns

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
+#include "sim/catalog/run_row.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/cli/commands.h"
 #include "sim/schedule/error.h"
@@ -143,16 +145,11 @@ ProblemSpec spec_at(const ProblemSpec& spec, Placement placement) {
   const int chunks = placement == Placement::linear   ? 1
                      : placement == Placement::vshape ? 2
                                                       : std::max(2, spec.chunks);
-  ProblemSpec adjusted = spec;
-  if (chunks != spec.chunks) {
-    if (!spec.chunk_independent()) {
-      throw InputError(fmt::format("--placements {}: needs chunks={}, but the costs are given per stage for chunks={}",
-                                   placement_name(placement), chunks, spec.chunks));
-    }
-    adjusted = spec.with_chunks(chunks);
-  }
-  adjusted.placement = placement;
-  return adjusted;
+  std::string reason;
+  std::optional<ProblemSpec> adjusted = catalog::spec_at_chunks(spec, chunks, reason);
+  if (!adjusted) throw InputError(fmt::format("--placements {}: {}", placement_name(placement), reason));
+  adjusted->placement = placement;
+  return *adjusted;
 }
 
 }  // namespace
