@@ -4,19 +4,14 @@
 
 #include <string>
 
-#include "sim/schedule/error.h"
 #include "sim/schedule/json_text.h"
+#include "tests/support/input_error.h"
 
 namespace zb {
 namespace {
 
 std::string message_of(const std::string& text) {
-  try {
-    parse_json(text, "in.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
+  return testing::error_of([&] { parse_json(text, "in.json"); });
 }
 
 TEST(JsonText, ParsesOrdinaryDocumentsAndKeepsOrderWhenAsked) {
