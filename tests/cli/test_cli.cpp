@@ -214,8 +214,8 @@ struct BadInput {
 
 TEST_F(Cli, BadInputExitsTwoNamesTheFieldAndWritesNothing) {
   const BadInput cases[] = {
-      {"--p 0 --m 8 --tf 1 --tb 1 --tw 1", nullptr, "'p' is 0"},
-      {"--p 4 --m 0 --tf 1 --tb 1 --tw 1", nullptr, "'m' is 0"},
+      {"--p 0 --m 8 --tf 1 --tb 1 --tw 1", nullptr, "p is 0: give the number of pipeline devices (--p N"},
+      {"--p 4 --m 0 --tf 1 --tb 1 --tw 1", nullptr, "m is 0: give the number of microbatches (--m N"},
       {"--p 4 --m 8 --tf 1 --tb -1 --tw 1", nullptr, "'t_b' has value -1"},
       {"--p 4 --m 8 --tf 1 --tb 1 --tw 1 --schedules zb-h9", nullptr, "unknown schedule 'zb-h9'"},
       {"--p 4 --m 8 --tf 1 --tb x --tw 1", nullptr, "--tb: bad number 'x'"},
@@ -226,7 +226,7 @@ TEST_F(Cli, BadInputExitsTwoNamesTheFieldAndWritesNothing) {
        "unknown field 'tw'"},
       {"--scenario SCENARIO", "{\"problem\": {\"p\": 4, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}, \"extra\": 1}",
        "unknown field 'extra'"},
-      {"--scenario SCENARIO", "{\"problem\": {\"p\": -3, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}}", "'p' is -3"},
+      {"--scenario SCENARIO", "{\"problem\": {\"p\": -3, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}}", "p is -3"},
       {"--scenario SCENARIO", "{\"problem\": {\"p\": 4, \"m\": 8, \"t_f\": 1e400, \"t_b\": 1, \"t_w\": 1}}",
        "malformed JSON"},
       {"--scenario /nonexistent/s.json", nullptr, "/nonexistent/s.json: cannot read"},
