@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/catalog/schedule_files.h"
+#include "sim/catalog/trace_files.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/torch_profiler_trace.h"
@@ -72,11 +73,12 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
 
   const nlohmann::json object = parse_json(text, source);
   try {
-    if (is_torch_profiler_trace(object)) {
+    const catalog::TraceFileKind trace_kind = catalog::trace_file_kind(object);
+    if (trace_kind == catalog::TraceFileKind::torch_profiler) {
       input.kind = InputKind::trace;
       input.profiled_rank = read_profiled_rank(object, source);
       input.trace = profiled_trace({&*input.profiled_rank, 1});
-    } else if (object.contains("spans")) {
+    } else if (trace_kind == catalog::TraceFileKind::ours) {
       input.kind = InputKind::trace;
       input.trace = trace_from_json(object, source);
       input.trace_memory_limit = limit_of_embedded_problem(*input.trace, source);
