@@ -85,9 +85,11 @@ std::string measured_cost_flags(const Trace& measured) {
   }
   if (durations.empty() || durations.rbegin()->first + 1 != static_cast<int>(durations.size())) return "";
   const bool split = durations.begin()->second.count(Pass::B) > 0;
+  // A run of full backwards measured no W of its own: its backward is t_b with t_w 0, so that
+  // t_bw = t_b + t_w and the work (section 3) are what ran.
   const std::vector<std::pair<Pass, const char*>> flags =
       split ? std::vector<std::pair<Pass, const char*>>{{Pass::F, "--tf"}, {Pass::B, "--tb"}, {Pass::W, "--tw"}}
-            : std::vector<std::pair<Pass, const char*>>{{Pass::F, "--tf"}, {Pass::BW, "--tbw"}};
+            : std::vector<std::pair<Pass, const char*>>{{Pass::F, "--tf"}, {Pass::BW, "--tb"}};
   std::string text;
   for (const auto& [pass, flag] : flags) {
     std::vector<std::string> values;
@@ -98,7 +100,7 @@ std::string measured_cost_flags(const Trace& measured) {
     }
     text += fmt::format("{}{} {}", text.empty() ? "" : " ", flag, fmt::join(values, ","));
   }
-  return text;
+  return split ? text : text + " --tw 0";
 }
 
 std::string comparison_text(const TraceComparison& c, Format format) {

@@ -25,7 +25,7 @@ struct TraceComparison {
   std::string measured_label, simulated_label;
   int devices = 0;
   std::vector<Difference> rows;  // per device: device_span, busy, bubble_rate; then span, makespan, bubble_rate
-  std::string measured_costs;    // "--tf a,b --tb c,d --tw e,f" (ms, median per stage), or "" when not one step of F/B/W
+  std::string measured_costs;    // measured_cost_flags(measured)
 };
 
 // Both traces in ms whatever their time unit. The two must have the same number of devices and
@@ -34,8 +34,8 @@ TraceComparison compare_traces(const Trace& measured, const std::string& measure
                                const std::string& simulated_label);
 
 // Per stage, the median duration of each pass in ms, as zbsim's cost flags (per-stage lists, in
-// stage order): "--tf 1.2,1.3 --tb 2.1,2.0 --tw 1.0,1.1" (--tbw for full backwards). Empty when a
-// stage lacks a pass the others have.
+// stage order): "--tf 1.2,1.3 --tb 2.1,2.0 --tw 1.0,1.1"; a run of full backwards gives its
+// backward as --tb with "--tw 0". Empty when a stage lacks a pass the others have.
 std::string measured_cost_flags(const Trace& measured);
 
 std::string comparison_text(const TraceComparison& comparison, Format format);

@@ -77,6 +77,18 @@ TEST_F(CompareTrace, ARunAgainstItselfDiffersByNothing) {
   EXPECT_EQ(std::count(costs.begin(), costs.end(), ','), 9);
 }
 
+TEST_F(CompareTrace, AFullBackwardRunGivesItsBackwardAsTb) {
+  const std::string run = ranks("1f1b_2rank_4mb", {0, 1});
+  const std::string costs = json_of("compare-trace --measured" + run + " --simulated" + run)["measured_costs"];
+  EXPECT_EQ(costs.rfind("--tf ", 0), 0u) << costs;
+  EXPECT_EQ(costs.substr(costs.size() - 7), " --tw 0") << costs;
+  const fs::path sim = dir_ / "sim.json";
+  ASSERT_EQ(zbsim("simulate --schedule-file " + kData + "1f1b_2rank_4mb.csv " + costs + " --trace " + sim.string()).exit_code, 0);
+  const nlohmann::json out = json_of("compare-trace --measured" + run + " --simulated " + sim.string());
+  // The simulated device 1 (the last stage) never waits: its span is its work, F + B of 4 microbatches.
+  EXPECT_NEAR(row(out, "bubble_rate", 1)["simulated"].get<double>(), 0.0, 1e-12);
+}
+
 TEST_F(CompareTrace, MeasuredAgainstItsSimulation) {
   const fs::path sim = simulate();
   const nlohmann::json out = json_of("compare-trace --measured" + kRun + " --simulated " + sim.string());
