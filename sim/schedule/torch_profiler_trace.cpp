@@ -67,6 +67,11 @@ int to_int(std::string_view digits, std::string_view context, std::string_view l
     throw InputError(fmt::format("{}: label '{}' is not a pipeline action ({{stage}}{{op}}{{microbatch}}, e.g. PP:1F3)",
                                  context, excerpt(label)));
   }
+  // A stage is a rank's at most (legacy files), and a rank is a device of the trace.
+  if (value > kMaxActions / 3) {
+    throw InputError(fmt::format("{}: label '{}': {} is over the limit of {:.0f} stages or microbatches", context,
+                                 excerpt(label), value, kMaxActions / 3));
+  }
   return value;
 }
 
@@ -103,7 +108,10 @@ ParsedLabel parse_action(std::string_view text, std::string_view context, std::s
     parsed.kind = op.kind;
     parsed.op = op.op;
     const std::string_view microbatch = rest.substr(op.name.size());
-    if (op.kind == ParsedLabel::Kind::fsdp) return parsed;  // per stage, no microbatch
+    if (op.kind == ParsedLabel::Kind::fsdp) {  // per stage, no microbatch
+      if (!microbatch.empty()) break;
+      return parsed;
+    }
     parsed.microbatch = to_int(microbatch, context, label);
     return parsed;
   }
@@ -342,6 +350,10 @@ Trace profiled_trace(std::span<const ProfiledRank> ranks) {
       // the stage before, a received gradient from the stage after.
       const bool received = action.stream == Stream::recv;
       span.stage = action.op == 'F' ? action.stage - (received ? 1 : 0) : action.stage + (received ? 1 : 0);
+      if (span.stage < 0) {
+        throw InputError(fmt::format("{}: PP:{}: stage 0 receives no activation (it has no stage before it)",
+                                     rank.source, action.label));
+      }
       span.pass = action.op == 'F' ? Pass::F : backward(span.stage, action.microbatch);
       span.chunk = chunk(span.stage);
       transfers.push_back(span);

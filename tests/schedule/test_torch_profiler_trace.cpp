@@ -57,7 +57,9 @@ void expect_schedule_order(const Trace& trace, const std::string& csv) {
       EXPECT_EQ(spans[i].stage, d);  // one stage per rank
       // One thread runs a rank's actions: they follow each other, each after the previous ended.
       EXPECT_GT(spans[i].end, spans[i].start);
-      if (i > 0) EXPECT_GE(spans[i].start, spans[i - 1].end);
+      if (i > 0) {
+        EXPECT_GE(spans[i].start, spans[i - 1].end);
+      }
     }
   }
 }
@@ -189,6 +191,9 @@ TEST(TorchProfilerTrace, BadFilesNameTheFileEventAndValue) {
   EXPECT_NE(read_error(nlohmann::json::array({instant})).find("not a complete event"), std::string::npos);
   EXPECT_NE(read_error(nlohmann::json::array({event("PP:(0F1;1I0;2W0)OVERLAP_F_B", 0, 1)})).find("two actions"),
             std::string::npos);
+  EXPECT_NE(read_error(nlohmann::json::array({event("PP:0UNSHARD7", 0, 1)})).find("unknown op"), std::string::npos);
+  EXPECT_NE(read_error(nlohmann::json::array({event("PP:2147483647F0", 0, 1)})).find("over the limit"),
+            std::string::npos);
   nlohmann::json rank = kineto(3, 2, {event("PP:0F0", 0, 1)});
   EXPECT_NE(read_error(rank).find("rank 3 is outside world size 2"), std::string::npos);
 }
@@ -208,6 +213,9 @@ TEST(TorchProfilerTrace, FilesThatAreNotOneRunAreRefused) {
   const ProfiledRank legacy = read_profiled_rank(nlohmann::json::array({event("PP:1F0", 0, 1)}), "legacy.json");
   EXPECT_NE(merge_error({a, legacy}).find("Kineto's format, the other the legacy profiler's"), std::string::npos);
   EXPECT_EQ(merge_error({}), "no torch.profiler trace given");
+  const ProfiledRank first = read_profiled_rank(
+      nlohmann::json::array({event("PP:0RECV_F0", 0, 1), event("PP:0F0", 1, 1)}), "first.json");
+  EXPECT_NE(merge_error({first}).find("first.json: PP:0RECV_F0: stage 0 receives no activation"), std::string::npos);
 }
 
 }  // namespace
