@@ -117,10 +117,11 @@ int run(int argc, char** argv) {
         }
       }
     }
-    if (!window.open_file(QString::fromStdString(file)) && headless) {
-      throw zb::InputError(window.last_error().toStdString());
-    }
   }
+  // Together, so that the torch.profiler files of one run (a file per rank) become one trace.
+  QStringList paths;
+  for (const std::string& file : files) paths.push_back(QString::fromStdString(file));
+  if (!paths.isEmpty() && !window.open_files(paths) && headless) throw zb::InputError(window.last_error().toStdString());
 
   if (!headless) {
     window.show();
