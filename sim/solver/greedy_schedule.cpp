@@ -68,6 +68,13 @@ class GreedyRun {
     end_b_ = end_f_;
     order_.assign(stages, {});
     for (auto& list : order_) list.reserve(static_cast<std::size_t>(3 * m_));
+    // From the end of an F on stage s to its gradient's arrival back: F and B on every stage
+    // below, each boundary crossed twice.
+    round_trip_.assign(stages, 0);
+    for (int s = p_ - 2; s >= 0; --s) {
+      round_trip_[idx(s)] = round_trip_[idx(s + 1)] + costs_.f[idx(s + 1)] + costs_.b[idx(s + 1)] +
+                            2 * costs_.comm_after[idx(s)];
+    }
   }
 
   // One variant under `memory_limit`, given up as soon as it cannot end shorter than `to_beat`.
@@ -130,13 +137,19 @@ class GreedyRun {
     accepted_level_ = std::max(accepted_level_, value);
     return true;
   }
-  // No stage can end its span before what it has done plus the work it still has to do.
+  // No stage can end its span before what it has done plus the work it still has to do, nor
+  // before its last F, that microbatch's round trip through the stages below, its B and its W.
   void give_up_if_it_cannot_win() const {
     if (to_beat_ == kNothingToBeat) return;
     for (int s = 0; s < p_; ++s) {
-      const Ticks left = (m_ - nf(s)) * costs_.f[idx(s)] + (m_ - nb(s)) * costs_.b[idx(s)] +
-                         (m_ - nw(s)) * costs_.w[idx(s)];
-      if (clock_[idx(s)] - first_start(s) + left >= to_beat_) throw CannotWin{};
+      const Ticks f = costs_.f[idx(s)];
+      const Ticks left = (m_ - nf(s)) * f + (m_ - nb(s)) * costs_.b[idx(s)] + (m_ - nw(s)) * costs_.w[idx(s)];
+      Ticks end = clock_[idx(s)] + left;
+      if (nb(s) < m_) {
+        const Ticks last_f_end = nf(s) < m_ ? clock_[idx(s)] + (m_ - nf(s)) * f : end_f_[idx(s)][idx(m_ - 1)];
+        end = std::max(end, last_f_end + round_trip_[idx(s)] + costs_.b[idx(s)] + costs_.w[idx(s)]);
+      }
+      if (end - first_start(s) >= to_beat_) throw CannotWin{};
     }
   }
   double mem(int s, Pass pass) const {
@@ -282,7 +295,7 @@ class GreedyRun {
   Ticks to_beat_ = kNothingToBeat;
   int p_;
   int m_;
-  std::vector<Ticks> clock_, idle_;
+  std::vector<Ticks> clock_, idle_, round_trip_;
   std::vector<double> memory_;
   Ticks max_idle_ = 0;
   double accepted_level_ = 0;
