@@ -20,8 +20,10 @@ struct AutoResult {
 // One chunk per device: the memory-aware greedy heuristic (section 5). The V (chunks 2): the
 // greedy ZB-V at the limit, the handcrafted ZB-V, and v-auto (the building-block V under the
 // limit, down to a third of 1F1B's memory). Interleaved: zb-i and 1f1b-i when they fit. The
-// shortest span wins; at an equal span the smaller peak, then the earlier candidate. Without a
-// limit every forward fits. Throws ScheduleError naming the limit when no candidate fits it.
+// shortest span on the time grid (time_grid.h) wins; at an equal span the smaller peak, then the
+// earlier candidate. Without a limit every forward fits. Throws ScheduleError naming the limit
+// when no candidate fits it. One chunk per device is monotone in the limit (a larger limit never
+// gives a longer span); the multi-chunk candidates are taken as they come at the limit.
 AutoResult auto_schedule(const Problem& problem, std::optional<double> memory_limit = std::nullopt);
 
 }  // namespace zb

@@ -20,15 +20,16 @@ struct GreedySwitches {
 };
 
 // The 8 variants in the order they are tried (each switch true before false; the first switch
-// varies slowest). The first variant with the strictly smallest span wins.
+// varies slowest).
 std::array<GreedySwitches, 8> greedy_variants();
 
 struct GreedyResult {
   Schedule schedule;
-  double span = 0;       // largest device span of this order under list scheduling
-  double memory_limit = 0;  // the absolute limit the schedule respects
-  GreedySwitches switches;  // of the winning variant
-  int variant = 0;          // index into greedy_variants(); 8 = ZB-H1, 9 = ZB-H2 (handcrafted won)
+  double span = 0;           // largest device span of this order under list scheduling
+  double memory_limit = 0;   // the absolute limit the schedule respects
+  double planned_limit = 0;  // the limit the winning variant ran at (<= memory_limit)
+  GreedySwitches switches;   // of the winning variant
+  int variant = 0;           // index into greedy_variants(); 8 = ZB-H1, 9 = ZB-H2 (handcrafted won)
 };
 
 // The absolute limit zb-auto uses: `limit` when given, else the problem's, else unlimited
@@ -36,12 +37,16 @@ struct GreedyResult {
 // per stage in flight.
 double greedy_memory_limit(const Problem& problem, std::optional<double> limit = std::nullopt);
 
-// One variant; std::nullopt when this variant runs out of memory (no W left to free any).
+// One variant at one limit, its decisions on the time grid (time_grid.h); std::nullopt when this
+// variant runs out of memory (no W left to free any).
 std::optional<GreedyResult> greedy_variant(const Problem& problem, double memory_limit,
                                            const GreedySwitches& switches);
 
-// All 8 variants, the best kept; ZB-H1 and ZB-H2 replace it when they fit the limit and are
-// strictly shorter. Requires v = 1 (linear placement): InputError otherwise.
+// zb-auto at one chunk per device: the first strictly shortest (span on the time grid) of the 8
+// variants at the limit, ZB-H1 and ZB-H2 when they fit it, then each variant at every smaller
+// limit where it behaves differently (descending, until the lower bound rules out anything
+// shorter). So the span never grows with the limit, and it is the same in any time unit.
+// Requires v = 1 (linear placement): InputError otherwise.
 // Throws ScheduleError naming the limit when no variant fits it.
 GreedyResult greedy_schedule(const Problem& problem, std::optional<double> memory_limit = std::nullopt);
 

@@ -20,21 +20,34 @@ int pass_index(Pass pass) {
     default: throw InputError("solver: fused BW actions are not supported; split B and W");
   }
 }
-}  // namespace
 
-ListTiming list_timing(const Problem& problem, const Schedule& schedule) {
+// The costs the rule runs on: the problem's own (double) or the time grid's (Ticks).
+template <class Time>
+struct Costs {
+  std::vector<Time> f, b, w, comm_after;
+};
+
+template <class Time>
+struct Timed {
+  std::vector<std::vector<std::vector<Time>>> end;  // [stage][pass][microbatch]
+  std::vector<Time> stage_span;
+  Time span = 0;
+};
+
+template <class Time>
+Timed<Time> run_list(const Problem& problem, const Costs<Time>& costs, const Schedule& schedule) {
   const int p = problem.devices;
   const int m = problem.microbatches;
   if (problem.chunks != 1 || schedule.device_count() != p) {
     throw InputError(fmt::format("solver: schedule has {} devices, problem {} (chunks {})",
                                  schedule.device_count(), p, problem.chunks));
   }
-  constexpr double kNotDone = -1.0;
-  ListTiming timing;
-  timing.end.assign(idx(p), std::vector<std::vector<double>>(3, std::vector<double>(idx(m), kNotDone)));
+  constexpr Time kNotDone = -1;
+  Timed<Time> timing;
+  timing.end.assign(idx(p), std::vector<std::vector<Time>>(3, std::vector<Time>(idx(m), kNotDone)));
   std::vector<std::size_t> next(idx(p), 0);
-  std::vector<double> clock(idx(p), 0.0);
-  std::vector<double> first_start(idx(p), 0.0);
+  std::vector<Time> clock(idx(p), 0);
+  std::vector<Time> first_start(idx(p), 0);
   std::size_t remaining = schedule.action_count();
   while (remaining > 0) {
     std::size_t progressed = 0;
@@ -45,22 +58,22 @@ ListTiming list_timing(const Problem& problem, const Schedule& schedule) {
         const int k = pass_index(action.pass);
         const int i = action.microbatch;
         if (i < 0 || i >= m) throw ScheduleError(fmt::format("solver: microbatch {} out of range", i));
-        double ready = clock[idx(s)];
+        Time ready = clock[idx(s)];
         if (action.pass == Pass::F && s > 0) {
-          const double input = timing.end[idx(s - 1)][0][idx(i)];
+          const Time input = timing.end[idx(s - 1)][0][idx(i)];
           if (input < 0) break;
-          ready = std::max(ready, input + problem.comm_after(s - 1));
+          ready = std::max(ready, input + costs.comm_after[idx(s - 1)]);
         } else if (action.pass == Pass::B) {
           if (timing.end[idx(s)][0][idx(i)] < 0) break;
           if (s + 1 < p) {
-            const double input = timing.end[idx(s + 1)][1][idx(i)];
+            const Time input = timing.end[idx(s + 1)][1][idx(i)];
             if (input < 0) break;
-            ready = std::max(ready, input + problem.comm_after(s));
+            ready = std::max(ready, input + costs.comm_after[idx(s)]);
           }
         } else if (action.pass == Pass::W && timing.end[idx(s)][1][idx(i)] < 0) {
           break;
         }
-        const double cost = k == 0 ? problem.t_f[idx(s)] : k == 1 ? problem.t_b[idx(s)] : problem.t_w[idx(s)];
+        const Time cost = k == 0 ? costs.f[idx(s)] : k == 1 ? costs.b[idx(s)] : costs.w[idx(s)];
         if (next[idx(s)] == 0) first_start[idx(s)] = ready;
         clock[idx(s)] = ready + cost;
         timing.end[idx(s)][idx(k)][idx(i)] = clock[idx(s)];
@@ -71,12 +84,25 @@ ListTiming list_timing(const Problem& problem, const Schedule& schedule) {
     if (progressed == 0) throw ScheduleError("solver: the order deadlocks under list scheduling");
     remaining -= progressed;
   }
-  timing.stage_span.assign(idx(p), 0.0);
+  timing.stage_span.assign(idx(p), 0);
   for (int s = 0; s < p; ++s) {
-    timing.stage_span[idx(s)] = schedule.devices[idx(s)].empty() ? 0.0 : clock[idx(s)] - first_start[idx(s)];
+    timing.stage_span[idx(s)] = schedule.devices[idx(s)].empty() ? 0 : clock[idx(s)] - first_start[idx(s)];
     timing.span = std::max(timing.span, timing.stage_span[idx(s)]);
   }
   return timing;
+}
+
+}  // namespace
+
+ListTiming list_timing(const Problem& problem, const Schedule& schedule) {
+  Costs<double> costs{problem.t_f, problem.t_b, problem.t_w, {}};
+  for (int s = 0; s < problem.stages(); ++s) costs.comm_after.push_back(problem.comm_after(s));
+  Timed<double> timed = run_list(problem, costs, schedule);
+  return ListTiming{std::move(timed.end), std::move(timed.stage_span), timed.span};
+}
+
+Ticks list_span_ticks(const Problem& problem, const StageTicks& ticks, const Schedule& schedule) {
+  return run_list(problem, Costs<Ticks>{ticks.f, ticks.b, ticks.w, ticks.comm_after}, schedule).span;
 }
 
 }  // namespace zb

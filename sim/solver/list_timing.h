@@ -6,6 +6,7 @@
 
 #include "sim/schedule/problem.h"
 #include "sim/schedule/schedule.h"
+#include "sim/solver/time_grid.h"
 
 namespace zb {
 
@@ -19,5 +20,9 @@ struct ListTiming {
 // Each device runs its list in order; an action starts at max(device free, input ready + t_comm).
 // Requires chunks = 1 and split passes (F, B, W). Throws ScheduleError on a deadlock.
 ListTiming list_timing(const Problem& problem, const Schedule& schedule);
+
+// The same rule on the time grid's integers (costs from stage_ticks): the span the heuristic
+// compares, exact however the sums are grouped.
+Ticks list_span_ticks(const Problem& problem, const StageTicks& ticks, const Schedule& schedule);
 
 }  // namespace zb

@@ -1,0 +1,123 @@
+// zb-auto's quality over random problems: does the memory frontier ever rise, and does the time
+// unit change the schedule? Prints one table; rerun with `./build/bench/zb_bench_frontier_monotonicity
+// [problems] [seed]` (defaults 1000 and 17). Deterministic for a given seed.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/schedule.h"
+#include "sim/solver/auto_schedule.h"
+#include "sim/solver/frontier.h"
+
+namespace {
+
+// Per-stage costs around the paper's 1.5B ones (18.522 / 18.086 / 9.337 ms, t_comm 0.601 ms),
+// each scaled by 0.7..1.3 and rounded to whole microseconds, so the same numbers can be written
+// exactly in ms and in us. Memory in the reference implementation's units (2 / -1 / -1).
+struct RandomCell {
+  int p = 0;
+  int m = 0;
+  std::vector<long> f_us, b_us, w_us;
+  long comm_us = 0;
+};
+
+RandomCell random_cell(std::mt19937& rng) {
+  static constexpr int kDevices[] = {4, 8, 16};
+  RandomCell cell;
+  cell.p = kDevices[rng() % 3];
+  cell.m = cell.p + static_cast<int>(rng() % static_cast<unsigned>(3 * cell.p + 1));
+  std::uniform_real_distribution<double> jitter(0.7, 1.3);
+  for (int s = 0; s < cell.p; ++s) {
+    cell.f_us.push_back(std::lround(18522 * jitter(rng)));
+    cell.b_us.push_back(std::lround(18086 * jitter(rng)));
+    cell.w_us.push_back(std::lround(9337 * jitter(rng)));
+  }
+  cell.comm_us = std::lround(601 * jitter(rng));
+  return cell;
+}
+
+// The cell in microseconds or in milliseconds (the decimal text divided by 1000, parsed as a
+// user's input would be).
+zb::Problem build(const RandomCell& cell, bool in_ms) {
+  auto convert = [in_ms](long us) { return in_ms ? std::stod(fmt::format("{}.{:03d}", us / 1000, us % 1000)) : double(us); };
+  auto list = [&](const std::vector<long>& values) {
+    std::vector<double> out;
+    for (long v : values) out.push_back(convert(v));
+    return out;
+  };
+  zb::ProblemSpec spec;
+  spec.devices = cell.p;
+  spec.microbatches = cell.m;
+  spec.t_f = list(cell.f_us);
+  spec.t_b = list(cell.b_us);
+  spec.t_w = list(cell.w_us);
+  spec.t_comm = {convert(cell.comm_us)};
+  spec.mem_f = {2};
+  spec.mem_b = {-1};
+  spec.mem_w = {-1};
+  spec.time_unit = in_ms ? zb::TimeUnit::ms : zb::TimeUnit::us;
+  return spec.build("random cell");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int problems = argc > 1 ? std::atoi(argv[1]) : 1000;
+  const unsigned seed = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 17u;
+  std::mt19937 rng(seed);
+  zb::FrontierOptions options;  // 1p..3p in steps of p/8: 17 points, 16 steps
+  long steps = 0, rising = 0, unit_mismatch_points = 0, unit_mismatch_cells = 0, points = 0;
+  double max_rise = 0;
+  std::string worst;
+  const auto start = std::chrono::steady_clock::now();
+  for (int k = 0; k < problems; ++k) {
+    const RandomCell cell = random_cell(rng);
+    const zb::Problem ms = build(cell, true);
+    const zb::Problem us = build(cell, false);
+    const auto frontier = zb::memory_frontier(ms, options);
+    for (std::size_t i = 1; i < frontier.size(); ++i) {
+      if (!frontier[i - 1].auto_feasible || !frontier[i].auto_feasible) continue;
+      ++steps;
+      const double rise = frontier[i].auto_span / frontier[i - 1].auto_span - 1;
+      // A rise beyond float noise (the spans are sums of whole microseconds).
+      if (frontier[i].auto_span > frontier[i - 1].auto_span + 1e-6) {
+        ++rising;
+        if (rise > max_rise) {
+          max_rise = rise;
+          worst = fmt::format("cell {} (p={} m={}): {:.3f} ms at {:g}p, {:.3f} ms at {:g}p", k, cell.p, cell.m,
+                              frontier[i - 1].auto_span, frontier[i - 1].limit_times_p, frontier[i].auto_span,
+                              frontier[i].limit_times_p);
+        }
+      }
+    }
+    // The same problem in us: the same schedule at every limit of the frontier.
+    bool cell_differs = false;
+    for (const zb::FrontierPoint& point : frontier) {
+      if (!point.auto_feasible) continue;
+      ++points;
+      const zb::AutoResult a = zb::auto_schedule(ms, point.limit);
+      const zb::AutoResult b = zb::auto_schedule(us, point.limit);
+      if (zb::to_text(a.schedule) != zb::to_text(b.schedule)) {
+        ++unit_mismatch_points;
+        cell_differs = true;
+      }
+    }
+    unit_mismatch_cells += cell_differs ? 1 : 0;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("zb-auto frontier over {} random problems (seed {}, p in 4/8/16, m in p..4p, paper 1.5B costs +-30%, "
+             "limits 1p..3p step p/8)\n\n",
+             problems, seed);
+  fmt::print("| frontier steps | rising steps | max rise | unit mismatches (points) | unit mismatches (problems) | wall time |\n");
+  fmt::print("|---|---|---|---|---|---|\n");
+  fmt::print("| {} | {} | {:.2f}% | {} of {} | {} of {} | {:.1f} s |\n", steps, rising, 100 * max_rise,
+             unit_mismatch_points, points, unit_mismatch_cells, problems, seconds);
+  if (!worst.empty()) fmt::print("\nlargest rise: {}\n", worst);
+  return 0;
+}
