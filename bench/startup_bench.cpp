@@ -165,7 +165,10 @@ int main(int argc, char** argv) {
   if (cases.empty()) usage("--only matches no case");
 
   std::vector<std::vector<Sample>> ours_s(cases.size()), baseline_s(cases.size());
+  // What any process costs here (fork, exec, exit): /bin/true, timed in the same rounds.
+  std::vector<Sample> floor_s;
   for (int round = 0; round < runs; ++round) {
+    if (const std::optional<Sample> sample = run_once("/bin/true", {}, -1)) floor_s.push_back(*sample);
     for (std::size_t c = 0; c < cases.size(); ++c) {
       for (int turn = 0; turn < 2; ++turn) {
         const bool ours_now = (turn == 0) == (round % 2 == 0);
@@ -180,16 +183,18 @@ int main(int argc, char** argv) {
     }
   }
 
-  fmt::print("ours:     {}\nbaseline: {}\n{} paired runs per case, interleaved; medians in ms per process\n\n", ours,
+  fmt::print("ours:     {}\nbaseline: {}\n{} paired runs per case, interleaved; medians in ms per process\n", ours,
              baseline, runs);
+  auto median_ms = [](const std::vector<Sample>& samples, double Sample::*field) {
+    std::vector<double> values;
+    for (const Sample& sample : samples) values.push_back(sample.*field * 1e3);
+    return values.empty() ? 0.0 : median(values);
+  };
+  fmt::print("process floor (/bin/true): {:.2f} ms wall, {:.2f} ms cpu\n\n", median_ms(floor_s, &Sample::wall_s),
+             median_ms(floor_s, &Sample::cpu_s));
   fmt::print("{:<22} {:>9} {:>9} {:>7}   {:>9} {:>9} {:>7}  {}\n", "case", "wall ours", "baseline", "ratio", "cpu ours",
              "baseline", "ratio", "same output");
   for (std::size_t c = 0; c < cases.size(); ++c) {
-    auto median_ms = [](const std::vector<Sample>& samples, double Sample::*field) {
-      std::vector<double> values;
-      for (const Sample& sample : samples) values.push_back(sample.*field * 1e3);
-      return median(values);
-    };
     const double wall = median_ms(ours_s[c], &Sample::wall_s);
     const double wall_base = median_ms(baseline_s[c], &Sample::wall_s);
     const double cpu = median_ms(ours_s[c], &Sample::cpu_s);
