@@ -23,6 +23,7 @@
 #include "gui/timeline/model_presets.h"
 #include "gui/timeline/viewer_options.h"
 #include "sim/catalog/generators.h"
+#include "sim/catalog/subcommands.h"
 
 namespace {
 
@@ -48,6 +49,10 @@ int run(int argc, char** argv) {
   // --help and headless runs must work without a display: decide before Qt picks a platform.
   if (wants(argc, argv, "--help") || wants(argc, argv, "-h")) {
     std::fputs(viewer_usage().c_str(), stdout);
+    return 0;
+  }
+  if (wants(argc, argv, "--version")) {
+    std::printf("zbview %s\n", zb::catalog::version());
     return 0;
   }
   const bool headless = wants(argc, argv, "--screenshot") || wants(argc, argv, "--svg");

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,7 +120,9 @@ MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, const Mi
   CbcMain0(cbc, data);
   const std::string seconds = fmt::format("{:.3f}", budget);
   const std::string thread_count = fmt::format("{}", threads);
-  std::vector<const char*> argv = {"zbsim", "-log", "0", "-slog", "0", "-timeMode", "elapsed", "-sec", seconds.c_str()};
+  const std::string nodes = fmt::format("{}", std::max<std::int64_t>(1, settings.node_limit));
+  std::vector<const char*> argv = {"zbsim", "-log",    "0",           "-slog",     "0",          "-timeMode",
+                                   "elapsed", "-sec", seconds.c_str(), "-maxNodes", nodes.c_str()};
   if (threads > 1) {
     argv.push_back("-threads");
     argv.push_back(thread_count.c_str());
@@ -137,7 +141,9 @@ MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, const Mi
   outcome.proven_optimal = cbc.isProvenOptimal() && !cbc.isSecondsLimitReached();
   outcome.proven_infeasible = cbc.isProvenInfeasible();
   outcome.stopped_on_time = cbc.isSecondsLimitReached() || Clock::now() >= deadline;
-  if (outcome.stopped_on_time) outcome.proven_optimal = false;
+  outcome.stopped_on_nodes = cbc.isNodeLimitReached();
+  if (outcome.stopped_on_time || outcome.stopped_on_nodes) outcome.proven_optimal = false;
+  outcome.nodes = cbc.getNodeCount();
   outcome.best_bound = cbc.getBestPossibleObjValue();
   const double* best = cbc.bestSolution();
   if (best != nullptr && cbc.getNumCols() == columns) outcome.values.assign(best, best + columns);

@@ -30,14 +30,16 @@ const CbcModule& cbc_module() {
 // The outcome as bytes for the trip through the pipe (same machine, same binary).
 std::string encode(const MipOutcome& outcome) {
   const std::uint32_t flags = (outcome.proven_optimal ? 1u : 0u) | (outcome.proven_infeasible ? 2u : 0u) |
-                              (outcome.stopped_on_time ? 4u : 0u);
+                              (outcome.stopped_on_time ? 4u : 0u) | (outcome.stopped_on_nodes ? 8u : 0u);
   const std::uint64_t count = outcome.values.size();
-  std::string bytes(sizeof flags + sizeof(double) + sizeof count + count * sizeof(double), '\0');
+  std::string bytes(sizeof flags + sizeof(double) + sizeof outcome.nodes + sizeof count + count * sizeof(double), '\0');
   char* at = bytes.data();
   std::memcpy(at, &flags, sizeof flags);
   at += sizeof flags;
   std::memcpy(at, &outcome.best_bound, sizeof(double));
   at += sizeof(double);
+  std::memcpy(at, &outcome.nodes, sizeof outcome.nodes);
+  at += sizeof outcome.nodes;
   std::memcpy(at, &count, sizeof count);
   at += sizeof count;
   if (count > 0) std::memcpy(at, outcome.values.data(), count * sizeof(double));
@@ -48,13 +50,15 @@ std::optional<MipOutcome> decode(const std::string& bytes) {
   MipOutcome outcome;
   std::uint32_t flags = 0;
   std::uint64_t count = 0;
-  const std::size_t header = sizeof flags + sizeof(double) + sizeof count;
+  const std::size_t header = sizeof flags + sizeof(double) + sizeof outcome.nodes + sizeof count;
   if (bytes.size() < header) return std::nullopt;
   const char* at = bytes.data();
   std::memcpy(&flags, at, sizeof flags);
   at += sizeof flags;
   std::memcpy(&outcome.best_bound, at, sizeof(double));
   at += sizeof(double);
+  std::memcpy(&outcome.nodes, at, sizeof outcome.nodes);
+  at += sizeof outcome.nodes;
   std::memcpy(&count, at, sizeof count);
   at += sizeof count;
   if (bytes.size() != header + count * sizeof(double)) return std::nullopt;
@@ -63,6 +67,7 @@ std::optional<MipOutcome> decode(const std::string& bytes) {
   outcome.proven_optimal = (flags & 1u) != 0;
   outcome.proven_infeasible = (flags & 2u) != 0;
   outcome.stopped_on_time = (flags & 4u) != 0;
+  outcome.stopped_on_nodes = (flags & 8u) != 0;
   return outcome;
 }
 

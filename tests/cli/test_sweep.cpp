@@ -192,7 +192,7 @@ TEST_F(Sweep, BadGridsExitTwoNamingFileFieldAndValue) {
       {R"({"axes": {"m": 8, "schedule": ["1f1b"]}, "base": {"problem": {"p": 2, "t_f": 1, "t_b": 1, "t_w": 1}}})",
        "grid.json: axis 'm' is 8: expected a non-empty list of values"},
       {R"({"axes": {"m": [4, 0], "schedule": ["1f1b"]}, "base": {"problem": {"p": 2, "t_f": 1, "t_b": 1, "t_w": 1}}})",
-       "grid.json: axis 'm' value 0: field 'm' is 0: need at least 1 microbatch"},
+       "grid.json: axis 'm' value 0: m is 0: give the number of microbatches (--m N, or \"m\" in a scenario's problem), at least 1"},
       {R"({"axes": {"m": [4], "schedule": ["1f1b", "zb-h9"]}, "base": {"problem": {"p": 2, "t_f": 1, "t_b": 1, "t_w": 1}}})",
        "grid.json: axis 'schedule' value \"zb-h9\": "},
       {R"({"axes": {"mem_limit": ["2p", "3x"], "schedule": ["1f1b"]}, "base": {"problem": {"p": 2, "m": 4, "t_f": 1, "t_b": 1, "t_w": 1}}})",
