@@ -1,4 +1,4 @@
-// The parent side of the SimGrid engine: checks, the forked simulation, metrics.
+// The parent side of the SimGrid engine: checks, the plan, the forked simulation in the SimGrid module, metrics.
 #include "sim/engine/simgrid_engine.h"
 
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 #include "sim/schedule/pass_time.h"
 #include "sim/engine/fork_runner.h"
 #include "sim/engine/result_codec.h"
-#include "sim/engine/simulation.h"
+#include "sim/engine/simgrid_module.h"
 
 namespace zb {
 
@@ -21,9 +21,11 @@ SimgridResult run_simgrid(const Problem& problem, const Schedule& schedule, cons
     throw InputError(fmt::format("SimGrid engine: optimizer step time {} must be >= 0", options.optimizer_step_time));
   }
   const engine::EnginePlan plan = engine::make_engine_plan(problem, schedule);
-  const std::string bytes = engine::simulate_in_child(
-      [&] { return engine::encode_result(engine::simulate_here(problem, schedule, plan, options)); },
-      !options.verbose);
+  // Loaded here, before the fork, once per process: every child inherits it.
+  const auto& module = reinterpret_cast<const engine::SimgridModule&>(
+      load_module("SimGrid engine", engine::kSimgridModuleFile, engine::kSimgridModuleName));
+  const std::string bytes =
+      engine::run_record_in_child([&] { return module.simulate(problem, schedule, plan, options); }, !options.verbose);
   SimgridResult result = engine::decode_result(bytes);
   result.trace.metrics = compute_metrics(result.trace, compute_work(problem, schedule));
   return result;

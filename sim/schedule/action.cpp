@@ -19,9 +19,32 @@ std::string_view pass_name(Pass pass) {
   return "?";
 }
 
+namespace {
+
+// Tokens are spelled by hand rather than with fmt::format: the text forms of schedules with
+// hundreds of thousands of actions are written token by token (and short tokens stay in the
+// string's own buffer).
+void append_number(std::string& out, std::int32_t value) {
+  char digits[16];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, end);
+}
+
+void append_one(std::string& out, const Action& action) {
+  out += pass_name(action.pass);
+  append_number(out, action.microbatch);
+  if (action.chunk != 0) {
+    out += '.';
+    append_number(out, action.chunk);
+  }
+}
+
+}  // namespace
+
 std::string to_token(const Action& action) {
-  if (action.chunk == 0) return fmt::format("{}{}", pass_name(action.pass), action.microbatch);
-  return fmt::format("{}{}.{}", pass_name(action.pass), action.microbatch, action.chunk);
+  std::string token;
+  append_one(token, action);
+  return token;
 }
 
 namespace {
@@ -66,11 +89,15 @@ std::vector<std::string> to_tokens(std::span<const Action> actions) {
   std::vector<std::string> tokens;
   tokens.reserve(actions.size());
   for (std::size_t i = 0; i < actions.size(); ++i) {
+    std::string& token = tokens.emplace_back();
     if (actions[i].overlap_next && i + 1 < actions.size()) {
-      tokens.push_back(fmt::format("({};{})", to_token(actions[i]), to_token(actions[i + 1])));
-      ++i;
+      token += '(';
+      append_one(token, actions[i]);
+      token += ';';
+      append_one(token, actions[++i]);
+      token += ')';
     } else {
-      tokens.push_back(to_token(actions[i]));
+      append_one(token, actions[i]);
     }
   }
   return tokens;

@@ -1,4 +1,5 @@
-// The CBC backend of zb-ilp: loads the model into Clp/Cbc, warm-starts, solves within a wall clock.
+// libzbsim_cbc.so, the CBC backend of zb-ilp (ilp_cbc_module.h): loads the model into Clp/Cbc,
+// warm-starts, solves within a wall clock. The only file that includes COIN-OR's headers.
 #include <CbcEventHandler.hpp>
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
@@ -7,28 +8,20 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
-#include <limits>
-#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "sim/schedule/child_process.h"
-#include "sim/schedule/error.h"
-#include "sim/solver/ilp_model.h"
-#include "sim/solver/ilp_solver.h"
+#include "sim/solver/ilp_cbc_module.h"
 
 namespace zb {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// How long past its budget an isolated solve may run before it is killed.
-constexpr double kKillGraceSeconds = 0.5;
 
 // CBC's own limit counts CPU seconds and is not checked everywhere; this stops the search at
 // every node and solution event once the wall-clock deadline has passed.
@@ -157,71 +150,24 @@ MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, const Mi
   return outcome;
 }
 
-// The outcome as bytes for the trip through the pipe (same machine, same binary).
-std::string encode(const MipOutcome& outcome) {
-  const std::uint32_t flags = (outcome.proven_optimal ? 1u : 0u) | (outcome.proven_infeasible ? 2u : 0u) |
-                              (outcome.stopped_on_time ? 4u : 0u) | (outcome.stopped_on_nodes ? 8u : 0u);
-  const std::uint64_t count = outcome.values.size();
-  std::string bytes(sizeof flags + sizeof(double) + sizeof outcome.nodes + sizeof count + count * sizeof(double), '\0');
-  char* at = bytes.data();
-  std::memcpy(at, &flags, sizeof flags);
-  at += sizeof flags;
-  std::memcpy(at, &outcome.best_bound, sizeof(double));
-  at += sizeof(double);
-  std::memcpy(at, &outcome.nodes, sizeof outcome.nodes);
-  at += sizeof outcome.nodes;
-  std::memcpy(at, &count, sizeof count);
-  at += sizeof count;
-  if (count > 0) std::memcpy(at, outcome.values.data(), count * sizeof(double));
-  return bytes;
-}
-
-std::optional<MipOutcome> decode(const std::string& bytes) {
-  MipOutcome outcome;
-  std::uint32_t flags = 0;
-  std::uint64_t count = 0;
-  const std::size_t header = sizeof flags + sizeof(double) + sizeof outcome.nodes + sizeof count;
-  if (bytes.size() < header) return std::nullopt;
-  const char* at = bytes.data();
-  std::memcpy(&flags, at, sizeof flags);
-  at += sizeof flags;
-  std::memcpy(&outcome.best_bound, at, sizeof(double));
-  at += sizeof(double);
-  std::memcpy(&outcome.nodes, at, sizeof outcome.nodes);
-  at += sizeof outcome.nodes;
-  std::memcpy(&count, at, sizeof count);
-  at += sizeof count;
-  if (bytes.size() != header + count * sizeof(double)) return std::nullopt;
-  outcome.values.resize(count);
-  if (count > 0) std::memcpy(outcome.values.data(), at, count * sizeof(double));
-  outcome.proven_optimal = (flags & 1u) != 0;
-  outcome.proven_infeasible = (flags & 2u) != 0;
-  outcome.stopped_on_time = (flags & 4u) != 0;
-  outcome.stopped_on_nodes = (flags & 8u) != 0;
-  return outcome;
+bool solve(const IlpModel& model, double time_limit_s, const MipSettings& settings, MipOutcome& outcome,
+           std::string& error) {
+  try {
+    outcome = solve_in_process(model, time_limit_s, settings);
+    return true;
+  } catch (const std::exception& failure) {
+    error = failure.what();
+  } catch (...) {
+    error = "unknown exception";
+  }
+  return false;
 }
 
 }  // namespace
 
-bool ilp_available() { return true; }
-
-MipOutcome solve_mip(const IlpModel& model, const MipSettings& settings) {
-  if (!settings.isolate) return solve_in_process(model, settings.time_limit_s, settings);
-  // CBC aims at 90% of the budget; the child is killed at the budget plus a short grace.
-  const double cbc_budget = 0.9 * settings.time_limit_s;
-  // In a forked child with a hard wall-clock deadline: CBC's own limit counts CPU seconds and is
-  // not checked everywhere, and CBC can crash when stopped early (docs/design.md section 13).
-  const ChildResult run = run_in_child(
-      [&](int fd) { return write_all(fd, encode(solve_in_process(model, cbc_budget, settings))) ? 0 : 3; }, false,
-      settings.time_limit_s + kKillGraceSeconds);
-  if (run.succeeded()) {
-    if (auto outcome = decode(run.bytes)) return *outcome;
-  }
-  MipOutcome lost;
-  lost.stopped_on_time = run.end == ChildResult::End::timed_out;
-  lost.crashed = !lost.stopped_on_time;
-  lost.best_bound = -std::numeric_limits<double>::infinity();
-  return lost;
-}
-
 }  // namespace zb
+
+extern "C" __attribute__((visibility("default"))) const zb::ModuleHeader* zbsim_module() {
+  static const zb::CbcModule module{{zb::kCbcModuleName, ZB_MODULE_BUILD_ID}, zb::solve};
+  return &module.header;
+}

@@ -75,7 +75,8 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options);
 // The schedule of a result, or InputError with its message when it is infeasible.
 Schedule require_schedule(const IlpResult& result);
 
-// Backend: solves `model` with CBC (ilp_cbc.cpp; a stub that throws without CBC).
+// Backend: solves `model` with CBC (ilp_mip.cpp, which loads the CBC module ilp_cbc.cpp on first
+// use; Error when this build has no CBC or the module cannot be loaded).
 struct IlpModel;
 struct MipSettings {
   std::int64_t node_limit = 200;
