@@ -4,12 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <set>
 
 #include "sim/schedule/error.h"
-#include "sim/schedule/limits.h"
 
 namespace zb {
 
@@ -19,72 +17,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
-}
-
-constexpr PtOp kCellOps[] = {PtOp::F,      PtOp::I,      PtOp::B,      PtOp::W,       PtOp::send_f,     PtOp::recv_f,
-                             PtOp::send_b, PtOp::recv_b, PtOp::unshard, PtOp::reshard, PtOp::reduce_grad};
-
-[[noreturn]] void bad_cell(std::string_view cell, std::string_view context) {
-  throw InputError(fmt::format("{}: bad cell '{}': expected {{stage}}{{op}}{{microbatch}} like 0F3 or 1SEND_F0, "
-                               "{{stage}}{{op}} like 0UNSHARD, or (a;b)OVERLAP_F_B",
-                               context, excerpt(cell)));
-}
-
-// "12F3" -> {12, F, 3}; "1SEND_F0" -> {1, SEND_F, 0}; "0UNSHARD" -> {0, UNSHARD}.
-PtAction parse_simple_cell(std::string_view cell, std::string_view context) {
-  PtAction action;
-  const auto* end = cell.data() + cell.size();
-  auto [after_stage, ec] = std::from_chars(cell.data(), end, action.stage);
-  if (ec != std::errc{} || after_stage == cell.data() || action.stage < 0) bad_cell(cell, context);
-  std::string_view rest(after_stage, static_cast<std::size_t>(end - after_stage));
-  const auto digits = rest.find_last_not_of("0123456789") + 1;  // 0 when rest is all digits
-  const std::string_view name = rest.substr(0, digits);
-  const std::string_view microbatch = rest.substr(digits);
-  const auto* op = std::find_if(std::begin(kCellOps), std::end(kCellOps), [&](PtOp o) { return pt_op_name(o) == name; });
-  if (op == std::end(kCellOps)) {
-    if (name.empty()) bad_cell(cell, context);
-    throw InputError(fmt::format("{}: cell '{}' has op '{}': expected F, I, B, W, SEND_F, RECV_F, SEND_B, RECV_B, "
-                                 "UNSHARD, RESHARD or REDUCE_GRAD",
-                                 context, excerpt(cell), excerpt(name)));
-  }
-  action.op = *op;
-  if (takes_microbatch(action.op) != !microbatch.empty()) {
-    throw InputError(fmt::format("{}: cell '{}': {} {}", context, excerpt(cell), name,
-                                 takes_microbatch(action.op) ? "needs a microbatch" : "takes no microbatch"));
-  }
-  if (!microbatch.empty()) {
-    auto [after_mb, ec2] = std::from_chars(microbatch.data(), microbatch.data() + microbatch.size(), action.microbatch);
-    if (ec2 != std::errc{} || after_mb != microbatch.data() + microbatch.size()) bad_cell(cell, context);
-  }
-  // A stage or microbatch index past the action limit can only make a schedule over it (and
-  // stage + 1 below must not overflow).
-  if (action.stage >= kMaxActions / 3 || action.microbatch >= kMaxActions / 3) {
-    throw InputError(fmt::format("{}: cell '{}': stage or microbatch over the limit of {:.0f}", context, excerpt(cell),
-                                 kMaxActions / 3));
-  }
-  return action;
-}
-
-// A cell as written: one action, or "(0F7;7B3)OVERLAP_F_B", an overlapped pair in the order written.
-PtAction parse_cell(std::string_view cell, std::string_view context) {
-  if (cell.front() != '(') return parse_simple_cell(cell, context);
-  const std::string_view suffix = pt_op_name(PtOp::overlap_f_b);
-  const auto close = cell.find(')');
-  const auto semicolon = cell.find(';');
-  if (close == std::string_view::npos || semicolon > close || cell.substr(close + 1) != suffix ||
-      cell.find(';', semicolon + 1) < close) {
-    throw InputError(fmt::format("{}: bad composite cell '{}': expected (a;b){} like (0F7;7B3){} (zbsim overlaps "
-                                 "pairs)",
-                                 context, excerpt(cell), suffix, suffix));
-  }
-  PtAction pair = pt_action(-1, PtOp::overlap_f_b);
-  for (const auto part : {cell.substr(1, semicolon - 1), cell.substr(semicolon + 1, close - semicolon - 1)}) {
-    pair.parts.push_back(parse_simple_cell(trim(part), context));
-    if (!is_compute(pair.parts.back().op)) {
-      throw InputError(fmt::format("{}: composite cell '{}': only compute actions overlap", context, excerpt(cell)));
-    }
-  }
-  return pair;
 }
 
 // Our action of a compute cell on the newer or older convention (see parse_pytorch_csv).
@@ -127,7 +59,7 @@ ImportedSchedule parse_pytorch_csv(std::string_view text, std::string_view sourc
       cell_start = comma + 1;
       ++column;
       if (cell.empty()) continue;  // an idle slot
-      row.push_back(parse_cell(cell, fmt::format("{}:{}: column {}", source, line_number, column)));
+      row.push_back(parse_pt_cell(cell, fmt::format("{}:{}: column {}", source, line_number, column)));
     }
   }
   if (rows.empty()) throw InputError(fmt::format("{}: no rows (expected one row of cells per rank)", source));

@@ -42,6 +42,11 @@ using PtRows = std::vector<std::vector<PtAction>>;  // one row per rank
 // "0F3", "1SEND_F0", "0UNSHARD", "(0F7;7B3)OVERLAP_F_B".
 std::string to_cell(const PtAction& action);
 
+// The one reader of a cell (a CSV cell, a profiler label after "PP:"): {stage}{op}{microbatch},
+// {stage}{op} for UNSHARD, RESHARD and REDUCE_GRAD, or (a;b)OVERLAP_F_B of two compute actions.
+// Throws InputError naming `context` and the cell.
+PtAction parse_pt_cell(std::string_view cell, std::string_view context);
+
 // Where each stage runs: rank_of_stage(stage).
 using RankOfStage = std::function<int(int)>;
 

@@ -14,6 +14,7 @@
 
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
+#include "sim/schedule/pytorch_ir.h"
 #include "sim/schedule/json_text.h"
 #include "sim/schedule/limits.h"
 
@@ -24,7 +25,6 @@ using nlohmann::json;
 namespace {
 
 constexpr std::string_view kPrefix = "PP:";
-constexpr std::string_view kOverlapSuffix = ")OVERLAP_F_B";
 
 // Times beyond this (in us) are not a profile: Kineto's absolute epoch times are about 1.8e15 us,
 // and 4e15 us keeps every time in nanoseconds inside an int64.
@@ -60,67 +60,6 @@ std::int64_t to_ns(const json& event, const char* field, std::string_view contex
   return std::llround(us * 1000.0);
 }
 
-int to_int(std::string_view digits, std::string_view context, std::string_view label) {
-  int value = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (digits.empty() || error != std::errc() || end != digits.data() + digits.size()) {
-    throw InputError(fmt::format("{}: label '{}' is not a pipeline action ({{stage}}{{op}}{{microbatch}}, e.g. PP:1F3)",
-                                 context, excerpt(label)));
-  }
-  // A stage is a rank's at most (legacy files), and a rank is a device of the trace.
-  if (value > kMaxActions / 3) {
-    throw InputError(fmt::format("{}: label '{}': {} is over the limit of {:.0f} stages or microbatches", context,
-                                 excerpt(label), value, kMaxActions / 3));
-  }
-  return value;
-}
-
-struct ParsedLabel {
-  enum class Kind { compute, send, recv, fsdp } kind = Kind::compute;
-  char op = 'F';
-  int stage = 0;
-  int microbatch = 0;
-};
-
-// "1F3", "0SEND_B2", "1UNSHARD"; the op names of torch.distributed.pipelining's _ComputationType.
-ParsedLabel parse_action(std::string_view text, std::string_view context, std::string_view label) {
-  std::size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  ParsedLabel parsed;
-  parsed.stage = to_int(text.substr(0, digits), context, label);
-  const std::string_view rest = text.substr(digits);
-  struct Op {
-    std::string_view name;
-    ParsedLabel::Kind kind;
-    char op;
-  };
-  // Longer names first: "SEND_F" before "F".
-  static constexpr Op kOps[] = {
-      {"REDUCE_GRAD", ParsedLabel::Kind::fsdp, 'R'}, {"UNSHARD", ParsedLabel::Kind::fsdp, 'U'},
-      {"RESHARD", ParsedLabel::Kind::fsdp, 'R'},     {"SEND_F", ParsedLabel::Kind::send, 'F'},
-      {"SEND_B", ParsedLabel::Kind::send, 'B'},      {"RECV_F", ParsedLabel::Kind::recv, 'F'},
-      {"RECV_B", ParsedLabel::Kind::recv, 'B'},      {"F", ParsedLabel::Kind::compute, 'F'},
-      {"I", ParsedLabel::Kind::compute, 'I'},        {"W", ParsedLabel::Kind::compute, 'W'},
-      {"B", ParsedLabel::Kind::compute, 'B'},
-  };
-  for (const Op& op : kOps) {
-    if (rest.substr(0, op.name.size()) != op.name) continue;
-    parsed.kind = op.kind;
-    parsed.op = op.op;
-    const std::string_view microbatch = rest.substr(op.name.size());
-    if (op.kind == ParsedLabel::Kind::fsdp) {  // per stage, no microbatch
-      if (!microbatch.empty()) break;
-      return parsed;
-    }
-    parsed.microbatch = to_int(microbatch, context, label);
-    return parsed;
-  }
-  throw InputError(fmt::format(
-      "{}: label '{}': unknown op (expected F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD "
-      "or (a;b)OVERLAP_F_B)",
-      context, excerpt(label)));
-}
-
 // The label's actions: one, or the two parts of an overlapped block, which share its time
 // (a profile times the block, not its parts) in equal halves.
 void add_event(const json& event, std::string_view context, ProfiledRank& rank) {
@@ -134,40 +73,26 @@ void add_event(const json& event, std::string_view context, ProfiledRank& rank) 
   if (duration < 0) throw InputError(fmt::format("{}: field 'dur' is {}: negative", context, event.at("dur").dump()));
   const std::int64_t end = start + duration;
 
-  std::vector<std::string_view> parts;
-  if (!label.empty() && label.front() == '(') {
-    const auto close = label.find(')');
-    if (close == std::string_view::npos || label.substr(close) != kOverlapSuffix) {
-      throw InputError(fmt::format("{}: label '{}': a '(' label must be (a;b)OVERLAP_F_B", context, excerpt(name)));
-    }
-    const std::string_view inside = label.substr(1, close - 1);
-    const auto semicolon = inside.find(';');
-    if (semicolon == std::string_view::npos || inside.find(';', semicolon + 1) != std::string_view::npos) {
-      throw InputError(fmt::format("{}: label '{}': an overlapped block has two actions (a;b)", context, excerpt(name)));
-    }
-    parts = {inside.substr(0, semicolon), inside.substr(semicolon + 1)};
-  } else {
-    parts = {label};
-  }
+  // PyTorch's labels are its CSV cells: one reader (pytorch_ir.h).
+  const PtAction cell = parse_pt_cell(label, context);
+  const std::vector<PtAction> parts = cell.op == PtOp::overlap_f_b ? cell.parts : std::vector<PtAction>{cell};
   const std::int64_t middle = start + duration / 2;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    const ParsedLabel parsed = parse_action(parts[i], context, name);
-    if (parsed.kind == ParsedLabel::Kind::fsdp) {
-      if (parts.size() > 1) throw InputError(fmt::format("{}: label '{}': only compute actions overlap", context, excerpt(name)));
+    const PtAction& part = parts[i];
+    if (!takes_microbatch(part.op)) {  // UNSHARD, RESHARD, REDUCE_GRAD: counted, not drawn
       ++rank.fsdp_actions;
       continue;
     }
-    if (parts.size() > 1 && parsed.kind != ParsedLabel::Kind::compute) {
-      throw InputError(fmt::format("{}: label '{}': only compute actions overlap", context, excerpt(name)));
-    }
     ProfiledAction action;
-    action.label = std::string(parts[i]);
-    action.stream = parsed.kind == ParsedLabel::Kind::send   ? Stream::send
-                    : parsed.kind == ParsedLabel::Kind::recv ? Stream::recv
-                                                             : Stream::compute;
-    action.op = parsed.op;
-    action.stage = parsed.stage;
-    action.microbatch = parsed.microbatch;
+    action.label = to_cell(part);
+    action.stream = part.op == PtOp::send_f || part.op == PtOp::send_b   ? Stream::send
+                    : part.op == PtOp::recv_f || part.op == PtOp::recv_b ? Stream::recv
+                                                                         : Stream::compute;
+    action.op = part.op == PtOp::send_f || part.op == PtOp::recv_f ? 'F'
+                : part.op == PtOp::send_b || part.op == PtOp::recv_b ? 'B'
+                                                                     : pt_op_name(part.op).front();
+    action.stage = part.stage;
+    action.microbatch = part.microbatch;
     action.overlap_next = parts.size() > 1 && i == 0;
     action.start_ns = parts.size() > 1 && i == 1 ? middle : start;
     action.end_ns = parts.size() > 1 && i == 0 ? middle : end;
