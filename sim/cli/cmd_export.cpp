@@ -12,6 +12,7 @@
 #include "sim/schedule/pytorch_csv.h"
 #include "sim/catalog/generators.h"
 #include "sim/catalog/run_row.h"
+#include "sim/catalog/scenario_input.h"
 #include "sim/catalog/schedule_files.h"
 #include "sim/schedule/trace_json.h"
 #include "sim/schedule/trace_writers.h"
@@ -38,9 +39,7 @@ int run_export(int argc, char** argv) {
     return 0;
   }
   Scenario scenario = scenario_from_options(values);
-  for (auto* costs : {&scenario.spec.t_f, &scenario.spec.t_b, &scenario.spec.t_w}) {
-    if (costs->empty()) *costs = {1.0};
-  }
+  catalog::default_unit_costs(scenario.spec);
   const std::string to = values["to"].as<std::string>();
   const std::string formats[] = {"text", "json", "pytorch-csv", "svg", "chrome", "trace"};
   if (std::find(std::begin(formats), std::end(formats), to) == std::end(formats)) {
@@ -55,12 +54,10 @@ int run_export(int argc, char** argv) {
     schedule = catalog::load_schedule_file(values["schedule-file"].as<std::string>(), scenario.spec);
     problem = scenario.spec.build(scenario.source);
   } else {
-    const std::string name = values["schedule"].as<std::string>();
-    std::string reason;
-    const auto spec = catalog::spec_for_generator(scenario.spec, catalog::generators().get(name), reason);
-    if (!spec) throw InputError(fmt::format("{}: {}", name, reason));
-    problem = spec->build(scenario.source);
-    schedule = generate(catalog::generators(), name, problem);
+    catalog::NamedSchedule named =
+        catalog::generate_named(values["schedule"].as<std::string>(), scenario.spec, scenario.source);
+    problem = std::move(named.problem);
+    schedule = std::move(named.schedule);
   }
   validate(problem, schedule, MemoryCheck::skip);
 
