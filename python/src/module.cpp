@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "sim/catalog/single_run.h"
 #include "sim/catalog/solve_row.h"
 #include "sim/catalog/subcommands.h"
+#include "sim/catalog/trace_files.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/json_text.h"
@@ -168,21 +170,24 @@ py::list actions(const py::dict& schedule_dict) {
   return rows;
 }
 
-// text | json | pytorch-csv; PyTorch's CSV needs the problem (stages from the placement).
+// text | json | pytorch-csv | pytorch-csv-comms (with PyTorch's communication actions); PyTorch's
+// CSVs need the problem (stages from the placement).
 std::string format_schedule(const py::dict& schedule_dict, const std::string& format, const py::object& scenario_arg,
                             const py::kwargs& fields) {
   const Schedule schedule = schedule_of(schedule_dict);
   if (format == "text") return to_text(schedule);
   if (format == "json") return to_json(schedule).dump(2) + "\n";
-  if (format != "pytorch-csv") {
-    throw InputError(fmt::format("format: unknown schedule format '{}' (expected text, json or pytorch-csv)", format));
+  if (format != "pytorch-csv" && format != "pytorch-csv-comms") {
+    throw InputError(fmt::format(
+        "format: unknown schedule format '{}' (expected text, json, pytorch-csv or pytorch-csv-comms)", format));
   }
   Scenario scenario = scenario_from_arguments(scenario_arg, fields, "format_schedule");
   catalog::default_unit_costs(scenario.spec);
   catalog::apply_schedule_shape(schedule, scenario.spec, "schedule");
   const Problem problem = scenario.spec.build(scenario.source);
   validate(problem, schedule, MemoryCheck::skip);
-  return to_pytorch_csv(problem, schedule);
+  return to_pytorch_csv(problem, schedule,
+                        format == "pytorch-csv" ? PytorchCsvForm::compute_only : PytorchCsvForm::compute_comms);
 }
 
 std::string schedule_format_for(const std::string& path, const py::object& format) {
@@ -246,7 +251,7 @@ py::dict trace_columns(const py::dict& trace_dict) {
   return columns;
 }
 
-py::dict solve(double time_limit, int threads, const py::object& scenario_arg, const py::kwargs& fields) {
+py::dict solve(std::int64_t node_limit, double time_limit, int threads, const py::object& scenario_arg, const py::kwargs& fields) {
   const Scenario scenario = scenario_from_arguments(scenario_arg, fields, "solve");
   const bool limit_given = gives_field(fields, "mem_limit");
   nlohmann::json result;
@@ -254,6 +259,7 @@ py::dict solve(double time_limit, int threads, const py::object& scenario_arg, c
     py::gil_scoped_release release;
     const Problem problem = scenario.spec.build(scenario.source);
     IlpOptions ilp;
+    ilp.node_limit = node_limit;
     ilp.time_limit_s = time_limit;
     ilp.threads = threads;
     const catalog::SolveRun run = catalog::solve_row(problem, ilp, limit_given ? "--mem-limit" : scenario.source);
@@ -371,7 +377,7 @@ PYBIND11_MODULE(_zbsim, m) {
       },
       py::arg("text"), py::arg("source") = "schedule", "Schedule text (any of the three forms) as a schedule dict.");
   m.def("format_schedule", &format_schedule, py::arg("schedule"), py::arg("format") = "text",
-        py::arg("scenario") = py::none(), "A schedule as text, json or pytorch-csv (which takes the problem's fields).");
+        py::arg("scenario") = py::none(), "A schedule as text, json, pytorch-csv or pytorch-csv-comms (PyTorch's take the problem's fields).");
   m.def(
       "write_schedule",
       [](const py::dict& schedule, const py::object& path, const py::object& format, const py::object& scenario_arg,
@@ -384,11 +390,18 @@ PYBIND11_MODULE(_zbsim, m) {
 
   m.def(
       "read_trace",
-      [](const py::object& path) {
-        const std::string file = path_of(path);
-        return python_from_json(to_json(trace_from_json(parse_json(read_file(file), file), file)));
+      [](const py::object& paths) {
+        std::vector<std::string> files;
+        if (py::isinstance<py::str>(paths) || py::hasattr(paths, "__fspath__")) {
+          files.push_back(path_of(paths));
+        } else {
+          for (const py::handle path : paths) files.push_back(path_of(path));
+        }
+        return python_from_json(to_json(catalog::read_trace_files(files)));
       },
-      py::arg("path"), "Our trace JSON file (zbsim simulate --trace, zbexec run --trace) as a trace dict.");
+      py::arg("paths"),
+      "A trace file as a trace dict: ours (zbsim simulate --trace, zbexec run --trace), or the torch.profiler "
+      "files of one PyTorch pipeline run (a list, one per rank), told apart by content.");
   m.def("format_trace", &format_trace, py::arg("traces"), py::arg("format") = "trace",
         "One trace (or a list, for chrome and svg) as trace JSON, a Chrome trace or an SVG timeline.");
   m.def(
@@ -402,10 +415,10 @@ PYBIND11_MODULE(_zbsim, m) {
   m.def("trace_columns", &trace_columns, py::arg("trace"),
         "A trace's spans as columns (numpy arrays when numpy is installed): pandas.DataFrame(trace_columns(t)).");
 
-  m.def("solve", &solve, py::arg("time_limit") = 30.0, py::arg("threads") = 1, py::arg("scenario") = py::none(),
+  m.def("solve", &solve, py::arg("node_limit") = IlpOptions{}.node_limit, py::arg("time_limit") = 30.0, py::arg("threads") = 1, py::arg("scenario") = py::none(),
         "zb-ilp under the memory limit: {'problem', 'result' (the row of `zbsim solve --format json`), 'schedule'}.");
   m.def("frontier", &frontier, py::arg("from_") = 1.0, py::arg("to") = 3.0, py::arg("step") = 0.125,
-        py::arg("ilp") = false, py::arg("time_limit") = 10.0, py::arg("placements") = py::none(),
+        py::arg("ilp") = false, py::arg("time_limit") = FrontierOptions{}.ilp_time_limit_s, py::arg("placements") = py::none(),
         py::arg("scenario") = py::none(), "The object `zbsim frontier --format json` prints.");
   m.def("sweep", &sweep_grid, py::arg("grid"), py::arg("jobs") = py::none(),
         "Every point of a grid (a file or a dict in the grid file's form): the rows of the sweep's JSON lines.");

@@ -19,7 +19,9 @@ def test_a_schedule_is_our_json_form_and_its_actions_are_records(cli):
 @pytest.mark.parametrize("schedule, fmt, to", [("zb-h1", "text", "text"), ("zb-h2", "json", "json"),
                                                ("zb-h1", "pytorch-csv", "pytorch-csv"),
                                                ("1f1b-i", "pytorch-csv", "pytorch-csv"),
-                                               ("dualpipe-v", "pytorch-csv", "pytorch-csv")])
+                                               ("dualpipe-v", "pytorch-csv", "pytorch-csv"),
+                                               ("zb-h1", "pytorch-csv-comms", "pytorch-csv-comms"),
+                                               ("zb-v", "pytorch-csv-comms", "pytorch-csv-comms")])
 def test_formats_equal_zbsim_export(cli, schedule, fmt, to):
     expected = cli.run("export", "--schedule", schedule, "--p", "4", "--m", "8", "--to", to).stdout
     generated = zbsim.schedule(schedule, p=4, m=8)

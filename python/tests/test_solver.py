@@ -28,6 +28,16 @@ def test_an_infeasible_limit_is_the_clis_error(cli):
     assert str(error.value) == message
 
 
+@pytest.mark.parametrize("flags, keywords", [(["--node-limit", "0"], dict(node_limit=0)),
+                                             (["--time-limit", "0"], dict(time_limit=0)),
+                                             (["--threads", "0"], dict(threads=0))])
+def test_solver_option_errors_are_the_clis(cli, flags, keywords):
+    message = cli.error("solve", *SOLVE_FLAGS, *flags)
+    with pytest.raises(ValueError) as error:
+        zbsim.solve(**SOLVE_KW, **keywords)
+    assert str(error.value) == message
+
+
 def test_frontier_is_the_clis_json(cli):
     flags = ["--p", "4", "--m", "8", "--tf", "1", "--tb", "1", "--tw", "1", "--from", "1", "--to", "2"]
     expected = cli.json("frontier", *flags)

@@ -8,6 +8,7 @@
 namespace zb::catalog {
 
 SolveRun solve_row(const Problem& problem, const IlpOptions& options, std::string_view limit_source) {
+  if (options.node_limit < 1) throw InputError(fmt::format("--node-limit: {} (need at least 1 node)", options.node_limit));
   if (!(options.time_limit_s > 0)) {
     throw InputError(fmt::format("--time-limit: {} is not a positive number of seconds", options.time_limit_s));
   }
@@ -25,6 +26,8 @@ SolveRun solve_row(const Problem& problem, const IlpOptions& options, std::strin
                     {"heuristic_span", result.heuristic_span},
                     {"memory_limit", result.memory_limit},
                     {"order_variables", static_cast<double>(result.order_variables)},
+                    {"nodes", static_cast<double>(result.nodes)},
+                    {"stopped_by_wall_clock", result.stopped_by_wall_clock ? 1.0 : 0.0},
                     {"decomposed", result.decomposed ? 1.0 : 0.0}};
   if (!result.message.empty()) run.row.reason = result.message;
   return run;

@@ -16,7 +16,7 @@ struct SolveRun {
   Trace trace;    // the evaluator's trace of the schedule found
 };
 
-// Checks the options (InputError naming --time-limit or --threads), solves, and runs the schedule
+// Checks the options (InputError naming --node-limit, --time-limit or --threads), solves, and runs the schedule
 // found through the evaluator. An infeasible limit is a ScheduleError naming `limit_source` (the
 // flag or file the limit came from).
 SolveRun solve_row(const Problem& problem, const IlpOptions& options, std::string_view limit_source);

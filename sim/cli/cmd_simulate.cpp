@@ -61,7 +61,9 @@ int run_simulate(int argc, char** argv) {
   std::optional<catalog::GivenSchedule> given;
   if (values.count("schedule-file")) {
     const std::string path = values["schedule-file"].as<std::string>();
-    given = catalog::GivenSchedule{catalog::read_schedule_file(path), path};
+    std::string note;
+    given = catalog::GivenSchedule{catalog::read_schedule_file(path, &note), path};
+    if (!note.empty()) std::cerr << fmt::format("zbsim: {}: {}\n", path, note);
   }
   const catalog::SingleRun run = catalog::run_single(scenario, name, given, engine);
   const catalog::ResultRow& row = run.row;

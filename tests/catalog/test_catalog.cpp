@@ -272,7 +272,7 @@ TEST(CatalogSolveRow, TheSolversNumbersAreExtrasAndAnInfeasibleLimitNamesItsSour
   EXPECT_EQ(run.row.schedule, "zb-ilp");
   EXPECT_EQ(run.row.status, ilp_status_name(run.result.status));
   EXPECT_DOUBLE_EQ(run.row.metrics.span, run.result.span);
-  ASSERT_EQ(run.row.extras.size(), 7u);
+  ASSERT_EQ(run.row.extras.size(), 9u);
   EXPECT_EQ(run.row.extras[0].first, "best_bound");
   spec.mem_limit = MemoryLimit::parse("0.5", "t");
   EXPECT_EQ(error_of([&] { catalog::solve_row(spec.build(), options, "s.json"); }).rfind("s.json: ", 0), 0u);
