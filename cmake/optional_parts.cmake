@@ -36,4 +36,21 @@ if(ZB_WITH_CUDA)
   endif()
 endif()
 
-message(STATUS "zbsim parts: SimGrid=${ZB_WITH_SIMGRID} CBC=${ZB_WITH_CBC} GUI=${ZB_WITH_GUI} CUDA=${ZB_WITH_CUDA}")
+if(ZB_WITH_PYTHON)
+  # Debian's interpreter, where python3-dev, pybind11-dev, python3-pytest and python3-numpy install
+  # (a pyenv or conda python3 earlier on PATH has none of them); -DPython_EXECUTABLE=... chooses another.
+  if(NOT Python_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The Python of the zbsim module and its tests")
+  endif()
+  find_package(Python 3.8 QUIET COMPONENTS Interpreter Development.Module)
+  if(Python_FOUND)
+    set(PYBIND11_FINDPYTHON ON)  # pybind11 uses the Python found above
+    find_package(pybind11 2.6 CONFIG QUIET)
+  endif()
+  if(NOT Python_FOUND OR NOT pybind11_FOUND)
+    message(STATUS "zbsim: Python headers or pybind11 not found (Debian: python3-dev pybind11-dev): Python module disabled")
+    set(ZB_WITH_PYTHON OFF)
+  endif()
+endif()
+
+message(STATUS "zbsim parts: SimGrid=${ZB_WITH_SIMGRID} CBC=${ZB_WITH_CBC} GUI=${ZB_WITH_GUI} CUDA=${ZB_WITH_CUDA} Python=${ZB_WITH_PYTHON}")

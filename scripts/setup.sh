@@ -9,7 +9,8 @@ ZB_PACKAGES=(cmake ninja-build g++ pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   libsimgrid-dev coinor-libcbc-dev libopenblas-dev
   libopenmpi-dev openmpi-bin
-  qt6-base-dev qt6-svg-dev libgl1-mesa-dev)
+  qt6-base-dev qt6-svg-dev libgl1-mesa-dev
+  python3-dev pybind11-dev python3-pytest python3-numpy)
 
 zb_install_packages() {
   local missing=()

@@ -26,15 +26,4 @@ std::vector<GivenField> given_problem_flags(const po::variables_map& values) {
   return given;
 }
 
-std::vector<std::string> apply_problem_flags(const po::variables_map& values, ProblemSpec& spec,
-                                             std::span<const std::string_view> skip) {
-  std::vector<std::string> keys;
-  for (const GivenField& given : given_problem_flags(values)) {
-    if (std::find(skip.begin(), skip.end(), given.field->key) != skip.end()) continue;
-    given.apply(spec);
-    keys.emplace_back(given.field->key);
-  }
-  return keys;
-}
-
 }  // namespace zb::catalog

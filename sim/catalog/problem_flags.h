@@ -32,9 +32,4 @@ struct GivenField {
 // The problem flags present in `values`, in the table's order.
 std::vector<GivenField> given_problem_flags(const boost::program_options::variables_map& values);
 
-// Applies every problem flag present in `values` (except the fields named in `skip`) to `spec`;
-// returns the keys of the fields it set.
-std::vector<std::string> apply_problem_flags(const boost::program_options::variables_map& values, ProblemSpec& spec,
-                                             std::span<const std::string_view> skip = {});
-
 }  // namespace zb::catalog

@@ -30,6 +30,15 @@ std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const Gen
   return adjusted;
 }
 
+NamedSchedule generate_named(const std::string& name, const ProblemSpec& spec, std::string_view source) {
+  std::string reason;
+  const auto adjusted = spec_for_generator(spec, generators().get(name), reason);
+  if (!adjusted) throw InputError(fmt::format("{}: {}", name, reason));
+  NamedSchedule named{adjusted->build(source), {}};
+  named.schedule = generate(generators(), name, named.problem);
+  return named;
+}
+
 ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, const EngineOptions& engine,
                            Trace* trace) {
   ResultRow row;

@@ -5,12 +5,14 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "sim/catalog/engines.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
+#include "sim/schedule/schedule.h"
 #include "sim/schedule/trace.h"
 
 namespace zb::catalog {
@@ -36,6 +38,15 @@ std::optional<ProblemSpec> spec_at_chunks(const ProblemSpec& spec, int chunks, s
 // given per stage the problem cannot be rebuilt for another v, and `reason` says so (returns
 // nullopt).
 std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, std::string& reason);
+
+// The schedule generator `name` makes for `spec`, at the chunk count and placement it runs at
+// (spec_for_generator), with the problem it was made for. Unlike a row, a shape the generator
+// cannot build is an InputError naming it (zbsim export, the Python module's schedule()).
+struct NamedSchedule {
+  Problem problem;
+  Schedule schedule;
+};
+NamedSchedule generate_named(const std::string& name, const ProblemSpec& spec, std::string_view source);
 
 // The row for one generator; `trace` receives the trace when the row has metrics. Problems the
 // generator cannot handle become a row with a status, never an exception; an unknown name is an

@@ -1,14 +1,12 @@
 // zbsim compare: every chosen schedule on one problem, side by side.
-#include <fmt/format.h>
-
 #include <iostream>
+#include <optional>
 
 #include "sim/schedule/atomic_file.h"
-#include "sim/schedule/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/problem_options.h"
 #include "sim/catalog/generators.h"
-#include "sim/catalog/run_row.h"
+#include "sim/catalog/comparison.h"
 #include "sim/cli/results.h"
 #include "sim/schedule/trace_writers.h"
 
@@ -37,27 +35,13 @@ int run_compare(int argc, char** argv) {
   }
   const Scenario scenario = scenario_from_options(values);
   const Format format = parse_format(values["format"].as<std::string>());
-  scenario.spec.build(scenario.source);  // bad problems fail here, before any output
-  std::vector<std::string> names = values.count("schedules") ? split_list(values["schedules"].as<std::string>())
-                                   : scenario.schedules.empty() ? catalog::generators().names()
-                                                                : scenario.schedules;
-  for (const auto& name : names) {
-    try {
-      catalog::generators().get(name);  // unknown names fail before any work
-    } catch (const InputError& e) {
-      if (values.count("schedules") || scenario.schedules.empty()) throw;
-      throw InputError(fmt::format("{}: field 'schedules': {}", scenario.source, e.what()));
-    }
-  }
-
-  std::vector<catalog::ResultRow> rows;
-  std::vector<Trace> traces(names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    rows.push_back(catalog::run_generator_row(names[i], scenario.spec, catalog::EngineOptions{}, &traces[i]));
-  }
+  std::optional<std::vector<std::string>> chosen;
+  if (values.count("schedules")) chosen = split_list(values["schedules"].as<std::string>());
+  const catalog::Comparison comparison = catalog::compare_schedules(scenario, chosen);
+  const std::vector<catalog::ResultRow>& rows = comparison.rows;
   std::vector<LabeledTrace> drawn;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].has_metrics) drawn.push_back({rows[i].schedule, &traces[i]});
+    if (rows[i].has_metrics) drawn.push_back({rows[i].schedule, &comparison.traces[i]});
   }
   if (values.count("svg")) write_file_atomically(values["svg"].as<std::string>(), to_svg(drawn));
   if (values.count("chrome")) write_file_atomically(values["chrome"].as<std::string>(), to_chrome_trace(drawn));

@@ -15,6 +15,7 @@
 #include "sim/schedule/torchtitan_settings.h"
 #include "sim/catalog/generators.h"
 #include "sim/catalog/run_row.h"
+#include "sim/catalog/scenario_input.h"
 #include "sim/catalog/schedule_files.h"
 #include "sim/schedule/trace_json.h"
 #include "sim/schedule/trace_writers.h"
@@ -47,9 +48,7 @@ int run_export(int argc, char** argv) {
     return 0;
   }
   Scenario scenario = scenario_from_options(values);
-  for (auto* costs : {&scenario.spec.t_f, &scenario.spec.t_b, &scenario.spec.t_w}) {
-    if (costs->empty()) *costs = {1.0};
-  }
+  catalog::default_unit_costs(scenario.spec);
   const std::string to = values["to"].as<std::string>();
   const std::string formats[] = {"text", "json", "pytorch-csv", "pytorch-csv-comms", "torchtitan", "svg", "chrome", "trace"};
   if (std::find(std::begin(formats), std::end(formats), to) == std::end(formats)) {
@@ -76,12 +75,10 @@ int run_export(int argc, char** argv) {
     if (!note.empty()) std::cerr << fmt::format("zbsim: {}: {}\n", path, note);
     problem = scenario.spec.build(scenario.source);
   } else {
-    const std::string name = values["schedule"].as<std::string>();
-    std::string reason;
-    const auto spec = catalog::spec_for_generator(scenario.spec, catalog::generators().get(name), reason);
-    if (!spec) throw InputError(fmt::format("{}: {}", name, reason));
-    problem = spec->build(scenario.source);
-    schedule = generate(catalog::generators(), name, problem);
+    catalog::NamedSchedule named =
+        catalog::generate_named(values["schedule"].as<std::string>(), scenario.spec, scenario.source);
+    problem = std::move(named.problem);
+    schedule = std::move(named.schedule);
   }
   validate(problem, schedule, MemoryCheck::skip);
 

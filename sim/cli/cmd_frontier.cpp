@@ -4,12 +4,10 @@
 
 #include <iostream>
 #include <optional>
-#include <nlohmann/json.hpp>
 
-#include "sim/catalog/run_row.h"
+#include "sim/catalog/frontier_curves.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/cli/commands.h"
-#include "sim/schedule/error.h"
 #include "sim/solver/frontier.h"
 #include "sim/solver/frontier_svg.h"
 #include "sim/cli/problem_options.h"
@@ -20,27 +18,6 @@ namespace zb::cli {
 namespace po = boost::program_options;
 
 namespace {
-
-nlohmann::json point_json(const FrontierPoint& point) {
-  nlohmann::json item = {{"limit_times_p", point.limit_times_p}, {"limit", point.limit}};
-  item["zb-auto"] = point.auto_feasible ? nlohmann::json{{"status", "ok"},
-                                                         {"span", point.auto_span},
-                                                         {"bubble_rate", point.auto_bubble_rate},
-                                                         {"peak_memory", point.auto_peak_memory}}
-                                        : nlohmann::json{{"status", "infeasible"}};
-  if (point.ilp) {
-    const IlpResult& r = *point.ilp;
-    item["zb-ilp"] = r.status == IlpStatus::infeasible
-                         ? nlohmann::json{{"status", "infeasible"}, {"reason", r.message}}
-                         : nlohmann::json{{"status", ilp_status_name(r.status)},
-                                          {"span", r.span},
-                                          {"bubble_rate", point.ilp_bubble_rate},
-                                          {"best_bound", r.best_bound},
-                                          {"gap", r.gap},
-                                          {"solve_seconds", r.solve_seconds}};
-  }
-  return item;
-}
 
 std::string csv_row(const FrontierCurve& curve, const FrontierPoint& point, bool ilp) {
   std::string out = fmt::format("{},{},{},{},", placement_name(curve.placement), curve.chunks, point.limit_times_p,
@@ -100,15 +77,7 @@ std::string table(const ProblemSpec& spec, const std::vector<FrontierCurve>& cur
 }
 
 std::string frontier_text(const ProblemSpec& spec, const std::vector<FrontierCurve>& curves, Format format) {
-  if (format == Format::json) {
-    nlohmann::json items = nlohmann::json::array();
-    for (const FrontierCurve& curve : curves) {
-      nlohmann::json rows = nlohmann::json::array();
-      for (const FrontierPoint& point : curve.points) rows.push_back(point_json(point));
-      items.push_back({{"placement", placement_name(curve.placement)}, {"chunks", curve.chunks}, {"frontier", rows}});
-    }
-    return nlohmann::json{{"problem", to_json(spec)}, {"curves", std::move(items)}}.dump(2) + "\n";
-  }
+  if (format == Format::json) return catalog::frontier_json(spec, curves).dump(2) + "\n";
   if (format == Format::csv) {
     bool ilp = false;
     for (const FrontierCurve& curve : curves) ilp = ilp || (!curve.points.empty() && curve.points.front().ilp);
@@ -121,35 +90,6 @@ std::string frontier_text(const ProblemSpec& spec, const std::vector<FrontierCur
     return out;
   }
   return table(spec, curves);
-}
-
-// The placements to draw: --placements, else the one the user chose, else one chunk per device
-// beside the V (when the costs are per device, so both carry the same work).
-std::vector<Placement> placements_to_draw(const po::variables_map& values, const ProblemSpec& spec) {
-  if (values.count("placements")) {
-    std::vector<Placement> chosen;
-    for (const std::string& name : split_list(values["placements"].as<std::string>())) {
-      chosen.push_back(parse_placement(name, "--placements"));
-    }
-    if (chosen.empty()) throw InputError("--placements: name at least one of linear, interleaved, vshape");
-    return chosen;
-  }
-  if (spec.placement || spec.chunks != 1 || !spec.chunk_independent()) {
-    return {spec.placement.value_or(spec.chunks == 1 ? Placement::linear : Placement::interleaved)};
-  }
-  return {Placement::linear, Placement::vshape};
-}
-
-// The spec at a placement's natural chunk count: 1 linear, 2 V, the given count (or 2) interleaved.
-ProblemSpec spec_at(const ProblemSpec& spec, Placement placement) {
-  const int chunks = placement == Placement::linear   ? 1
-                     : placement == Placement::vshape ? 2
-                                                      : std::max(2, spec.chunks);
-  std::string reason;
-  std::optional<ProblemSpec> adjusted = catalog::spec_at_chunks(spec, chunks, reason);
-  if (!adjusted) throw InputError(fmt::format("--placements {}: {}", placement_name(placement), reason));
-  adjusted->placement = placement;
-  return *adjusted;
 }
 
 }  // namespace
@@ -186,23 +126,10 @@ int run_frontier(int argc, char** argv) {
   frontier.step_times_p = values["step"].as<double>();
   frontier.with_ilp = values["ilp"].as<bool>();
   frontier.ilp_time_limit_s = values["time-limit"].as<double>();
-  if (!(frontier.from_times_p > 0) || !(frontier.step_times_p > 0) || frontier.to_times_p < frontier.from_times_p) {
-    throw InputError(fmt::format("--from {:g} --to {:g} --step {:g}: need from > 0, step > 0 and to >= from",
-                                 frontier.from_times_p, frontier.to_times_p, frontier.step_times_p));
-  }
-  if (frontier.with_ilp && !(frontier.ilp_time_limit_s > 0)) {
-    throw InputError(fmt::format("--time-limit: {} is not a positive number of seconds", frontier.ilp_time_limit_s));
-  }
-  // Every input is checked before the first (possibly long) solve.
-  std::vector<std::pair<Placement, Problem>> problems;
-  for (Placement placement : placements_to_draw(values, scenario.spec)) {
-    const ProblemSpec spec = spec_at(scenario.spec, placement);
-    problems.emplace_back(placement, spec.build(scenario.source));
-  }
-  std::vector<FrontierCurve> curves;
-  for (const auto& [placement, problem] : problems) {
-    curves.push_back({placement, problem.chunks, memory_frontier(problem, frontier)});
-  }
+  std::optional<std::vector<std::string>> placements;
+  if (values.count("placements")) placements = split_list(values["placements"].as<std::string>());
+  const std::vector<FrontierCurve> curves =
+      catalog::frontier_curves(scenario.spec, scenario.source, placements, frontier);
   if (values.count("svg")) {
     const std::string title = fmt::format("Memory frontier: p={} m={}{}", scenario.spec.devices,
                                           scenario.spec.microbatches,

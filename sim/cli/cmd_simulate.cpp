@@ -3,9 +3,10 @@
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "sim/catalog/generators.h"
-#include "sim/catalog/run_row.h"
+#include "sim/catalog/single_run.h"
 #include "sim/catalog/schedule_files.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/cli/commands.h"
@@ -45,45 +46,34 @@ int run_simulate(int argc, char** argv) {
                           {"trace", "chrome", "svg"})) {
     return 0;
   }
-  Scenario scenario = scenario_from_options(values);
+  const Scenario scenario = scenario_from_options(values);
   const Format format = parse_format(values["format"].as<std::string>());
   catalog::EngineOptions engine;
   engine.engine = values["engine"].as<std::string>();
-  if (values.count("cluster")) {
-    engine.cluster = values["cluster"].as<std::string>();
-  } else if (engine.engine == "simgrid") {
-    engine.cluster = scenario_cluster_file(scenario);  // a model-driven scenario's own cluster
-  }
+  if (values.count("cluster")) engine.cluster = values["cluster"].as<std::string>();
   engine.optimizer_step_time = values["optimizer-step-time"].as<double>();
   engine.verbose = values["verbose"].as<bool>();
-  catalog::check_engine_options(engine);
   if (values.count("schedule") && values.count("schedule-file")) {
     throw InputError("give either --schedule or --schedule-file, not both");
   }
-
-  catalog::ResultRow row;
-  Trace trace;
+  std::optional<std::string> name;
+  if (values.count("schedule")) name = values["schedule"].as<std::string>();
+  std::optional<catalog::GivenSchedule> given;
   if (values.count("schedule-file")) {
     const std::string path = values["schedule-file"].as<std::string>();
     std::string note;
-    const Schedule schedule = catalog::load_schedule_file(path, scenario.spec, &note);
+    given = catalog::GivenSchedule{catalog::read_schedule_file(path, &note), path};
     if (!note.empty()) std::cerr << fmt::format("zbsim: {}: {}\n", path, note);
-    row = catalog::run_schedule_row(schedule, scenario.spec.build(scenario.source), engine, &trace);
-  } else {
-    scenario.spec.build(scenario.source);
-    const std::string name = values.count("schedule")         ? values["schedule"].as<std::string>()
-                             : !scenario.schedules.empty() ? scenario.schedules.front()
-                                                           : "zb-h1";
-    row = catalog::run_generator_row(name, scenario.spec, engine, &trace);
-    if (!row.has_metrics) throw InputError(fmt::format("{}: {}", name, row.reason));
   }
-  trace.meta.problem_json = to_json(scenario.spec.with_chunks(row.chunks)).dump();
+  const catalog::SingleRun run = catalog::run_single(scenario, name, given, engine);
+  const catalog::ResultRow& row = run.row;
+  const Trace& trace = run.trace;
   if (values.count("trace")) write_file_atomically(values["trace"].as<std::string>(), to_json(trace).dump() + "\n");
   if (values.count("chrome")) {
     write_file_atomically(values["chrome"].as<std::string>(), to_chrome_trace({{row.schedule, &trace}}));
   }
   if (values.count("svg")) write_file_atomically(values["svg"].as<std::string>(), to_svg({{row.schedule, &trace}}));
-  std::cout << results_text(scenario.spec.with_chunks(row.chunks), {row}, format);
+  std::cout << results_text(run.spec, {row}, format);
   return 0;
 }
 

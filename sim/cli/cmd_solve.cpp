@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <iostream>
 
-#include "sim/catalog/run_row.h"
+#include "sim/catalog/solve_row.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/cli/commands.h"
 #include "sim/schedule/error.h"
@@ -66,34 +66,15 @@ int run_solve(int argc, char** argv) {
   const Problem problem = scenario.spec.build(scenario.source);
   IlpOptions ilp;
   ilp.node_limit = values["node-limit"].as<std::int64_t>();
-  if (ilp.node_limit < 1) throw InputError(fmt::format("--node-limit: {} (need at least 1 node)", ilp.node_limit));
   ilp.time_limit_s = values["time-limit"].as<double>();
-  if (!(ilp.time_limit_s > 0)) throw InputError(fmt::format("--time-limit: {} is not a positive number of seconds", ilp.time_limit_s));
   ilp.threads = values["threads"].as<int>();
-  if (ilp.threads < 1) throw InputError(fmt::format("--threads: {} (need at least 1)", ilp.threads));
   if (values.count("lp")) ilp.lp_file = values["lp"].as<std::string>();
-
-  const IlpResult result = solve_ilp(problem, ilp);
-  if (result.status == IlpStatus::infeasible) {
-    throw ScheduleError(fmt::format("{}: {}", values.count("mem-limit") ? "--mem-limit" : scenario.source, result.message));
-  }
-  Trace trace;
-  catalog::ResultRow row = catalog::run_schedule_row(result.schedule, problem, catalog::EngineOptions{}, &trace);
-  row.schedule = "zb-ilp";
-  row.status = std::string(ilp_status_name(result.status));
-  // The table shows these in its summary line; JSON and CSV carry them as fields.
-  if (format != Format::table) {
-    row.extras = {{"best_bound", result.best_bound},
-                {"gap", result.gap},
-                {"solve_seconds", result.solve_seconds},
-                {"heuristic_span", result.heuristic_span},
-                {"memory_limit", result.memory_limit},
-                {"order_variables", static_cast<double>(result.order_variables)},
-                {"nodes", static_cast<double>(result.nodes)},
-                {"stopped_by_wall_clock", result.stopped_by_wall_clock ? 1.0 : 0.0},
-                {"decomposed", result.decomposed ? 1.0 : 0.0}};
-  }
-  if (!result.message.empty()) row.reason = result.message;
+  catalog::SolveRun run =
+      catalog::solve_row(problem, ilp, values.count("mem-limit") ? "--mem-limit" : scenario.source);
+  const IlpResult& result = run.result;
+  catalog::ResultRow& row = run.row;
+  // The table shows the solver's numbers in its summary line; JSON and CSV carry them as fields.
+  if (format == Format::table) row.extras.clear();
 
   if (values.count("out")) {
     const std::string header = fmt::format("# zb-ilp {} span {:g} bound {:g} memory limit {:g} (p={} m={})\n",
@@ -105,7 +86,7 @@ int run_solve(int argc, char** argv) {
     Schedule heuristic = greedy_schedule(problem, result.memory_limit).schedule;
     const Trace auto_trace = evaluate(problem, heuristic);
     write_file_atomically(values["svg"].as<std::string>(),
-                          to_svg({LabeledTrace{"zb-auto", &auto_trace}, LabeledTrace{"zb-ilp", &trace}}));
+                          to_svg({LabeledTrace{"zb-auto", &auto_trace}, LabeledTrace{"zb-ilp", &run.trace}}));
   }
   if (format == Format::table) std::cout << summary_line(result, row.metrics.bubble_rate, problem.time_unit) << "\n";
   std::cout << results_text(scenario.spec, {row}, format);

@@ -4,9 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <thread>
-
 #include "sim/cli/commands.h"
 #include "sim/cli/problem_options.h"
 #include "sim/schedule/atomic_file.h"
@@ -53,11 +50,12 @@ int run_sweep(int argc, char** argv) {
   if (!values.count("grid")) throw InputError("--grid: missing (a grid file, e.g. scenarios/sweeps/bubble-vs-m.json)");
   sweep::RunOptions run;
   run.out = out;
-  run.jobs = values.count("jobs") ? values["jobs"].as<int>() : static_cast<int>(std::thread::hardware_concurrency());
-  if (values.count("jobs") && (run.jobs < 1 || run.jobs > 1024)) {
-    throw InputError(fmt::format("--jobs: {}: expected 1 to 1024", run.jobs));
+  if (values.count("jobs")) {
+    run.jobs = values["jobs"].as<int>();
+    sweep::check_jobs(run.jobs);
+  } else {
+    run.jobs = sweep::default_jobs();
   }
-  run.jobs = std::max(1, run.jobs);
   if (values.count("shard")) run.shard = sweep::parse_shard(values["shard"].as<std::string>());
   run.resume = values["resume"].as<bool>();
   run.progress = ::isatty(STDERR_FILENO) == 1;

@@ -7,13 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/catalog/problem_flags.h"
+#include "sim/catalog/scenario_input.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 
 namespace zb::cli {
 
 namespace po = boost::program_options;
-
 
 po::options_description problem_options() {
   po::options_description options("Problem (a scenario file, flags, or both: flags override the file)");
@@ -26,20 +26,7 @@ Scenario scenario_from_options(const po::variables_map& options) {
   Scenario scenario;
   scenario.source = "command line";
   if (options.count("scenario")) scenario = load_scenario(options["scenario"].as<std::string>());
-  constexpr std::string_view kAuto[] = {"mem_limit"};
-  const bool limit_auto = options.count("mem-limit") && options["mem-limit"].as<std::string>() == "auto";
-  if (limit_auto) {
-    // The limit from device memory: model-driven scenarios only.
-    if (!scenario.model_driven()) {
-      throw InputError("--mem-limit auto: needs a model-driven scenario (--scenario with a 'model' field)");
-    }
-    scenario.explicit_fields.erase("mem_limit");
-  }
-  for (std::string& key : catalog::apply_problem_flags(options, scenario.spec, limit_auto ? kAuto : std::span<const std::string_view>{})) {
-    scenario.explicit_fields.insert(std::move(key));
-  }
-  derive_model_costs(scenario);
-  return scenario;
+  return catalog::apply_given_fields(std::move(scenario), catalog::given_problem_flags(options));
 }
 
 std::vector<std::string> split_list(const std::string& text) {

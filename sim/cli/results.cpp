@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/catalog/result_json.h"
 #include "sim/schedule/csv_field.h"
 #include "sim/schedule/error.h"
 
@@ -50,27 +51,8 @@ std::string describe(const ProblemSpec& spec) {
 
 }  // namespace
 
-nlohmann::json results_json(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows) {
-  nlohmann::json results = nlohmann::json::array();
-  for (const catalog::ResultRow& row : rows) {
-    nlohmann::json item = {{"schedule", row.schedule}, {"status", row.status}, {"chunks", row.chunks}};
-    if (row.has_metrics) {
-      item["makespan"] = row.metrics.makespan;
-      item["span"] = row.metrics.span;
-      item["work"] = row.metrics.work;
-      item["bubble_rate"] = row.metrics.bubble_rate;
-      item["peak_memory"] = row.metrics.peak_memory;
-      item["idle"] = row.metrics.idle;
-    }
-    for (const auto& [key, value] : row.extras) item[key] = value;
-    if (!row.reason.empty()) item["reason"] = row.reason;
-    results.push_back(std::move(item));
-  }
-  return {{"problem", to_json(spec)}, {"results", std::move(results)}};
-}
-
 std::string results_text(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows, Format format) {
-  if (format == Format::json) return results_json(spec, rows).dump(2) + "\n";
+  if (format == Format::json) return catalog::results_json(spec, rows).dump(2) + "\n";
   if (format == Format::csv) {
     std::string out = "schedule,status,chunks,makespan,span,work,bubble_rate,peak_memory_max,idle_max,peak_memory,idle";
     std::vector<std::string> extra_keys;

@@ -1,8 +1,6 @@
 // The table/JSON/CSV forms zbsim prints of result rows (catalog/run_row.h).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -14,8 +12,7 @@ namespace zb::cli {
 enum class Format { table, json, csv };
 Format parse_format(const std::string& text);
 
-// The JSON object of docs/design.md section 8: {"problem": {...}, "results": [...]}.
-nlohmann::json results_json(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows);
+// JSON is catalog::results_json (sim/catalog/result_json.h), shared with the Python module.
 std::string results_text(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows, Format format);
 
 }  // namespace zb::cli

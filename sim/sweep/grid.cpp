@@ -101,11 +101,14 @@ std::vector<std::string> Grid::extra_columns() const {
 }
 
 Grid load_grid(const std::string& path) {
-  const nlohmann::ordered_json object = parse_ordered_json(read_file(path), path);
+  return grid_from_json(parse_ordered_json(read_file(path), path), path, std::filesystem::path(path).parent_path().string());
+}
+
+Grid grid_from_json(const nlohmann::ordered_json& object, const std::string& path, const std::string& base_dir) {
   if (!object.is_object()) throw InputError(fmt::format("{}: a sweep grid must be a JSON object", path));
   Grid grid;
   grid.source = path;
-  grid.base_dir = std::filesystem::path(path).parent_path().string();
+  grid.base_dir = base_dir;
   nlohmann::json scenario_file = nlohmann::json::object();
   nlohmann::json inline_base = nlohmann::json::object();
   bool has_axes = false;

@@ -53,5 +53,8 @@ struct Grid {
 // every axis value once (applied to the first point). Errors are InputErrors naming the file, the
 // field and the value.
 Grid load_grid(const std::string& path);
+// The same from a parsed object (the Python module's grids); `source` names it in errors and
+// relative paths start at `base_dir`.
+Grid grid_from_json(const nlohmann::ordered_json& object, const std::string& source, const std::string& base_dir);
 
 }  // namespace zb::sweep

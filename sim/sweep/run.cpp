@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "sim/schedule/error.h"
 #include "sim/sweep/output.h"
@@ -32,10 +34,34 @@ Shard parse_shard(const std::string& text) {
   return {i - 1, n};
 }
 
+namespace {
+
+// SimGrid runs one engine per process: points that use it run in forked workers (runner.h).
+bool needs_processes(const Grid& grid, const std::vector<long>& points) {
+  return std::any_of(points.begin(), points.end(), [&](long point) { return grid.point(point).engine == "simgrid"; });
+}
+
+}  // namespace
+
 std::string status_summary(const std::map<std::string, long>& statuses) {
   std::string text;
   for (const auto& [status, count] : statuses) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", count, status);
   return text.empty() ? "nothing to run" : text;
+}
+
+void check_jobs(int jobs) {
+  if (jobs < 1 || jobs > 1024) throw InputError(fmt::format("--jobs: {}: expected 1 to 1024", jobs));
+}
+
+int default_jobs() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+std::vector<Row> run_rows(const Grid& grid, int jobs) {
+  std::vector<long> points(static_cast<std::size_t>(grid.size()));
+  for (std::size_t i = 0; i < points.size(); ++i) points[i] = static_cast<long>(i);
+  std::vector<Row> rows;
+  rows.reserve(points.size());
+  run_points(grid, points, jobs, needs_processes(grid, points), [&](const Row& row) { rows.push_back(row); });
+  return rows;
 }
 
 RunReport run(const Grid& grid, const RunOptions& options) {
@@ -61,12 +87,9 @@ RunReport run(const Grid& grid, const RunOptions& options) {
     });
   }
   std::vector<long> pending;
-  bool simgrid = false;
   const std::vector<long> selected = shard.points(report.total);
   for (const long point : selected) {
-    if (lines.contains(point)) continue;
-    pending.push_back(point);
-    simgrid = simgrid || grid.point(point).engine == "simgrid";
+    if (!lines.contains(point)) pending.push_back(point);
   }
   report.selected = static_cast<long>(selected.size());
   report.kept = static_cast<long>(lines.size());
@@ -75,7 +98,7 @@ RunReport run(const Grid& grid, const RunOptions& options) {
   {
     Appender appender(options.out);
     Progress progress(report.ran, options.progress);
-    run_points(grid, pending, options.jobs, simgrid, [&](const Row& row) {
+    run_points(grid, pending, options.jobs, needs_processes(grid, pending), [&](const Row& row) {
       appender.append(row);
       lines[row.point] = {row.csv_line, row.json_line};
       ++report.statuses[row.status];

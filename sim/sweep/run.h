@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/sweep/grid.h"
+#include "sim/sweep/row.h"
 
 namespace zb::sweep {
 
@@ -43,6 +44,13 @@ struct RunReport {
 // with the same files as an uninterrupted one. Throws InputError when the rows in `out` belong
 // to another grid or shard.
 RunReport run(const Grid& grid, const RunOptions& options);
+
+// Parallel workers: 1 to 1024 (InputError naming --jobs otherwise); by default one per core.
+void check_jobs(int jobs);
+int default_jobs();
+
+// Every point of the grid with `jobs` workers, in point order, without files (the Python module).
+std::vector<Row> run_rows(const Grid& grid, int jobs);
 
 // "20 ok, 4 over-limit" (statuses in name order), or "nothing to run".
 std::string status_summary(const std::map<std::string, long>& statuses);

@@ -3,13 +3,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
+
+#include "sim/catalog/comparison.h"
 #include "sim/catalog/engines.h"
+#include "sim/catalog/frontier_curves.h"
 #include "sim/catalog/generators.h"
+#include "sim/catalog/result_json.h"
+#include "sim/catalog/scenario_input.h"
 #include "sim/catalog/schedule_files.h"
+#include "sim/catalog/single_run.h"
+#include "sim/catalog/solve_row.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/memory.h"
+#include "sim/schedule/problem_fields.h"
 #include "sim/schedule/pytorch_csv.h"
 #include "sim/schedule/validator.h"
 #include "sim/solver/ilp_solver.h"
@@ -162,6 +171,113 @@ TEST(CatalogScheduleFiles, EveryVScheduleRoundTripsThroughTextJsonAndPytorchCsv)
     ++checked;
   }
   EXPECT_GE(checked, 6);  // zb-v-h, dualpipe-v, zb-v, v-min, v-half, v-auto
+}
+
+// Problem fields given on top of a scenario (zbsim's flags, the Python module's keywords).
+TEST(CatalogScenarioInput, GivenFieldsWinBecomeExplicitAndAutoNeedsAModel) {
+  Scenario scenario;
+  scenario.source = "s.json";
+  scenario.spec = testing::uniform_spec(4, 8);
+  const ProblemField* m = find_problem_field("m");
+  const ProblemField* tw = find_problem_field("t_w");
+  const Scenario applied = catalog::apply_given_fields(scenario, {{m, "12"}, {tw, "2,2,2,3"}});
+  EXPECT_EQ(applied.spec.microbatches, 12);
+  EXPECT_EQ(applied.spec.t_w, (std::vector<double>{2, 2, 2, 3}));
+  EXPECT_EQ(applied.explicit_fields, (std::set<std::string>{"m", "t_w"}));
+  EXPECT_EQ(error_of([&] { catalog::apply_given_fields(scenario, {{m, "x"}}); }), "--m: expected a whole number, got 'x'");
+  EXPECT_EQ(error_of([&] { catalog::apply_given_fields(scenario, {{find_problem_field("mem_limit"), "auto"}}); }),
+            "--mem-limit auto: needs a model-driven scenario (--scenario with a 'model' field)");
+}
+
+// Names are checked before any work; a name from the scenario's list is named as its field.
+TEST(CatalogComparison, RowsInTheOrderAskedAndUnknownNamesBeforeAnyWork) {
+  Scenario scenario;
+  scenario.source = "s.json";
+  scenario.spec = testing::uniform_spec(4, 8);
+  const catalog::Comparison comparison =
+      catalog::compare_schedules(scenario, std::vector<std::string>{"zb-h2", "1f1b"});
+  ASSERT_EQ(comparison.rows.size(), 2u);
+  EXPECT_EQ(comparison.rows[0].schedule, "zb-h2");
+  EXPECT_DOUBLE_EQ(comparison.rows[0].metrics.span, 24);
+  EXPECT_DOUBLE_EQ(comparison.rows[1].metrics.span, 33);
+  EXPECT_DOUBLE_EQ(comparison.traces[1].metrics.span, 33);
+  scenario.schedules = {"1f1b", "nope"};
+  EXPECT_EQ(error_of([&] { catalog::compare_schedules(scenario, std::nullopt); }).rfind("s.json: field 'schedules': ", 0),
+            0u);
+  EXPECT_EQ(catalog::compare_schedules(scenario, std::vector<std::string>{"gpipe"}).rows.size(), 1u);
+}
+
+// The JSON keys of a row: metrics only when it ran, extras beside them, a reason when set.
+TEST(CatalogResultJson, MetricsOnlyForRowsThatRan) {
+  catalog::ResultRow unsupported;
+  unsupported.schedule = "zb-v";
+  unsupported.status = "unsupported";
+  unsupported.reason = "why";
+  EXPECT_EQ(catalog::to_json(unsupported),
+            (nlohmann::json{{"schedule", "zb-v"}, {"status", "unsupported"}, {"chunks", 1}, {"reason", "why"}}));
+  Scenario scenario;
+  scenario.spec = testing::uniform_spec(4, 8);
+  const catalog::SingleRun run = catalog::run_single(scenario, "zb-h1", std::nullopt, catalog::EngineOptions{});
+  const nlohmann::json item = catalog::to_json(run.row);
+  for (const char* key : {"makespan", "span", "work", "bubble_rate", "peak_memory", "idle"}) {
+    EXPECT_TRUE(item.contains(key)) << key;
+  }
+  EXPECT_EQ(item["span"], 27);
+  EXPECT_EQ(nlohmann::json::parse(run.trace.meta.problem_json), to_json(run.spec));
+  EXPECT_EQ(catalog::results_json(run.spec, {run.row})["results"][0], item);
+}
+
+TEST(CatalogSingleRun, AGivenScheduleTakesItsShapeAndAGeneratorThatCannotRunIsAnError) {
+  Scenario scenario;
+  scenario.spec = testing::uniform_spec(0, 0);
+  const Problem problem = testing::uniform_spec(4, 8).build();
+  catalog::GivenSchedule given{generate(catalog::generators(), "zb-h2", problem), "mine.txt"};
+  const catalog::SingleRun run = catalog::run_single(scenario, std::nullopt, given, catalog::EngineOptions{});
+  EXPECT_EQ(run.spec.devices, 4);
+  EXPECT_DOUBLE_EQ(run.row.metrics.span, 24);
+  scenario.spec = testing::uniform_spec(4, 8);
+  scenario.spec.t_f = {1, 1, 1, 1, 1, 1, 1, 1};  // per stage at two chunks: no single-chunk problem
+  scenario.spec.chunks = 2;
+  EXPECT_EQ(error_of([&] { catalog::run_single(scenario, "1f1b", std::nullopt, catalog::EngineOptions{}); }),
+            "1f1b: needs chunks=1, but the costs are given per stage for chunks=2");
+}
+
+TEST(CatalogFrontier, OptionsAndPlacementsAreCheckedBeforeAnySolve) {
+  const ProblemSpec spec = testing::uniform_spec(4, 8);
+  FrontierOptions options;
+  options.to_times_p = 2;
+  const auto curves = catalog::frontier_curves(spec, "s", std::nullopt, options);
+  ASSERT_EQ(curves.size(), 2u);
+  EXPECT_EQ(curves[0].placement, Placement::linear);
+  EXPECT_EQ(curves[1].chunks, 2);
+  const nlohmann::json json = catalog::frontier_json(spec, curves);
+  EXPECT_EQ(json["curves"][1]["placement"], "vshape");
+  EXPECT_EQ(json["curves"][0]["frontier"].size(), 9u);
+  EXPECT_EQ(error_of([&] { catalog::frontier_curves(spec, "s", std::vector<std::string>{}, options); }),
+            "--placements: name at least one of linear, interleaved, vshape");
+  options.from_times_p = 0;
+  EXPECT_EQ(error_of([&] { catalog::frontier_curves(spec, "s", std::nullopt, options); }),
+            "--from 0 --to 2 --step 0.125: need from > 0, step > 0 and to >= from");
+}
+
+TEST(CatalogSolveRow, TheSolversNumbersAreExtrasAndAnInfeasibleLimitNamesItsSource) {
+  ProblemSpec spec = testing::uniform_spec(3, 4);
+  spec.mem_f = {2};
+  spec.mem_b = {-1};
+  spec.mem_w = {-1};
+  spec.mem_limit = MemoryLimit::parse("6", "t");
+  IlpOptions options;
+  options.time_limit_s = 20;
+  const catalog::SolveRun run = catalog::solve_row(spec.build(), options, "--mem-limit");
+  EXPECT_EQ(run.row.schedule, "zb-ilp");
+  EXPECT_EQ(run.row.status, ilp_status_name(run.result.status));
+  EXPECT_DOUBLE_EQ(run.row.metrics.span, run.result.span);
+  ASSERT_EQ(run.row.extras.size(), 9u);
+  EXPECT_EQ(run.row.extras[0].first, "best_bound");
+  spec.mem_limit = MemoryLimit::parse("0.5", "t");
+  EXPECT_EQ(error_of([&] { catalog::solve_row(spec.build(), options, "s.json"); }).rfind("s.json: ", 0), 0u);
+  options.threads = 0;
+  EXPECT_EQ(error_of([&] { catalog::solve_row(spec.build(), options, "s.json"); }), "--threads: 0 (need at least 1)");
 }
 
 }  // namespace

@@ -1,0 +1,83 @@
+# The contract scripts rely on: compare() returns the rows of `zbsim compare --format json`.
+import json
+
+import pytest
+
+import zbsim
+from conftest import UNIT
+
+SCHEDULES = ["1f1b", "zb-h1", "zb-h2"]
+
+
+def test_compare_returns_the_rows_of_the_cli_json(cli):
+    rows = zbsim.compare(p=4, m=8, tf=1, tb=1, tw=1, schedules=SCHEDULES)
+    expected = cli.json("compare", *UNIT, "--schedules", ",".join(SCHEDULES))["results"]
+    assert rows == expected
+    assert [list(row) for row in rows] == [list(row) for row in expected]  # the same keys, in the same order
+
+
+def test_the_readme_unit_cost_spans():
+    rows = zbsim.compare(p=4, m=8, tf=1, tb=1, tw=1, schedules=SCHEDULES)
+    assert {row["schedule"]: row["span"] for row in rows} == {"1f1b": 33, "zb-h1": 27, "zb-h2": 24}
+    assert all(row["status"] == "ok" for row in rows)
+
+
+def test_every_schedule_with_per_device_costs_a_limit_and_communication(cli):
+    # The README's second example: over-limit rows with their reasons, extras-free rows, V schedules.
+    flags = ["--p", "4", "--m", "12", "--tf", "1,1,1,1.2", "--tb", "2", "--tw", "1", "--tcomm", "0.1",
+             "--mem-limit", "2p"]
+    expected = cli.json("compare", *flags, "--schedules", "gpipe,1f1b,1f1b-i,zb-h1,zb-h2,zb-v,zb-auto,zb-2p")
+    rows = zbsim.compare(p=4, m=12, tf=[1, 1, 1, 1.2], tb=2, tw=1, tcomm=0.1, mem_limit="2p",
+                         schedules=["gpipe", "1f1b", "1f1b-i", "zb-h1", "zb-h2", "zb-v", "zb-auto", "zb-2p"])
+    assert rows == expected["results"]
+    assert {row["status"] for row in rows} == {"ok", "over-limit"}
+    assert rows[0]["reason"].startswith("d0 peaks at 12 > limit 8")
+
+
+def test_a_scenario_file_a_dict_and_keywords_agree(cli, source_dir):
+    path = source_dir / "scenarios" / "examples" / "unit-p4-m8.json"
+    expected = cli.json("compare", "--scenario", str(path))["results"]
+    assert zbsim.compare(scenario=path) == expected  # the scenario's own schedules
+    assert zbsim.compare(scenario=str(path)) == expected
+    assert zbsim.compare(scenario=json.loads(path.read_text())) == expected
+    # Keywords override the scenario's fields, as flags do.
+    assert zbsim.compare(scenario=path, m=12, t_w=2) == cli.json("compare", "--scenario", str(path), "--m", "12",
+                                                                  "--tw", "2")["results"]
+
+
+def test_problem_keywords_take_the_scenario_key_or_the_flag_name():
+    by_flag = zbsim.problem(p=4, m=8, tf=1, tb=2, tw=1, tcomm=0.5, mem_f=2, mem_b=-1, mem_w=-1, time_unit="us")
+    by_key = zbsim.problem(p=4, m=8, t_f=1, t_b=2, t_w=1, t_comm=0.5, mem_f=2, mem_b=-1, mem_w=-1, time_unit="us")
+    assert by_flag == by_key
+    assert by_flag["t_b"] == 2 and by_flag["t_comm"] == 0.5 and by_flag["mem_f"] == 2 and by_flag["time_unit"] == "us"
+    assert zbsim.problem(p=4, m=8, tf=[1, 2, 3, 4], tb=1, tw=1)["t_f"] == [1, 2, 3, 4]
+    assert zbsim.problem(p=4, m=8, tf=1, tb=1, tw=1, tcomm=None) == zbsim.problem(p=4, m=8, tf=1, tb=1, tw=1)
+
+
+@pytest.mark.parametrize("flags, keywords", [
+    (["--p", "4", "--m", "8", "--tf", "1,x", "--tb", "1", "--tw", "1"], dict(p=4, m=8, tf="1,x", tb=1, tw=1)),
+    (["--p", "4", "--m", "8", "--tf", "1,2,3", "--tb", "1", "--tw", "1"], dict(p=4, m=8, tf=[1, 2, 3], tb=1, tw=1)),
+    (["--m", "8", "--tf", "1", "--tb", "1", "--tw", "1"], dict(m=8, tf=1, tb=1, tw=1)),
+    (["--p", "4", "--m", "8", "--tf", "1", "--tb", "1", "--tw", "1", "--mem-limit", "2q"],
+     dict(p=4, m=8, tf=1, tb=1, tw=1, mem_limit="2q")),
+    (UNIT + ["--mem-limit", "auto"], dict(p=4, m=8, tf=1, tb=1, tw=1, mem_limit="auto")),
+    (UNIT + ["--schedules", "1f1b,nope"], dict(p=4, m=8, tf=1, tb=1, tw=1, schedules=["1f1b", "nope"])),
+])
+def test_bad_input_is_a_value_error_with_the_cli_message(cli, flags, keywords):
+    message = cli.error("compare", *flags)
+    with pytest.raises(ValueError) as error:
+        zbsim.compare(**keywords)
+    assert str(error.value) == message
+
+
+def test_an_unknown_keyword_is_a_type_error():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tff'"):
+        zbsim.compare(p=4, m=8, tff=1)
+    with pytest.raises(TypeError, match="t_f and tf are the same field"):
+        zbsim.problem(p=4, m=8, t_f=1, tf=1)
+
+
+def test_the_catalog_lists_what_the_build_has(cli):
+    assert {"gpipe", "1f1b", "zb-h1", "zb-h2", "zb-auto"} <= set(zbsim.generators())
+    assert zbsim.engines()[0] == "eval"
+    assert zbsim.__version__ == cli.run("--version").stdout.split()[-1]

@@ -1,0 +1,32 @@
+// Several schedules on one problem.
+#include "sim/catalog/comparison.h"
+
+#include <fmt/format.h>
+
+#include "sim/catalog/generators.h"
+#include "sim/schedule/error.h"
+
+namespace zb::catalog {
+
+Comparison compare_schedules(const Scenario& scenario, const std::optional<std::vector<std::string>>& chosen) {
+  scenario.spec.build(scenario.source);  // bad problems fail here, before any output
+  const std::vector<std::string> names = chosen                       ? *chosen
+                                         : scenario.schedules.empty() ? generators().names()
+                                                                      : scenario.schedules;
+  for (const auto& name : names) {
+    try {
+      generators().get(name);  // unknown names fail before any work
+    } catch (const InputError& e) {
+      if (chosen || scenario.schedules.empty()) throw;
+      throw InputError(fmt::format("{}: field 'schedules': {}", scenario.source, e.what()));
+    }
+  }
+  Comparison comparison;
+  comparison.traces.resize(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    comparison.rows.push_back(run_generator_row(names[i], scenario.spec, EngineOptions{}, &comparison.traces[i]));
+  }
+  return comparison;
+}
+
+}  // namespace zb::catalog

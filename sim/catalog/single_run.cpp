@@ -1,0 +1,34 @@
+// One schedule on one problem through an engine.
+#include "sim/catalog/single_run.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/catalog/schedule_files.h"
+#include "sim/schedule/error.h"
+
+namespace zb::catalog {
+
+SingleRun run_single(Scenario scenario, const std::optional<std::string>& name,
+                     const std::optional<GivenSchedule>& given, EngineOptions engine) {
+  if (engine.engine == "simgrid" && engine.cluster.empty()) engine.cluster = scenario_cluster_file(scenario);
+  check_engine_options(engine);
+  SingleRun run;
+  if (given) {
+    apply_schedule_shape(given->schedule, scenario.spec, given->source);
+    run.row = run_schedule_row(given->schedule, scenario.spec.build(scenario.source), engine, &run.trace);
+  } else {
+    scenario.spec.build(scenario.source);
+    const std::string chosen = name                         ? *name
+                               : !scenario.schedules.empty() ? scenario.schedules.front()
+                                                             : "zb-h1";
+    run.row = run_generator_row(chosen, scenario.spec, engine, &run.trace);
+    if (!run.row.has_metrics) throw InputError(fmt::format("{}: {}", chosen, run.row.reason));
+  }
+  run.spec = scenario.spec.with_chunks(run.row.chunks);
+  run.trace.meta.problem_json = to_json(run.spec).dump();
+  return run;
+}
+
+}  // namespace zb::catalog

@@ -1,0 +1,36 @@
+// One schedule on one problem through an engine: what `zbsim simulate` runs and the Python
+// module's simulate() and evaluate().
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "models/scenario.h"
+#include "sim/catalog/engines.h"
+#include "sim/catalog/run_row.h"
+#include "sim/schedule/problem_spec.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/trace.h"
+
+namespace zb::catalog {
+
+// A schedule that did not come from a generator, with the file (or word) that names it in errors.
+struct GivenSchedule {
+  Schedule schedule;
+  std::string source;
+};
+
+struct SingleRun {
+  ProblemSpec spec;  // the problem as run: the schedule's shape and the generator's chunk count filled in
+  ResultRow row;
+  Trace trace;  // meta.problem_json holds `spec`
+};
+
+// The engine is checked first; with simgrid and no cluster, a model-driven scenario's own cluster
+// is used. A given schedule fills the shape the scenario leaves open (a conflict is an InputError
+// naming both), then it is validated and run; otherwise generator `name` (default: the scenario's
+// first schedule, else zb-h1) runs, and a shape it cannot build is an InputError naming it.
+SingleRun run_single(Scenario scenario, const std::optional<std::string>& name,
+                     const std::optional<GivenSchedule>& given, EngineOptions engine);
+
+}  // namespace zb::catalog
