@@ -26,6 +26,7 @@ int run_compare(int argc, char** argv) {
       ("svg", po::value<std::string>(), "write the timelines of all schedules, stacked, as SVG")
       ("chrome", po::value<std::string>(), "write all traces as one Chrome trace (Perfetto)");
   options.add(own);
+  options.add(step_options());
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim compare [--scenario FILE | --p N --m N --tf X --tb X --tw X ...] [--schedules a,b]\n"
@@ -38,6 +39,9 @@ int run_compare(int argc, char** argv) {
   const Scenario scenario = scenario_from_options(values);
   const Format format = parse_format(values["format"].as<std::string>());
   scenario.spec.build(scenario.source);  // bad problems fail here, before any output
+  catalog::EngineOptions engine;
+  apply_step_options(values, engine);
+  catalog::check_engine_options(engine);
   std::vector<std::string> names = values.count("schedules") ? split_list(values["schedules"].as<std::string>())
                                    : scenario.schedules.empty() ? catalog::generators().names()
                                                                 : scenario.schedules;
@@ -53,7 +57,7 @@ int run_compare(int argc, char** argv) {
   std::vector<catalog::ResultRow> rows;
   std::vector<Trace> traces(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    rows.push_back(catalog::run_generator_row(names[i], scenario.spec, catalog::EngineOptions{}, &traces[i]));
+    rows.push_back(catalog::run_generator_row(names[i], scenario.spec, engine, &traces[i]));
   }
   std::vector<LabeledTrace> drawn;
   for (std::size_t i = 0; i < rows.size(); ++i) {
