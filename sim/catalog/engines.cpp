@@ -63,8 +63,7 @@ EngineRun run_engine(const Problem& problem, const Schedule& schedule, const Eng
     simulate = [&](OptimizerMode mode, bool rollback) {
       EvalOptions eval;
       eval.steps = options.steps;
-      eval.optimizer = mode;
-      eval.rollback = rollback;
+      eval.optimizer = {mode, rollback};
       eval.record_spans = eval.record_memory = mode == normal && !rollback;
       return evaluate(problem, schedule, eval);
     };
@@ -83,8 +82,7 @@ EngineRun run_engine(const Problem& problem, const Schedule& schedule, const Eng
     simgrid.steps = options.steps;
     if (!options.cluster.empty() && options.cluster != "ideal") simgrid.cluster = load_cluster_file(options.cluster);
     simulate = [&problem, &schedule, simgrid](OptimizerMode mode, bool rollback) mutable {
-      simgrid.optimizer = mode;
-      simgrid.rollback = rollback;
+      simgrid.optimizer = {mode, rollback};
       return run_simgrid(problem, schedule, simgrid).trace;
     };
   }

@@ -21,8 +21,7 @@ struct SimgridOptions {
   // Consecutive training steps and the optimizer step between them (optimizer_step.h; each
   // device's update takes the problem's t_opt): the evaluator's EvalOptions, simulated.
   int steps = 1;
-  OptimizerMode optimizer = OptimizerMode::sync;
-  bool rollback = false;
+  OptimizerStep optimizer{};
   // Size of a grad-norm partial / verdict message of the all-reduce.
   double grad_norm_bytes = kGradNormBytes;
   // Cluster only: each device sends to each peer through one in-order stream (like NCCL

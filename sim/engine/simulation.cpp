@@ -154,11 +154,12 @@ class Simulation {
         if (!run_actions(d, run)) return;
         run.gradients_ready.push_back(sg4::Engine::get_clock() * to_units_);
         run.gradients_done->release();
-        const bool waits = options_.optimizer == OptimizerMode::sync || options_.rollback;
-        if (options_.optimizer == OptimizerMode::post_validation && update > 0) sg4::this_actor::execute(update);
-        if (waits) run.verdict_known->acquire();
+        const OptimizerStep& optimizer = options_.optimizer;
+        const bool sync = optimizer.mode == OptimizerMode::sync;
+        if (!sync && update > 0) sg4::this_actor::execute(update);  // the early update
+        if (sync || optimizer.rollback || optimizer.await_verdict) run.verdict_known->acquire();
         // Sync: the update after the verdict. A rollback: the early update restored and redone.
-        if (waits && update > 0) sg4::this_actor::execute(update);
+        if ((sync || optimizer.rollback) && update > 0) sg4::this_actor::execute(update);
         run.ready.push_back(sg4::Engine::get_clock() * to_units_);
       }
       run.finished = true;

@@ -76,7 +76,7 @@ class Evaluation {
       for (std::size_t d = 0; d < devices_.size(); ++d) gradients_ready[d] = devices_[d].last_end;
       if (step_ == 0) first_step_ = devices_;
       // The next step starts on each device once its optimizer step lets it.
-      const StepBoundary boundary = step_boundary(problem_, gradients_ready, options_.optimizer, options_.rollback);
+      const StepBoundary boundary = step_boundary(problem_, gradients_ready, options_.optimizer);
       step_ends_.push_back(*std::max_element(boundary.ready.begin(), boundary.ready.end()));
       for (std::size_t d = 0; d < devices_.size(); ++d) {
         DeviceState& state = devices_[d];

@@ -14,10 +14,9 @@ struct EvalOptions {
   bool record_memory = true;     // memory timeline per device
   // Consecutive training steps; between two, each device waits for its optimizer step
   // (optimizer_step.h): for the all-reduced norm and its update (sync), or only for its own
-  // update (post_validation; with `rollback`, every step rolls back and redoes it).
+  // update (post-validation).
   int steps = 1;
-  OptimizerMode optimizer = OptimizerMode::sync;
-  bool rollback = false;
+  OptimizerStep optimizer{};
 };
 
 // Each device runs its list in order; an action starts at max(device free, input ready + t_comm).

@@ -32,8 +32,8 @@ std::vector<std::pair<int, int>> all_reduce_hops(const Problem& problem) {
   return hops;
 }
 
-StepBoundary step_boundary(const Problem& problem, const std::vector<double>& gradients_ready, OptimizerMode mode,
-                           bool rollback) {
+StepBoundary step_boundary(const Problem& problem, const std::vector<double>& gradients_ready,
+                           const OptimizerStep& optimizer) {
   const int stages = problem.stages();
   const double hop = problem.t_reduce_hop;
   // The partial sum leaves stage s once stage s's device has its gradients and stage s+1's
@@ -57,10 +57,12 @@ StepBoundary step_boundary(const Problem& problem, const std::vector<double>& gr
     const double t_opt = problem.optimizer_time(d);
     const double early = gradients_ready[index] + t_opt;
     boundary.verdict.push_back(verdict);
-    if (mode == OptimizerMode::sync) {
+    if (optimizer.mode == OptimizerMode::sync) {
       boundary.ready.push_back(verdict + t_opt);
+    } else if (optimizer.rollback) {
+      boundary.ready.push_back(std::max(early, verdict) + t_opt);
     } else {
-      boundary.ready.push_back(rollback ? std::max(early, verdict) + t_opt : early);
+      boundary.ready.push_back(optimizer.await_verdict ? std::max(early, verdict) : early);
     }
   }
   return boundary;

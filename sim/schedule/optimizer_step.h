@@ -25,6 +25,17 @@ std::string_view optimizer_mode_name(OptimizerMode mode);  // "sync", "post_vali
 // synchronous for the others (gpipe, 1f1b, 1f1b-i).
 OptimizerMode normal_optimizer_mode(const Schedule& schedule);
 
+// How the optimizer step is run.
+struct OptimizerStep {
+  OptimizerMode mode = OptimizerMode::sync;
+  // Post-validation where every verdict disagrees: the device restores its early update once the
+  // verdict arrives and redoes it (another t_opt) before its next step.
+  bool rollback = false;
+  // Post-validation as zbexec runs it (docs/design.md section 9): the early update overlaps the
+  // all-reduce, but the next step waits for the verdict.
+  bool await_verdict = false;
+};
+
 // One step's optimizer timing for every device, from when each device's gradients are ready
 // (the end of its last action). The all-reduce is the executor's protocol (docs/design.md
 // section 9): the partial sum goes from stage S-1 down to stage 0, each stage adding its own once
@@ -35,13 +46,11 @@ struct StepBoundary {
   std::vector<double> ready;    // per device: when its update is final and its next step may start
 };
 
-// `rollback`: post-validation where the verdict always disagrees: the device restores its early
-// update once the verdict arrives and redoes it (another t_opt). Ignored in sync mode.
 // The ordered device pairs the all-reduce's messages cross (partials, then the verdicts).
 std::vector<std::pair<int, int>> all_reduce_hops(const Problem& problem);
 
-StepBoundary step_boundary(const Problem& problem, const std::vector<double>& gradients_ready, OptimizerMode mode,
-                           bool rollback = false);
+StepBoundary step_boundary(const Problem& problem, const std::vector<double>& gradients_ready,
+                           const OptimizerStep& optimizer);
 
 // The steady-state step time from step_ends (per step: the latest `ready` of that step): the
 // period (end of step N - end of step 1) / (N - 1), or the first step's end when N = 1.

@@ -14,12 +14,10 @@
 namespace zb {
 namespace {
 
-struct Mode {
-  OptimizerMode optimizer;
-  bool rollback;
-};
-constexpr Mode kModes[] = {{OptimizerMode::sync, false}, {OptimizerMode::post_validation, false},
-                           {OptimizerMode::post_validation, true}};
+constexpr OptimizerStep kModes[] = {{OptimizerMode::sync},
+                                    {OptimizerMode::post_validation},
+                                    {OptimizerMode::post_validation, true},
+                                    {OptimizerMode::post_validation, false, true}};
 
 // On the ideal network every all-reduce hop takes t_reduce_hop and nothing contends, so three
 // steps in every mode reproduce the evaluator's: every span of every step and every step end.
@@ -34,25 +32,24 @@ TEST(SimgridStepModel, StepsInEveryModeEqualTheEvaluators) {
     spec.t_reduce_hop = 0.25;
     const Problem problem = spec.build();
     const Schedule schedule = generate(registry, name, problem);
-    for (const Mode mode : kModes) {
+    for (const OptimizerStep& mode : kModes) {
       EvalOptions eval;
       eval.steps = 3;
-      eval.optimizer = mode.optimizer;
-      eval.rollback = mode.rollback;
+      eval.optimizer = mode;
       const Trace expected = evaluate(problem, schedule, eval);
       SimgridOptions options;
       options.steps = 3;
-      options.optimizer = mode.optimizer;
-      options.rollback = mode.rollback;
+      options.optimizer = mode;
       const SimgridResult run = run_simgrid(problem, schedule, options);
       EXPECT_TRUE(testing::same_trace(expected, run.trace))
-          << name << " " << optimizer_mode_name(mode.optimizer) << (mode.rollback ? " rollback" : "");
+          << name << " " << optimizer_mode_name(mode.mode) << (mode.rollback ? " rollback" : "")
+          << (mode.await_verdict ? " awaiting the verdict" : "");
       // The first step's boundary, device by device.
       std::vector<double> ready(4, 0.0);
       for (const Span& span : expected.spans) {
         if (span.stream == Stream::compute && span.step == 0) ready[span.device] = std::max(ready[span.device], span.end);
       }
-      const StepBoundary boundary = step_boundary(problem, ready, mode.optimizer, mode.rollback);
+      const StepBoundary boundary = step_boundary(problem, ready, mode);
       for (int d = 0; d < 4; ++d) {
         EXPECT_NEAR(run.step.gradients_ready[d], ready[d], 1e-9) << name << " d" << d;
         EXPECT_NEAR(run.step.verdict[d], boundary.verdict[d], 1e-9) << name << " d" << d;
@@ -67,11 +64,10 @@ TEST(SimgridStepModel, OneDeviceHasNothingToWaitFor) {
   spec.t_opt = {1.5};
   spec.t_reduce_hop = 7;  // no hop: the device is stage 0's
   const Problem problem = spec.build();
-  for (const Mode mode : kModes) {
+  for (const OptimizerStep& mode : kModes) {
     SimgridOptions options;
     options.steps = 2;
-    options.optimizer = mode.optimizer;
-    options.rollback = mode.rollback;
+    options.optimizer = mode;
     const SimgridResult run = run_simgrid(problem, generate(GeneratorRegistry::with_builtins(), "zb-h1", problem), options);
     const double step = 12.0 + (mode.rollback ? 3.0 : 1.5);  // a rollback redoes the update
     ASSERT_EQ(run.trace.step_ends.size(), 2U);
@@ -97,20 +93,18 @@ TEST(SimgridStepModel, OnAContentionFreeClusterTheEvaluatorAgrees) {
   spec.t_reduce_hop = 0.2 + kGradNormBytes / 10e9 * 1e3;
   const Problem problem = spec.build();
   const Schedule schedule = generate(GeneratorRegistry::with_builtins(), "gpipe", problem);
-  for (const Mode mode : kModes) {
+  for (const OptimizerStep& mode : kModes) {
     EvalOptions eval;
     eval.steps = 3;
-    eval.optimizer = mode.optimizer;
-    eval.rollback = mode.rollback;
+    eval.optimizer = mode;
     const Trace expected = evaluate(problem, schedule, eval);
     SimgridOptions options;
     options.cluster = cluster;
     options.steps = 3;
-    options.optimizer = mode.optimizer;
-    options.rollback = mode.rollback;
+    options.optimizer = mode;
     const SimgridResult run = run_simgrid(problem, schedule, options);
     // Stage 0's device sends its three verdicts at once through its NIC: 16 bytes more each.
-    EXPECT_TRUE(testing::same_trace(expected, run.trace, 1e-7)) << optimizer_mode_name(mode.optimizer);
+    EXPECT_TRUE(testing::same_trace(expected, run.trace, 1e-7)) << optimizer_mode_name(mode.mode);
   }
 }
 
@@ -130,7 +124,7 @@ TEST(SimgridStepModel, OnAClusterTheSyncStepPaysTheVerdictHop) {
   options.cluster = cluster;
   const Schedule schedule = generate(GeneratorRegistry::with_builtins(), "zb-h1", problem);
   const SimgridResult sync = run_simgrid(problem, schedule, options);
-  options.optimizer = OptimizerMode::post_validation;
+  options.optimizer.mode = OptimizerMode::post_validation;
   const SimgridResult post_validation = run_simgrid(problem, schedule, options);
   const double last = *std::max_element(sync.step.gradients_ready.begin(), sync.step.gradients_ready.end());
   EXPECT_NEAR(sync.step.gradients_ready[0], last, 1e-9);
