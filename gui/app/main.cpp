@@ -23,6 +23,7 @@
 #include "gui/timeline/model_presets.h"
 #include "gui/timeline/viewer_options.h"
 #include "sim/catalog/generators.h"
+#include "sim/catalog/subcommands.h"
 
 namespace {
 
@@ -48,6 +49,10 @@ int run(int argc, char** argv) {
   // --help and headless runs must work without a display: decide before Qt picks a platform.
   if (wants(argc, argv, "--help") || wants(argc, argv, "-h")) {
     std::fputs(viewer_usage().c_str(), stdout);
+    return 0;
+  }
+  if (wants(argc, argv, "--version")) {
+    std::printf("zbview %s\n", zb::catalog::version());
     return 0;
   }
   const bool headless = wants(argc, argv, "--screenshot") || wants(argc, argv, "--svg");
@@ -112,10 +117,11 @@ int run(int argc, char** argv) {
         }
       }
     }
-    if (!window.open_file(QString::fromStdString(file)) && headless) {
-      throw zb::InputError(window.last_error().toStdString());
-    }
   }
+  // Together, so that the torch.profiler files of one run (a file per rank) become one trace.
+  QStringList paths;
+  for (const std::string& file : files) paths.push_back(QString::fromStdString(file));
+  if (!paths.isEmpty() && !window.open_files(paths) && headless) throw zb::InputError(window.last_error().toStdString());
 
   if (!headless) {
     window.show();

@@ -399,14 +399,25 @@ void MainWindow::fill_table() {
   table_->horizontalHeader()->setStretchLastSection(true);
 }
 
-bool MainWindow::open_file(const QString& path) {
-  LoadedInput input;
+bool MainWindow::open_file(const QString& path) { return open_files({path}); }
+
+bool MainWindow::open_files(const QStringList& paths) {
+  std::vector<std::string> files;
+  for (const QString& path : paths) files.push_back(path.toStdString());
+  std::vector<LoadedInput> inputs;
   try {
-    input = load_input_file(path.toStdString());
+    inputs = load_input_files(files);
   } catch (const Error& e) {
     show_error(qstr(e.what()));
     return false;
   }
+  for (LoadedInput& input : inputs) add_input(std::move(input));
+  for (const QString& path : paths) remember_recent(path);
+  status_->setText("opened " + paths.join(", "));
+  return true;
+}
+
+void MainWindow::add_input(LoadedInput input) {
   switch (input.kind) {
     case InputKind::trace: {
       const std::string label = trace_label(*input.trace, input.source);
@@ -429,9 +440,6 @@ bool MainWindow::open_file(const QString& path) {
       break;
     }
   }
-  remember_recent(path);
-  status_->setText("opened " + path);
-  return true;
 }
 
 void MainWindow::clear_files() {
@@ -474,7 +482,7 @@ void MainWindow::open_dialog() {
   const QStringList paths = QFileDialog::getOpenFileNames(
       this, "Open trace, scenario or schedule", QString(),
       "zbsim files (*.json *.txt *.sched);;Trace or scenario JSON (*.json);;Schedule text (*.txt *.sched);;All files (*)");
-  for (const QString& path : paths) open_file(path);
+  if (!paths.isEmpty()) open_files(paths);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -487,15 +495,16 @@ void MainWindow::dropEvent(QDropEvent* event) {
 }
 
 int MainWindow::open_urls(const QList<QUrl>& urls) {
-  int opened = 0;
+  QStringList paths;
   for (const QUrl& url : urls) {
     if (!url.isLocalFile()) {
       show_error(QString("%1: only local files can be opened").arg(url.toString()));
       continue;
     }
-    opened += open_file(url.toLocalFile()) ? 1 : 0;
+    paths.push_back(url.toLocalFile());
   }
-  return opened;
+  if (paths.isEmpty()) return 0;
+  return open_files(paths) ? static_cast<int>(paths.size()) : 0;
 }
 
 bool MainWindow::export_png(const QString& path, QString* error) {

@@ -5,6 +5,7 @@
 #include <QMainWindow>
 #include <QList>
 #include <QString>
+#include <QStringList>
 #include <QUrl>
 #include <QTimer>
 
@@ -20,6 +21,7 @@
 #include "sim/schedule/schedule.h"
 #include "gui/timeline/engines.h"
 #include "gui/timeline/explorer_run.h"
+#include "gui/timeline/input_files.h"
 #include "gui/timeline/metrics_table.h"
 #include "gui/timeline/timeline_scene.h"
 
@@ -57,6 +59,9 @@ class MainWindow : public QMainWindow {
   // Opens a trace, scenario or schedule file. On a bad file: false, an error dialog (or only
   // last_error() when dialogs are off), and the previous view stays as it was.
   bool open_file(const QString& path);
+  // Opens several files at once: the torch.profiler files among them (one per rank) are one run,
+  // shown as one trace. On a bad file nothing of them is opened.
+  bool open_files(const QStringList& paths);
   // Opens dropped files (what a drop on the window does); returns how many opened.
   int open_urls(const QList<QUrl>& urls);
   QString last_error() const { return last_error_; }
@@ -103,6 +108,7 @@ class MainWindow : public QMainWindow {
   void background_done(std::uint64_t generation, RunResult result);
   void show_error(const QString& message);
   void remember_recent(const QString& path);
+  void add_input(LoadedInput input);  // one loaded file (or run) into the view
   void rebuild_recent_menu();
   void open_dialog();
   void export_dialog(bool svg);

@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/catalog/schedule_files.h"
+#include "sim/catalog/trace_files.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
+#include "sim/schedule/torch_profiler_trace.h"
 #include "sim/schedule/trace_json.h"
 #include "gui/timeline/model_presets.h"
 #include "models/scenario.h"
@@ -61,7 +63,7 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) throw InputError(fmt::format("{}: the file is empty", source));
 
-  if (text[first] != '{') {
+  if (text[first] != '{' && text[first] != '[') {
     // Our text form or a PyTorch pipeline CSV: the catalog's reader tells them apart.
     input.kind = InputKind::schedule;
     input.schedule = catalog::parse_schedule_file(text, std::string(source));
@@ -71,7 +73,12 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
 
   const nlohmann::json object = parse_json(text, source);
   try {
-    if (object.contains("spans")) {
+    const catalog::TraceFileKind trace_kind = catalog::trace_file_kind(object);
+    if (trace_kind == catalog::TraceFileKind::torch_profiler) {
+      input.kind = InputKind::trace;
+      input.profiled_rank = read_profiled_rank(object, source);
+      input.trace = profiled_trace({&*input.profiled_rank, 1});
+    } else if (trace_kind == catalog::TraceFileKind::ours) {
       input.kind = InputKind::trace;
       input.trace = trace_from_json(object, source);
       input.trace_memory_limit = limit_of_embedded_problem(*input.trace, source);
@@ -84,7 +91,8 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
       if (input.schedule->name.empty() || input.schedule->name == source) input.schedule->name = file_name_of(source);
     } else {
       throw InputError(fmt::format(
-          "{}: not a trace (no \"spans\"), a scenario (no \"problem\") or a schedule (no \"devices\")", source));
+          "{}: not a trace (no \"spans\", no torch.profiler \"traceEvents\"), a scenario (no \"problem\") or a "
+          "schedule (no \"devices\")", source));
     }
   } catch (const nlohmann::json::exception& e) {
     // A field of the wrong JSON type deep inside a reader: still the user's file, still exit code 2.
@@ -94,5 +102,29 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
 }
 
 LoadedInput load_input_file(const std::string& path) { return parse_input_text(read_file(path), path); }
+
+std::vector<LoadedInput> load_input_files(const std::vector<std::string>& paths) {
+  std::vector<LoadedInput> inputs;
+  std::vector<ProfiledRank> ranks;
+  std::size_t run_at = 0;  // where the run's one input goes
+  for (const std::string& path : paths) {
+    LoadedInput input = load_input_file(path);
+    if (input.profiled_rank) {
+      if (ranks.empty()) run_at = inputs.size();
+      ranks.push_back(std::move(*input.profiled_rank));
+      continue;
+    }
+    inputs.push_back(std::move(input));
+  }
+  if (!ranks.empty()) {
+    LoadedInput run;
+    run.kind = InputKind::trace;
+    run.source = ranks.size() == 1 ? ranks.front().source
+                                   : fmt::format("{} + {} more", ranks.front().source, ranks.size() - 1);
+    run.trace = profiled_trace(ranks);
+    inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(run_at), std::move(run));
+  }
+  return inputs;
+}
 
 }  // namespace zb::view

@@ -1,5 +1,6 @@
-// The files zbview opens: trace JSON (zbsim, zbexec), scenario JSON (a "problem" object) and
-// schedule text ("d0: F0 F1 B0 W0 ..."), recognised by content rather than by file name.
+// The files zbview opens: trace JSON (zbsim, zbexec), torch.profiler traces of PyTorch's pipeline
+// runtime (one file per rank), scenario JSON (a "problem" object) and schedule text ("d0: F0 F1 B0
+// W0 ..."), recognised by content rather than by file name.
 #pragma once
 
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "sim/schedule/problem_spec.h"
 #include "sim/schedule/schedule.h"
+#include "sim/schedule/torch_profiler_trace.h"
 #include "sim/schedule/trace.h"
 
 namespace zb::view {
@@ -28,12 +30,19 @@ struct LoadedInput {
   std::optional<double> trace_memory_limit;  // from the trace's embedded problem, when it has one
   std::optional<ScenarioInput> scenario;
   std::optional<Schedule> schedule;
+  // A torch.profiler file: its rank, kept so that the files of one run merge (load_input_files);
+  // `trace` is that rank alone.
+  std::optional<ProfiledRank> profiled_rank;
 };
 
 // Reads and recognises a file; throws InputError naming the path and the problem.
 LoadedInput load_input_file(const std::string& path);
 // The same for text already in memory; `source` names it in errors.
 LoadedInput parse_input_text(std::string_view text, std::string_view source);
+
+// Every file in order; the torch.profiler files among them are one run (a file per rank) and
+// become one trace input, where the first of them was. Throws InputError naming the file.
+std::vector<LoadedInput> load_input_files(const std::vector<std::string>& paths);
 
 // The label a loaded trace is shown under: "<schedule> (<engine>, <file name>)".
 std::string trace_label(const Trace& trace, std::string_view source);

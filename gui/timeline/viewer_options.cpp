@@ -15,9 +15,10 @@ namespace po = boost::program_options;
 namespace {
 
 po::options_description describe_options() {
-  po::options_description files("Files (trace JSON from zbsim/zbexec, scenario JSON, schedule text)");
+  po::options_description files("Files (trace JSON from zbsim/zbexec, torch.profiler traces (a file per rank), scenario JSON, schedule text)");
   files.add_options()
       ("help,h", "show this help")
+      ("version", "print the version and exit")
       ("scenario", po::value<std::string>(), "scenario file (JSON with a \"problem\" object)")
       ("trace", po::value<std::vector<std::string>>()->composing(), "trace JSON to show (repeatable)")
       ("file", po::value<std::vector<std::string>>()->composing(), "any file (also positional)");
@@ -54,7 +55,11 @@ std::string viewer_usage() {
   std::ostringstream out;
   out << "usage: zbview [FILE ...] [options]\n"
          "Timeline viewer and bubble explorer for pipeline-parallel schedules.\n\n"
-      << describe_options();
+      << describe_options()
+      << "\nexamples:\n"
+         "  zbview --p 8 --m 24 --tf 18.522 --tb 18.086 --tw 9.337 --tcomm 0.601 --schedules 1f1b,zb-h1,zb-v\n"
+         "  zbview sim.trace.json measured.trace.json          # a simulated and a measured run side by side\n"
+         "  zbview zb-h2.csv --tf 1 --tb 1 --tw 1 --screenshot zb-h2.png\n";
   return out.str();
 }
 

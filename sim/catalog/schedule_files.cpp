@@ -45,20 +45,27 @@ Format format_of(std::string_view text) {
 
 }  // namespace
 
-Schedule parse_schedule_file(std::string_view text, const std::string& source) {
+Schedule parse_schedule_file(std::string_view text, const std::string& source, std::string* note) {
+  if (note) note->clear();
   switch (format_of(text)) {
     case Format::json: {
       Schedule schedule = schedule_from_json(parse_json(text, source), source);
       if (schedule.name.empty()) schedule.name = source;
       return schedule;
     }
-    case Format::pytorch_csv: return parse_pytorch_csv(text, source).schedule;
+    case Format::pytorch_csv: {
+      ImportedSchedule imported = parse_pytorch_csv(text, source);
+      if (note) *note = describe_comms(imported);
+      return std::move(imported.schedule);
+    }
     case Format::text: break;
   }
   return parse_schedule_text(text, source);
 }
 
-Schedule read_schedule_file(const std::string& path) { return parse_schedule_file(read_file(path), path); }
+Schedule read_schedule_file(const std::string& path, std::string* note) {
+  return parse_schedule_file(read_file(path), path, note);
+}
 
 void apply_schedule_shape(const Schedule& schedule, ProblemSpec& spec, std::string_view source) {
   auto take = [&](int& field, int value, const char* name, int open_value) {
@@ -84,8 +91,8 @@ void apply_schedule_shape(const Schedule& schedule, ProblemSpec& spec, std::stri
   }
 }
 
-Schedule load_schedule_file(const std::string& path, ProblemSpec& spec) {
-  Schedule schedule = read_schedule_file(path);
+Schedule load_schedule_file(const std::string& path, ProblemSpec& spec, std::string* note) {
+  Schedule schedule = read_schedule_file(path, note);
   apply_schedule_shape(schedule, spec, path);
   return schedule;
 }

@@ -4,6 +4,7 @@
 #include <boost/program_options/errors.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -18,7 +19,9 @@ namespace {
 void print_usage(const Tool& tool, std::span<const Subcommand> subcommands) {
   fmt::print("{}: {}\n\nusage: {} <command> [options]     ({} <command> --help for its options)\n\ncommands:\n",
              tool.name, tool.description, tool.name, tool.name);
-  for (const auto& command : subcommands) fmt::print("  {:<10} {}\n", command.name, command.summary);
+  std::size_t width = 10;  // the longest name ("compare-trace") sets the summaries' column
+  for (const auto& command : subcommands) width = std::max(width, std::string_view(command.name).size());
+  for (const auto& command : subcommands) fmt::print("  {:<{}} {}\n", command.name, width, command.summary);
   fmt::print("\nexample:\n  {}\n\nexit codes: {}\n", tool.example, tool.exit_codes);
 }
 

@@ -1,7 +1,9 @@
-// zbsim export: a schedule in another form (text, JSON, PyTorch CSV, SVG, Chrome trace, trace JSON).
+// zbsim export: a schedule in another form (text, JSON, PyTorch CSV with or without its
+// communication actions, torchtitan settings, SVG, Chrome trace, trace JSON).
 #include <fmt/format.h>
 
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "sim/schedule/atomic_file.h"
@@ -10,6 +12,7 @@
 #include "sim/schedule/evaluator.h"
 #include "sim/cli/problem_options.h"
 #include "sim/schedule/pytorch_csv.h"
+#include "sim/schedule/torchtitan_settings.h"
 #include "sim/catalog/generators.h"
 #include "sim/catalog/run_row.h"
 #include "sim/catalog/schedule_files.h"
@@ -27,14 +30,20 @@ int run_export(int argc, char** argv) {
   own.add_options()
       ("schedule", po::value<std::string>(), ("schedule name: " + catalog::generator_list()).c_str())
       ("schedule-file", po::value<std::string>(), "or a schedule file: text (d0: F0 ...), JSON or PyTorch CSV, told apart by content; its shape and placement are taken")
-      ("to", po::value<std::string>()->required(), "text | json | pytorch-csv | svg | chrome | trace")
-      ("out", po::value<std::string>(), "output file (default: standard output)");
+      ("to", po::value<std::string>()->required(),
+       "text | json | pytorch-csv (compute actions, what torch's _load_csv reads) | pytorch-csv-comms (with "
+       "SEND/RECV, UNSHARD/RESHARD and REDUCE_GRAD, as PyTorch's runtime lowers and dumps it) | torchtitan (the CSV "
+       "to --out, torchtitan's flags to standard output) | svg | chrome | trace")
+      ("out", po::value<std::string>(), "output file (default: standard output; required for torchtitan)")
+      ("layers", po::value<int>(), "torchtitan: the model's transformer layers (needed beyond 2 chunks per rank)");
   options.add(own);
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim export (--schedule NAME | --schedule-file F) (problem flags) --to FORMAT [--out F]\n"
                           "       costs default to 1 when not given (they only matter for svg, chrome and trace)",
-                          "  zbsim export --schedule zb-h1 --p 4 --m 8 --to pytorch-csv --out zb-h1.csv", {"out"})) {
+                          "  zbsim export --schedule zb-h1 --p 4 --m 8 --to pytorch-csv --out zb-h1.csv\n"
+                          "  zbsim export --schedule zb-v --p 4 --m 8 --to torchtitan --out zb-v.csv",
+                          {"out"})) {
     return 0;
   }
   Scenario scenario = scenario_from_options(values);
@@ -42,9 +51,18 @@ int run_export(int argc, char** argv) {
     if (costs->empty()) *costs = {1.0};
   }
   const std::string to = values["to"].as<std::string>();
-  const std::string formats[] = {"text", "json", "pytorch-csv", "svg", "chrome", "trace"};
+  const std::string formats[] = {"text", "json", "pytorch-csv", "pytorch-csv-comms", "torchtitan", "svg", "chrome", "trace"};
   if (std::find(std::begin(formats), std::end(formats), to) == std::end(formats)) {
-    throw InputError(fmt::format("--to: unknown format '{}' (expected text, json, pytorch-csv, svg, chrome or trace)", to));
+    throw InputError(fmt::format("--to: unknown format '{}' (expected text, json, pytorch-csv, pytorch-csv-comms, "
+                                 "torchtitan, svg, chrome or trace)",
+                                 to));
+  }
+  if (to == "torchtitan" && !values.count("out")) {
+    throw InputError("--to torchtitan needs --out FILE.csv: torchtitan reads the schedule from that file");
+  }
+  if (values.count("layers") && to != "torchtitan") throw InputError("--layers is only for --to torchtitan");
+  if (values.count("layers") && values["layers"].as<int>() < 1) {
+    throw InputError(fmt::format("--layers: {} is not a layer count (expected 1 or more)", values["layers"].as<int>()));
   }
   if (values.count("schedule") == values.count("schedule-file")) {
     throw InputError("give exactly one of --schedule NAME or --schedule-file FILE");
@@ -52,7 +70,10 @@ int run_export(int argc, char** argv) {
   Schedule schedule;
   Problem problem;
   if (values.count("schedule-file")) {
-    schedule = catalog::load_schedule_file(values["schedule-file"].as<std::string>(), scenario.spec);
+    const std::string path = values["schedule-file"].as<std::string>();
+    std::string note;
+    schedule = catalog::load_schedule_file(path, scenario.spec, &note);
+    if (!note.empty()) std::cerr << fmt::format("zbsim: {}: {}\n", path, note);
     problem = scenario.spec.build(scenario.source);
   } else {
     const std::string name = values["schedule"].as<std::string>();
@@ -65,12 +86,19 @@ int run_export(int argc, char** argv) {
   validate(problem, schedule, MemoryCheck::skip);
 
   std::string content;
+  std::string settings;  // torchtitan: its flags, printed once the CSV is written
   if (to == "text") {
     content = to_text(schedule);
   } else if (to == "json") {
     content = to_json(schedule).dump(2) + "\n";
-  } else if (to == "pytorch-csv") {
+  } else if (to == "pytorch-csv" || to == "torchtitan") {
     content = to_pytorch_csv(problem, schedule);
+    if (to == "torchtitan") {
+      const std::optional<int> layers = values.count("layers") ? std::optional<int>(values["layers"].as<int>()) : std::nullopt;
+      settings = torchtitan_settings(problem, values["out"].as<std::string>(), layers);
+    }
+  } else if (to == "pytorch-csv-comms") {
+    content = to_pytorch_csv(problem, schedule, PytorchCsvForm::compute_comms);
   } else {
     const Trace trace = evaluate(problem, schedule);
     content = to == "svg" ? to_svg({{schedule.name, &trace}})
@@ -82,6 +110,7 @@ int run_export(int argc, char** argv) {
   } else {
     std::cout << content;
   }
+  std::cout << settings;
   return 0;
 }
 

@@ -162,7 +162,8 @@ int run_frontier(int argc, char** argv) {
       ("to", po::value<double>()->default_value(3.0), "last limit (inclusive)")
       ("step", po::value<double>()->default_value(0.125), "step (default p/8 of M_B, i.e. 0.125p)")
       ("ilp", po::bool_switch(), "also solve zb-ilp at every limit")
-      ("time-limit", po::value<double>()->default_value(10), "zb-ilp wall-clock seconds per limit")
+      ("time-limit", po::value<double>()->default_value(60),
+       "zb-ilp's wall-clock safety net per limit, in seconds (its budget is CBC nodes)")
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv")
       ("placements", po::value<std::string>(),
        "comma-separated placements to compare at equal work, each at its natural chunk count: linear (1), "

@@ -63,7 +63,10 @@ int run_simulate(int argc, char** argv) {
   catalog::ResultRow row;
   Trace trace;
   if (values.count("schedule-file")) {
-    const Schedule schedule = catalog::load_schedule_file(values["schedule-file"].as<std::string>(), scenario.spec);
+    const std::string path = values["schedule-file"].as<std::string>();
+    std::string note;
+    const Schedule schedule = catalog::load_schedule_file(path, scenario.spec, &note);
+    if (!note.empty()) std::cerr << fmt::format("zbsim: {}: {}\n", path, note);
     row = catalog::run_schedule_row(schedule, scenario.spec.build(scenario.source), engine, &trace);
   } else {
     scenario.spec.build(scenario.source);

@@ -1,6 +1,7 @@
 // zbsim solve: the ILP optimum (zb-ilp) under a memory limit, with status, bound, gap and time.
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <iostream>
 
 #include "sim/catalog/run_row.h"
@@ -27,8 +28,8 @@ std::string summary_line(const IlpResult& result, double bubble_rate, TimeUnit t
       ilp_status_name(result.status), result.span, unit, result.best_bound, 100 * result.gap, 100 * bubble_rate,
       result.solve_seconds, result.heuristic_span);
   if (result.solver_called) {
-    text += fmt::format("; {} order variables, {} rows{}", result.order_variables, result.rows,
-                        result.decomposed ? ", decomposed" : "");
+    text += fmt::format("; {} order variables, {} rows{}; {} nodes", result.order_variables, result.rows,
+                        result.decomposed ? ", decomposed" : "", result.nodes);
   }
   text += ")\n";
   if (!result.message.empty()) text += "  note: " + result.message + "\n";
@@ -41,7 +42,10 @@ int run_solve(int argc, char** argv) {
   po::options_description options = problem_options();
   po::options_description own("Solve");
   own.add_options()
-      ("time-limit", po::value<double>()->default_value(30), "wall-clock seconds for the solver")
+      ("node-limit", po::value<std::int64_t>()->default_value(IlpOptions{}.node_limit),
+       "CBC branch-and-bound nodes for the whole solve: the budget that makes one input give one result")
+      ("time-limit", po::value<double>()->default_value(30),
+       "wall-clock safety net in seconds (when it fires first, the result says so and may vary between runs)")
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv")
       ("out", po::value<std::string>(), "write the schedule (text form: d0: F0 F1 ...)")
       ("svg", po::value<std::string>(), "write the zb-auto and zb-ilp timelines as SVG")
@@ -51,7 +55,7 @@ int run_solve(int argc, char** argv) {
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim solve (--scenario FILE | --p N --m N --tf X --tb X --tw X ...) [--mem-limit X|Np]\n"
-                          "       [--time-limit S] [--format table|json|csv] [--out schedule.txt] [--svg F] [--lp F]",
+                          "       [--node-limit N] [--time-limit S] [--format table|json|csv] [--out schedule.txt] [--svg F] [--lp F]",
                           "  zbsim solve --p 4 --m 8 --tf 5 --tb 7 --tw 3 --tcomm 1 --mem-f 2 --mem-b -1 --mem-w -1 \\\n"
                           "              --mem-limit 10 --time-limit 60 --out zb-ilp.txt",
                           {"out", "svg", "lp"})) {
@@ -61,6 +65,8 @@ int run_solve(int argc, char** argv) {
   const Format format = parse_format(values["format"].as<std::string>());
   const Problem problem = scenario.spec.build(scenario.source);
   IlpOptions ilp;
+  ilp.node_limit = values["node-limit"].as<std::int64_t>();
+  if (ilp.node_limit < 1) throw InputError(fmt::format("--node-limit: {} (need at least 1 node)", ilp.node_limit));
   ilp.time_limit_s = values["time-limit"].as<double>();
   if (!(ilp.time_limit_s > 0)) throw InputError(fmt::format("--time-limit: {} is not a positive number of seconds", ilp.time_limit_s));
   ilp.threads = values["threads"].as<int>();
@@ -83,6 +89,8 @@ int run_solve(int argc, char** argv) {
                 {"heuristic_span", result.heuristic_span},
                 {"memory_limit", result.memory_limit},
                 {"order_variables", static_cast<double>(result.order_variables)},
+                {"nodes", static_cast<double>(result.nodes)},
+                {"stopped_by_wall_clock", result.stopped_by_wall_clock ? 1.0 : 0.0},
                 {"decomposed", result.decomposed ? 1.0 : 0.0}};
   }
   if (!result.message.empty()) row.reason = result.message;

@@ -4,6 +4,7 @@
 namespace zb::cli {
 
 int run_compare(int argc, char** argv);
+int run_compare_trace(int argc, char** argv);
 int run_simulate(int argc, char** argv);
 int run_export(int argc, char** argv);
 int run_solve(int argc, char** argv);     // with zb_solver

@@ -7,6 +7,7 @@ namespace {
 constexpr zb::catalog::Subcommand kSubcommands[] = {
     {"compare", "compare schedules on one problem: span, bubble rate, memory", zb::cli::run_compare},
     {"simulate", "run one schedule through an engine and write its trace", zb::cli::run_simulate},
+    {"compare-trace", "a measured trace (torch.profiler, zbexec) against a simulated one: per-device span differences", zb::cli::run_compare_trace},
     {"export", "write a schedule as text, JSON, PyTorch CSV, SVG or Chrome trace", zb::cli::run_export},
     {"solve", "the ILP optimum (zb-ilp) under a memory limit: status, span, bound, gap", zb::cli::run_solve},
     {"frontier", "bubble rate of zb-auto (and zb-ilp) against the memory limit, 1p..3p", zb::cli::run_frontier},

@@ -45,14 +45,24 @@ std::vector<double> per_stage(const std::vector<double>& values, std::string_vie
 }  // namespace
 
 Problem ProblemSpec::build(std::string_view source) const {
-  if (devices < 1) throw InputError(fmt::format("{}: field 'p' is {}: need at least 1 device", source, devices));
+  // 0 is also what an unset field holds: name the flag and the scenario field that set it.
+  if (devices < 1) {
+    throw InputError(fmt::format("{}: p is {}: give the number of pipeline devices (--p N, or \"p\" in a scenario's "
+                                 "problem), at least 1",
+                                 source, devices));
+  }
   if (microbatches < 1) {
-    throw InputError(fmt::format("{}: field 'm' is {}: need at least 1 microbatch", source, microbatches));
+    throw InputError(fmt::format("{}: m is {}: give the number of microbatches (--m N, or \"m\" in a scenario's "
+                                 "problem), at least 1",
+                                 source, microbatches));
   }
   if (chunks < 1) throw InputError(fmt::format("{}: field 'chunks' is {}: need at least 1", source, chunks));
   check_action_count(devices, chunks, microbatches, source);  // before the per-stage arrays
   for (auto [field, values] : {std::pair{"t_f", &t_f}, {"t_b", &t_b}, {"t_w", &t_w}}) {
-    if (values->empty()) throw InputError(fmt::format("{}: field '{}' is missing", source, field));
+    if (values->empty()) {
+      throw InputError(fmt::format("{}: field '{}' is missing (--{} on the command line)", source, field,
+                                   find_problem_field(field)->flag));
+    }
   }
   Problem problem;
   problem.devices = devices;

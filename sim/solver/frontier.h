@@ -16,7 +16,7 @@ struct FrontierOptions {
   double to_times_p = 3.0;     // last limit (inclusive)
   double step_times_p = 0.125; // p/8 of M_B per step
   bool with_ilp = false;
-  double ilp_time_limit_s = 10;  // per point
+  double ilp_time_limit_s = 60;  // per point: zb-ilp's wall-clock safety net
 };
 
 struct FrontierPoint {

@@ -127,7 +127,9 @@ MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, const Mi
   CbcMain0(cbc, data);
   const std::string seconds = fmt::format("{:.3f}", budget);
   const std::string thread_count = fmt::format("{}", threads);
-  std::vector<const char*> argv = {"zbsim", "-log", "0", "-slog", "0", "-timeMode", "elapsed", "-sec", seconds.c_str()};
+  const std::string nodes = fmt::format("{}", std::max<std::int64_t>(1, settings.node_limit));
+  std::vector<const char*> argv = {"zbsim", "-log",    "0",           "-slog",     "0",          "-timeMode",
+                                   "elapsed", "-sec", seconds.c_str(), "-maxNodes", nodes.c_str()};
   if (threads > 1) {
     argv.push_back("-threads");
     argv.push_back(thread_count.c_str());
@@ -146,7 +148,9 @@ MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, const Mi
   outcome.proven_optimal = cbc.isProvenOptimal() && !cbc.isSecondsLimitReached();
   outcome.proven_infeasible = cbc.isProvenInfeasible();
   outcome.stopped_on_time = cbc.isSecondsLimitReached() || Clock::now() >= deadline;
-  if (outcome.stopped_on_time) outcome.proven_optimal = false;
+  outcome.stopped_on_nodes = cbc.isNodeLimitReached();
+  if (outcome.stopped_on_time || outcome.stopped_on_nodes) outcome.proven_optimal = false;
+  outcome.nodes = cbc.getNodeCount();
   outcome.best_bound = cbc.getBestPossibleObjValue();
   const double* best = cbc.bestSolution();
   if (best != nullptr && cbc.getNumCols() == columns) outcome.values.assign(best, best + columns);
@@ -156,14 +160,16 @@ MipOutcome solve_in_process(const IlpModel& model, double time_limit_s, const Mi
 // The outcome as bytes for the trip through the pipe (same machine, same binary).
 std::string encode(const MipOutcome& outcome) {
   const std::uint32_t flags = (outcome.proven_optimal ? 1u : 0u) | (outcome.proven_infeasible ? 2u : 0u) |
-                              (outcome.stopped_on_time ? 4u : 0u);
+                              (outcome.stopped_on_time ? 4u : 0u) | (outcome.stopped_on_nodes ? 8u : 0u);
   const std::uint64_t count = outcome.values.size();
-  std::string bytes(sizeof flags + sizeof(double) + sizeof count + count * sizeof(double), '\0');
+  std::string bytes(sizeof flags + sizeof(double) + sizeof outcome.nodes + sizeof count + count * sizeof(double), '\0');
   char* at = bytes.data();
   std::memcpy(at, &flags, sizeof flags);
   at += sizeof flags;
   std::memcpy(at, &outcome.best_bound, sizeof(double));
   at += sizeof(double);
+  std::memcpy(at, &outcome.nodes, sizeof outcome.nodes);
+  at += sizeof outcome.nodes;
   std::memcpy(at, &count, sizeof count);
   at += sizeof count;
   if (count > 0) std::memcpy(at, outcome.values.data(), count * sizeof(double));
@@ -174,13 +180,15 @@ std::optional<MipOutcome> decode(const std::string& bytes) {
   MipOutcome outcome;
   std::uint32_t flags = 0;
   std::uint64_t count = 0;
-  const std::size_t header = sizeof flags + sizeof(double) + sizeof count;
+  const std::size_t header = sizeof flags + sizeof(double) + sizeof outcome.nodes + sizeof count;
   if (bytes.size() < header) return std::nullopt;
   const char* at = bytes.data();
   std::memcpy(&flags, at, sizeof flags);
   at += sizeof flags;
   std::memcpy(&outcome.best_bound, at, sizeof(double));
   at += sizeof(double);
+  std::memcpy(&outcome.nodes, at, sizeof outcome.nodes);
+  at += sizeof outcome.nodes;
   std::memcpy(&count, at, sizeof count);
   at += sizeof count;
   if (bytes.size() != header + count * sizeof(double)) return std::nullopt;
@@ -189,6 +197,7 @@ std::optional<MipOutcome> decode(const std::string& bytes) {
   outcome.proven_optimal = (flags & 1u) != 0;
   outcome.proven_infeasible = (flags & 2u) != 0;
   outcome.stopped_on_time = (flags & 4u) != 0;
+  outcome.stopped_on_nodes = (flags & 8u) != 0;
   return outcome;
 }
 

@@ -39,6 +39,13 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The safety net fired: say so, since only then can the result depend on the machine.
+std::string wall_clock_message(const IlpOptions& options, std::string_view when) {
+  return fmt::format("wall-clock safety net of {} s fired{}{} (before the node budget of {}): the result may differ "
+                     "between runs",
+                     options.time_limit_s, when.empty() ? "" : " ", when, options.node_limit);
+}
+
 bool close_enough(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(b)); }
 
 // The largest of a few round steps that every cost and transfer time is a multiple of (0: none):
@@ -232,11 +239,13 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     } else {
       const double remaining = options.time_limit_s - seconds_since(start);
       if (remaining <= 0) {
-        result.message = "time limit reached before the solver started";
+        result.stopped_by_wall_clock = true;
+        result.message = wall_clock_message(options, "before the solver started");
         break;
       }
       result.solver_called = true;
       MipSettings settings;
+      settings.node_limit = options.node_limit - result.nodes;
       settings.time_limit_s = remaining;
       settings.threads = options.threads;
       settings.lp_file = options.lp_file;
@@ -244,6 +253,9 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
       settings.objective_step = step;
       settings.use_warm_start = step <= 0;  // the warm start lies outside a strict-improvement search
       outcome = solve_mip(model, settings);
+      result.nodes += outcome.nodes;
+      result.stopped_by_nodes = result.stopped_by_nodes || outcome.stopped_on_nodes || result.nodes >= options.node_limit;
+      result.stopped_by_wall_clock = result.stopped_by_wall_clock || outcome.stopped_on_time;
       if (!outcome.values.empty()) {
         Schedule order = ilp_solution_order(model, outcome.values);
         try {
@@ -270,13 +282,19 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
         if (outcome.crashed) {
           result.message = "CBC stopped abnormally; the best schedule so far stands";
         } else if (outcome.stopped_on_time && !outcome.proven_optimal) {
-          result.message = fmt::format("time limit {} s reached", options.time_limit_s);
+          result.message = wall_clock_message(options, "during the search");
+        } else if (outcome.stopped_on_nodes && !outcome.proven_optimal) {
+          result.message = fmt::format("node budget of {} reached", options.node_limit);
         }
       }
     }
     if (!model.decomposed) break;
     if (close_enough(result.span, bound.span)) break;
-    if (options.time_limit_s - seconds_since(start) < 0.2 || outcome.stopped_on_time) break;
+    if (result.stopped_by_nodes || outcome.stopped_on_time) break;
+    if (options.time_limit_s - seconds_since(start) < 0.2) {
+      result.stopped_by_wall_clock = true;
+      break;
+    }
     if (!improved) {
       if (model_options.free_head >= largest_block) break;
       budget *= 2;
@@ -285,8 +303,11 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   if (result.decomposed) {
     result.message = fmt::format(
         "decomposed: {} rounds reordering up to the first and last {} actions of each stage around the best order "
-        "so far; bound from the lower bound",
-        rounds, widest_block);
+        "so far; bound from the lower bound{}",
+        rounds, widest_block,
+        result.stopped_by_wall_clock ? "; " + wall_clock_message(options, "")
+        : result.stopped_by_nodes    ? fmt::format("; node budget of {} reached", options.node_limit)
+                                     : std::string());
   }
   return finish();
 }

@@ -1,6 +1,7 @@
 // zb-ilp: the optimal schedule under a memory limit, on COIN-OR CBC, warm-started from zb-auto.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,7 +22,14 @@ std::string_view ilp_status_name(IlpStatus status);
 
 struct IlpOptions {
   std::optional<double> memory_limit;  // absolute; default: the problem's limit, else unlimited
-  double time_limit_s = 10;            // wall clock for the whole solve
+  // The search's budget: CBC branch-and-bound nodes over the whole solve. Node counts do not
+  // depend on the machine, so one input gives one result (with threads = 1). The wall-clock
+  // limit is only a safety net for the work nodes do not bound (a large root LP); when it fires
+  // the result says so, and may differ between runs.
+  // 200 nodes: the p=4 m=8 limit-10 case proves its optimum (145) in 86 nodes, about 2.5 CPU
+  // seconds here; the benchmark's p=4 m=12 1.5p case does about 127 nodes per CPU second.
+  std::int64_t node_limit = 200;
+  double time_limit_s = 60;            // safety net: wall clock for the whole solve
   // Above this many order variables in the full model, decompose: only the first and last
   // actions of each stage are reordered, the middle keeps the zb-auto order.
   std::size_t max_full_pairs = 20000;
@@ -51,6 +59,9 @@ struct IlpResult {
   double solve_seconds = 0;    // wall clock
   bool decomposed = false;
   bool solver_called = false;  // false when zb-auto already met the lower bound
+  std::int64_t nodes = 0;      // branch-and-bound nodes spent
+  bool stopped_by_nodes = false;       // the node budget ran out (deterministic)
+  bool stopped_by_wall_clock = false;  // the safety net fired (the result may vary between runs)
   std::size_t order_variables = 0;
   std::size_t rows = 0;
   std::string message;         // why infeasible, or what limited the solve
@@ -67,6 +78,7 @@ Schedule require_schedule(const IlpResult& result);
 // Backend: solves `model` with CBC (ilp_cbc.cpp; a stub that throws without CBC).
 struct IlpModel;
 struct MipSettings {
+  std::int64_t node_limit = 200;
   double time_limit_s = 10;
   double objective_step = 0;  // spans lie on this grid: CBC may prune nodes within one step
   bool use_warm_start = true; // pass the model's warm start (off when it is outside the search)
@@ -80,6 +92,8 @@ struct MipOutcome {
   bool proven_optimal = false;
   bool proven_infeasible = false;
   bool stopped_on_time = false;
+  bool stopped_on_nodes = false;
+  std::int64_t nodes = 0;
   bool crashed = false;  // the isolated solver died (its result is lost, the warm start stands)
 };
 bool ilp_available();

@@ -48,8 +48,10 @@ void register_solver_generators(GeneratorRegistry& registry, const SolverGenerat
                              true, greedy_at_multiple(2, "zb-2p")});
   if (ilp_available()) {
     registry.add(GeneratorInfo{
-        "zb-ilp", fmt::format("ILP optimum on COIN-OR CBC under --mem-limit, warm-started from zb-auto ({:g} s limit)",
-                              options.ilp_time_limit_s),
+        "zb-ilp",
+        fmt::format("ILP optimum on COIN-OR CBC under --mem-limit, warm-started from zb-auto ({} nodes; {:g} s "
+                    "safety net)",
+                    IlpOptions{}.node_limit, options.ilp_time_limit_s),
         ChunkSupport::single, true, [limit_s = options.ilp_time_limit_s](const Problem& problem) {
           IlpOptions ilp_options;
           ilp_options.time_limit_s = limit_s;

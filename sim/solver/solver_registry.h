@@ -7,7 +7,7 @@
 namespace zb {
 
 struct SolverGeneratorOptions {
-  double ilp_time_limit_s = 10;  // wall clock of each zb-ilp generation
+  double ilp_time_limit_s = 60;  // zb-ilp's wall-clock safety net (its budget is nodes)
 };
 
 // Adds the V family zb-v, v-min, v-half, v-auto, then zb-auto, zb-1p, zb-2p and (when built with

@@ -80,7 +80,10 @@ ojson label_of(const nlohmann::json& scenario, const char* key) {
 
 }  // namespace
 
-Row run_point(const Grid& grid, const Point& point) {
+namespace {
+
+// The columns a row of `point` carries before it runs: the axes and the inputs as written.
+ojson row_inputs(const Grid& grid, const Point& point) {
   ojson row = ojson::object();
   row["point"] = point.index;
   for (const auto& extra : grid.extra_columns()) row[extra] = point.axes[extra];
@@ -103,7 +106,40 @@ Row run_point(const Grid& grid, const Point& point) {
   }
   for (const auto& c : metric_columns()) row[c] = nullptr;
   row["status"] = "ok";
+  return row;
+}
 
+// The row's CSV and JSON-lines forms.
+Row finished_row(const Point& point, const ojson& row) {
+  Row out;
+  out.point = point.index;
+  out.status = row["status"].get<std::string>();
+  std::vector<std::string> cells;
+  for (const auto& [key, value] : row.items()) cells.push_back(csv_cell(value));
+  out.csv_line = fmt::format("{}", fmt::join(cells, ","));
+  ojson json = ojson::object();
+  json["point"] = point.index;
+  json["axes"] = point.axes;
+  for (const auto& [key, value] : row.items()) {
+    if (key != "point") json[key] = value;
+  }
+  out.json_line = json.dump();
+  return out;
+}
+
+}  // namespace
+
+Row failed_point_row(const Grid& grid, const Point& point, const std::string& reason) {
+  ojson row = row_inputs(grid, point);
+  row["status"] = "error";
+  row["reason"] = reason;
+  return finished_row(point, row);
+}
+
+Row run_point(const Grid& grid, const Point& point) {
+  ojson row = row_inputs(grid, point);
+  const nlohmann::json& sc = point.scenario;
+  const bool model_driven = sc.contains("model");
   try {
     Scenario scenario = scenario_from_json(sc, grid.source, grid.base_dir);
     scenario.source = fmt::format("{} point {}", grid.source, point.index);
@@ -164,20 +200,7 @@ Row run_point(const Grid& grid, const Point& point) {
     row["reason"] = e.what();
   }
 
-  Row out;
-  out.point = point.index;
-  out.status = row["status"].get<std::string>();
-  std::vector<std::string> cells;
-  for (const auto& [key, value] : row.items()) cells.push_back(csv_cell(value));
-  out.csv_line = fmt::format("{}", fmt::join(cells, ","));
-  ojson json = ojson::object();
-  json["point"] = point.index;
-  json["axes"] = point.axes;
-  for (const auto& [key, value] : row.items()) {
-    if (key != "point") json[key] = value;
-  }
-  out.json_line = json.dump();
-  return out;
+  return finished_row(point, row);
 }
 
 }  // namespace zb::sweep

@@ -27,4 +27,8 @@ struct Row {
 // a generator cannot build or an invalid combination become rows with a status and a reason.
 Row run_point(const Grid& grid, const Point& point);
 
+// The row of a point that could not be run at all (its worker process died on it twice): the
+// inputs, status "error" and the reason.
+Row failed_point_row(const Grid& grid, const Point& point, const std::string& reason);
+
 }  // namespace zb::sweep

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -103,23 +104,36 @@ std::optional<std::pair<std::size_t, Row>> take_record(std::string& buffer) {
   return std::pair{static_cast<std::size_t>(slot), std::move(row)};
 }
 
+// How a worker process ended, for messages: "killed by signal 9 (Killed)", "exit code 3".
+std::string how_it_ended(int status) {
+  if (WIFSIGNALED(status)) return fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return fmt::format("exit code {}", WEXITSTATUS(status));
+}
+
+// Worker k first runs slots k, k + jobs, ... and streams one record per point. A worker killed
+// from outside (the OOM killer, a signal) does not end the sweep: its remaining points go to a
+// new worker; a point whose worker dies twice becomes an "error" row naming the signal, so no
+// point goes silently missing. A worker that fails by itself (exit 1: an error it reported)
+// still fails the sweep.
 void run_processes(const Grid& grid, const std::vector<long>& points, int jobs,
                    const std::function<void(const Row&)>& done) {
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(points.size())));
-  std::fflush(stdout);
-  std::fflush(stderr);
   struct Worker {
     pid_t pid = -1;
     int fd = -1;
     std::string buffer;
+    std::vector<std::size_t> slots;  // its points, in the order it runs them
+    std::size_t received = 0;        // records read back so far
   };
-  std::vector<Worker> workers(jobs);
-  for (int k = 0; k < jobs; ++k) {
-    // Worker k runs points k, k + jobs, ... and streams one record per point.
+  auto start = [&](std::vector<std::size_t> slots) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    Worker worker;
+    worker.slots = std::move(slots);
     const ChildProcess child = spawn_child(
-        [&, k](int fd) {
+        [&grid, &points, slots = worker.slots](int fd) {
           try {
-            for (std::size_t i = static_cast<std::size_t>(k); i < points.size(); i += static_cast<std::size_t>(jobs)) {
+            for (const std::size_t i : slots) {
               const Row row = run_point(grid, grid.point(points[i]));
               std::string record;
               const std::uint64_t slot = i;
@@ -130,28 +144,40 @@ void run_processes(const Grid& grid, const std::vector<long>& points, int jobs,
               if (!write_all(fd, record)) break;
             }
           } catch (const std::exception& e) {
-            std::fprintf(stderr, "zbsim sweep: worker %d: %s\n", k, e.what());
+            std::fprintf(stderr, "zbsim sweep: worker: %s\n", e.what());
             return 1;
           }
           return 0;
         },
         false);
-    workers[k].pid = child.pid;
-    workers[k].fd = child.fd;
+    worker.pid = child.pid;
+    worker.fd = child.fd;
+    return worker;
+  };
+  std::vector<Worker> workers;
+  for (int k = 0; k < jobs; ++k) {
+    std::vector<std::size_t> slots;
+    for (std::size_t i = static_cast<std::size_t>(k); i < points.size(); i += static_cast<std::size_t>(jobs)) {
+      slots.push_back(i);
+    }
+    workers.push_back(start(std::move(slots)));
   }
   InOrder order{std::vector<std::optional<Row>>(points.size()), 0, done};
+  std::vector<int> deaths(points.size(), 0);  // worker deaths while running each point
   std::size_t received = 0;
-  int open = jobs;
+  bool failed = false;
   std::vector<pollfd> polls;
-  while (open > 0) {
+  for (;;) {
     polls.clear();
     for (const auto& w : workers) {
       if (w.fd >= 0) polls.push_back({w.fd, POLLIN, 0});
     }
+    if (polls.empty()) break;
     if (::poll(polls.data(), polls.size(), -1) < 0) {
       if (errno == EINTR) continue;
       throw Error(fmt::format("sweep: poll failed: {}", std::strerror(errno)));
     }
+    std::vector<std::vector<std::size_t>> restarts;
     for (auto& w : workers) {
       if (w.fd < 0) continue;
       bool ready = false;
@@ -160,24 +186,44 @@ void run_processes(const Grid& grid, const std::vector<long>& points, int jobs,
       char chunk[65536];
       const ssize_t n = ::read(w.fd, chunk, sizeof chunk);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(w.fd);
-        w.fd = -1;
-        --open;
+      if (n > 0) {
+        w.buffer.append(chunk, static_cast<std::size_t>(n));
+        while (auto record = w.buffer.empty() ? std::nullopt : take_record(w.buffer)) {
+          record->second.point = points[record->first];
+          order.put(record->first, std::move(record->second));
+          ++received;
+          ++w.received;
+        }
         continue;
       }
-      w.buffer.append(chunk, static_cast<std::size_t>(n));
-      while (auto record = w.buffer.empty() ? std::nullopt : take_record(w.buffer)) {
-        record->second.point = points[record->first];
-        order.put(record->first, std::move(record->second));
-        ++received;
+      // The worker is done, or died.
+      ::close(w.fd);
+      w.fd = -1;
+      const int status = reap_child(w.pid);
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && w.received == w.slots.size()) continue;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
+        failed = true;  // it said why on stderr
+        continue;
       }
+      std::vector<std::size_t> rest(w.slots.begin() + static_cast<std::ptrdiff_t>(w.received), w.slots.end());
+      if (rest.empty()) continue;
+      const std::size_t suspect = rest.front();
+      if (++deaths[suspect] >= 2) {
+        const std::string reason = fmt::format("the sweep worker running this point was {} twice", how_it_ended(status));
+        std::fprintf(stderr, "zbsim sweep: point %ld: %s; it is written as an error row\n", points[suspect],
+                     reason.c_str());
+        order.put(suspect, failed_point_row(grid, grid.point(points[suspect]), reason));
+        ++received;
+        rest.erase(rest.begin());
+      } else {
+        std::fprintf(stderr, "zbsim sweep: the worker running point %ld was %s; its %zu remaining points run again\n",
+                     points[suspect], how_it_ended(status).c_str(), rest.size());
+      }
+      if (!rest.empty()) restarts.push_back(std::move(rest));
     }
-  }
-  bool failed = false;
-  for (const auto& w : workers) {
-    const int status = reap_child(w.pid);
-    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    if (!failed) {
+      for (auto& slots : restarts) workers.push_back(start(std::move(slots)));
+    }
   }
   if (failed || received != points.size()) {
     throw Error(fmt::format("sweep: a worker process failed after {} of {} points (the rows written so far are kept: "

@@ -93,6 +93,43 @@ TEST_F(Cli, ReadsPytorchFixture) {
   EXPECT_EQ(json["problem"]["placement"], "vshape");
 }
 
+TEST_F(Cli, PytorchCommsCsvImportsAndReexports) {
+  const std::string fixture = std::string(ZB_SOURCE_DIR) + "/tests/data/pytorch/dualpipev_4rank_10mb_comms.csv";
+  const CliRun run = zbsim("simulate --schedule-file " + fixture + " --tf 1 --tb 1 --tw 1 --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("240 SEND/RECV transfer points checked; 8 UNSHARD, 8 RESHARD, 8 REDUCE_GRAD"),
+            std::string::npos)
+      << run.err;
+  const fs::path out = dir_ / "again.csv";
+  ASSERT_EQ(zbsim("export --schedule-file " + fixture + " --to pytorch-csv-comms --out " + out.string()).exit_code, 0);
+  std::string expected = slurp(fixture);
+  std::erase(expected, '\r');  // PyTorch's csv.writer ends lines with CRLF; we write LF
+  EXPECT_EQ(slurp(out), expected);
+}
+
+TEST_F(Cli, ExportsTorchtitanSettingsWithTheCsv) {
+  const fs::path csv = dir_ / "zbv.csv";
+  const CliRun run = zbsim("export --schedule zb-v-h --p 4 --m 8 --to torchtitan --out " + csv.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("--parallelism.pipeline_parallel_schedule ZBVZeroBubble\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("--parallelism.pipeline_parallel_schedule_csv " + csv.string() + "\n"), std::string::npos);
+  EXPECT_NE(run.out.find("--parallelism.num_pp_microbatches 8\n"), std::string::npos);
+  EXPECT_EQ(run.out.find("layers_per_stage"), std::string::npos);  // two stages per rank is torchtitan's default
+  EXPECT_EQ(slurp(csv).rfind("0F0,", 0), 0u);                      // compute-only: what torchtitan loads
+  // Four chunks: torchtitan needs layers per stage, and 30 layers + 2 over 16 stages is 2 each.
+  const fs::path csv4 = dir_ / "i4.csv";
+  const CliRun four = zbsim("export --schedule 1f1b-i --chunks 4 --p 4 --m 8 --to torchtitan --layers 30 --out " + csv4.string());
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  EXPECT_NE(four.out.find("--parallelism.pipeline_parallel_schedule Interleaved1F1B\n"), std::string::npos);
+  EXPECT_NE(four.out.find("--parallelism.pipeline_parallel_layers_per_stage 2\n"), std::string::npos) << four.out;
+  const fs::path none = dir_ / "none.csv";
+  const CliRun missing = zbsim("export --schedule 1f1b-i --chunks 4 --p 4 --m 8 --to torchtitan --out " + none.string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--layers N"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(none));
+  EXPECT_EQ(zbsim("export --schedule zb-h1 --p 4 --m 8 --to torchtitan").exit_code, 2);  // needs --out
+}
+
 TEST_F(Cli, DeadlockingScheduleFileIsRefusedWithTheGrid) {
   const fs::path file = write("dead.txt", "d0: F0 B0 W0 F1 B1 W1\nd1: F0 F1 B1 W1 B0 W0\n");
   const fs::path svg = dir_ / "dead.svg";
@@ -179,8 +216,8 @@ struct BadInput {
 
 TEST_F(Cli, BadInputExitsTwoNamesTheFieldAndWritesNothing) {
   const BadInput cases[] = {
-      {"--p 0 --m 8 --tf 1 --tb 1 --tw 1", nullptr, "'p' is 0"},
-      {"--p 4 --m 0 --tf 1 --tb 1 --tw 1", nullptr, "'m' is 0"},
+      {"--p 0 --m 8 --tf 1 --tb 1 --tw 1", nullptr, "p is 0: give the number of pipeline devices (--p N"},
+      {"--p 4 --m 0 --tf 1 --tb 1 --tw 1", nullptr, "m is 0: give the number of microbatches (--m N"},
       {"--p 4 --m 8 --tf 1 --tb -1 --tw 1", nullptr, "'t_b' has value -1"},
       {"--p 4 --m 8 --tf 1 --tb 1 --tw 1 --schedules zb-h9", nullptr, "unknown schedule 'zb-h9'"},
       {"--p 4 --m 8 --tf 1 --tb x --tw 1", nullptr, "--tb: bad number 'x'"},
@@ -191,7 +228,7 @@ TEST_F(Cli, BadInputExitsTwoNamesTheFieldAndWritesNothing) {
        "unknown field 'tw'"},
       {"--scenario SCENARIO", "{\"problem\": {\"p\": 4, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}, \"extra\": 1}",
        "unknown field 'extra'"},
-      {"--scenario SCENARIO", "{\"problem\": {\"p\": -3, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}}", "'p' is -3"},
+      {"--scenario SCENARIO", "{\"problem\": {\"p\": -3, \"m\": 8, \"t_f\": 1, \"t_b\": 1, \"t_w\": 1}}", "p is -3"},
       {"--scenario SCENARIO", "{\"problem\": {\"p\": 4, \"m\": 8, \"t_f\": 1e400, \"t_b\": 1, \"t_w\": 1}}",
        "malformed JSON"},
       {"--scenario /nonexistent/s.json", nullptr, "/nonexistent/s.json: cannot read"},

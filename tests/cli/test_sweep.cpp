@@ -1,5 +1,8 @@
 // zbsim sweep and plot as a user runs them: shards, resume, parallel runs, bad grids, charts.
 #include <gtest/gtest.h>
+#include <cstdlib>
+
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -192,7 +195,7 @@ TEST_F(Sweep, BadGridsExitTwoNamingFileFieldAndValue) {
       {R"({"axes": {"m": 8, "schedule": ["1f1b"]}, "base": {"problem": {"p": 2, "t_f": 1, "t_b": 1, "t_w": 1}}})",
        "grid.json: axis 'm' is 8: expected a non-empty list of values"},
       {R"({"axes": {"m": [4, 0], "schedule": ["1f1b"]}, "base": {"problem": {"p": 2, "t_f": 1, "t_b": 1, "t_w": 1}}})",
-       "grid.json: axis 'm' value 0: field 'm' is 0: need at least 1 microbatch"},
+       "grid.json: axis 'm' value 0: m is 0: give the number of microbatches (--m N, or \"m\" in a scenario's problem), at least 1"},
       {R"({"axes": {"m": [4], "schedule": ["1f1b", "zb-h9"]}, "base": {"problem": {"p": 2, "t_f": 1, "t_b": 1, "t_w": 1}}})",
        "grid.json: axis 'schedule' value \"zb-h9\": "},
       {R"({"axes": {"mem_limit": ["2p", "3x"], "schedule": ["1f1b"]}, "base": {"problem": {"p": 2, "m": 4, "t_f": 1, "t_b": 1, "t_w": 1}}})",
@@ -245,6 +248,32 @@ TEST_F(Sweep, ShippedGridsRunAndPlot) {
     bubble[row["m"].get<int>()][row["schedule"].get<std::string>()] = row["bubble_rate"].get<double>();
   }
   for (const auto& [m, rates] : bubble) EXPECT_LT(rates.at("zb-h2"), rates.at("1f1b")) << m;
+}
+
+// A worker killed from outside (as the OOM killer would) does not lose its points: they run
+// again in a new worker and the result equals an undisturbed run, byte for byte.
+TEST_F(Sweep, AKilledWorkerIsReplacedAndNoPointGoesMissing) {
+  const auto grid = write("grid.json", R"({
+    "engine": "simgrid",
+    "base": {"problem": {"p": 8, "t_f": 1, "t_b": 1, "t_w": 1, "t_comm": 0.1}},
+    "axes": {"m": [8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52], "schedule": ["1f1b", "zb-h1", "zb-h2"]}})");
+  const CliRun clean = zbsim("sweep --grid " + grid.string() + " --out " + path("clean.csv") + " --jobs 2");
+  if (clean.exit_code == 2 && clean.err.find("without SimGrid") != std::string::npos) GTEST_SKIP() << clean.err;
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  // Start the same sweep, wait for its first rows, kill -9 one of its two workers.
+  const std::string script = fmt::format(
+      "{} sweep --grid {} --out {} --jobs 2 2> {} & sweep=$!; "
+      "for i in $(seq 1 600); do [ -s {} ] && break; sleep 0.01; done; "
+      "worker=$(pgrep -P $sweep | head -n 1); [ -n \"$worker\" ] && kill -9 $worker; "
+      "wait $sweep; echo $? > {}; echo $worker > {}",
+      ZBSIM_PATH, grid.string(), path("r.csv"), path("err.txt"), path("r.jsonl"), path("rc.txt"), path("pid.txt"));
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  if (slurp(path("pid.txt")) == "\n") GTEST_SKIP() << "the sweep ended before a worker could be killed";
+  EXPECT_EQ(slurp(path("rc.txt")), "0\n") << slurp(path("err.txt"));
+  EXPECT_NE(slurp(path("err.txt")).find("killed by signal 9"), std::string::npos) << slurp(path("err.txt"));
+  EXPECT_NE(slurp(path("err.txt")).find("remaining points run again"), std::string::npos) << slurp(path("err.txt"));
+  EXPECT_EQ(slurp(path("r.csv")), slurp(path("clean.csv")));
+  EXPECT_EQ(slurp(path("r.jsonl")), slurp(path("clean.jsonl")));
 }
 
 // The cost model's t_comm (activation bytes over the cluster's links) and the SimGrid engine's

@@ -113,5 +113,34 @@ TEST(InputFiles, EveryShippedScenarioOpens) {
   EXPECT_GE(opened, 1);
 }
 
+// The real torch.profiler run of tests/data/kineto: each rank's file is a trace of that rank; the
+// files opened together are one trace of the run, where the first of them was.
+TEST(InputFiles, TorchProfilerFilesOfOneRunBecomeOneTrace) {
+  const std::string dir = testing::source_path("tests/data/kineto/");
+  const LoadedInput one = load_input_file(dir + "zb-h1_4rank_4mb.rank1.json");
+  ASSERT_EQ(one.kind, InputKind::trace);
+  ASSERT_TRUE(one.profiled_rank);
+  EXPECT_EQ(one.profiled_rank->rank, 1);
+  EXPECT_EQ(one.trace->meta.engine, "torch.profiler");
+
+  const std::vector<LoadedInput> inputs =
+      load_input_files({dir + "zb-h1_4rank_4mb.rank2.json", dir + "zb-h1_4rank_4mb.csv", dir + "zb-h1_4rank_4mb.rank0.json",
+                        dir + "zb-h1_4rank_4mb.rank3.json", dir + "zb-h1_4rank_4mb.rank1.json"});
+  ASSERT_EQ(inputs.size(), 2u);
+  ASSERT_EQ(inputs[0].kind, InputKind::trace);
+  EXPECT_EQ(inputs[0].trace->devices, 4);
+  EXPECT_EQ(inputs[0].trace->spans.size(), 4u * 12 + 24 + 24);  // compute, sends, receives
+  EXPECT_EQ(trace_label(*inputs[0].trace, inputs[0].source), "trace (torch.profiler, zb-h1_4rank_4mb.rank2.json + 3 more)");
+  EXPECT_EQ(inputs[1].kind, InputKind::schedule);  // the PyTorch CSV the run executed
+
+  const std::string twice = error_of([&] {
+    (void)load_input_files({dir + "zb-h1_4rank_4mb.rank0.json", dir + "zb-h1_4rank_4mb.rank0.json"});
+  });
+  EXPECT_NE(twice.find("both are rank 0"), std::string::npos) << twice;
+  EXPECT_NE(error_of([] { parse_input_text(R"([{"name": "aten::mm", "ph": "X", "ts": 0, "dur": 1}])", "cpu.json"); })
+                .find("cpu.json: no \"PP:\" annotations"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace zb::view

@@ -218,6 +218,21 @@ TEST_F(MainWindowTest, OpensScenarioAndScheduleFilesAndDroppedFiles) {
   EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"zb-h1"}));
 }
 
+TEST_F(MainWindowTest, DroppedTorchProfilerFilesOfOneRunAreOneTrace) {
+  QList<QUrl> urls;
+  for (int r : {1, 3, 0, 2}) {
+    urls.push_back(QUrl::fromLocalFile(QString::fromStdString(
+        testing::source_path("tests/data/kineto/zb-h1_4rank_4mb.rank" + std::to_string(r) + ".json"))));
+  }
+  const auto before = labels(window_->scene());
+  EXPECT_EQ(window_->open_urls(urls), 4);
+  const auto after = labels(window_->scene());
+  ASSERT_EQ(after.size(), before.size() + 1);
+  EXPECT_EQ(after.back(), "trace (torch.profiler, zb-h1_4rank_4mb.rank1.json + 3 more)");
+  EXPECT_EQ(window_->scene().groups().back().trace.devices, 4);
+  EXPECT_EQ(window_->metrics().back().engine, "torch.profiler");
+}
+
 TEST_F(MainWindowTest, ABadMemoryLimitIsReportedAndIgnored) {
   auto* limit = window_->panel()->findChild<QLineEdit*>("mem_limit");
   limit->setText("lots");

@@ -2,9 +2,12 @@
 // written through and never replaced, concurrent writers of one path kept apart.
 #include <gtest/gtest.h>
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -92,6 +95,37 @@ TEST_F(AtomicFile, UnwritablePathsAreInputErrorsAndLeaveNothing) {
   EXPECT_THROW(write_file_atomically(dir_.string(), "x"), InputError);
   EXPECT_THROW(write_file_atomically((dir_ / "missing" / "f.txt").string(), "x"), InputError);
   expect_only({});
+}
+
+// A full disk: the write fails as an InputError naming the path and the reason, the file that
+// was there keeps its old content and no temporary is left. A 64 KiB tmpfs when the test may
+// mount one (root in a container or VM); /dev/full always.
+TEST_F(AtomicFile, ADiskFullLeavesTheOldFileAndNoTemporary) {
+  try {
+    write_file_atomically("/dev/full", std::string(1 << 16, 'x'));
+    ADD_FAILURE() << "writing /dev/full succeeded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/full: write failed: No space left on device"), std::string::npos)
+        << e.what();
+  }
+  const fs::path mount_point = dir_ / "full";
+  fs::create_directories(mount_point);
+  if (::mount("tmpfs", mount_point.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs here (" << std::strerror(errno) << "); /dev/full was checked";
+  }
+  const std::string path = (mount_point / "out.txt").string();
+  write_file_atomically(path, "old\n");
+  try {
+    write_file_atomically(path, std::string(1 << 20, 'x'));  // 1 MiB into 64 KiB
+    ADD_FAILURE() << "a write larger than the disk succeeded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_file(path), "old\n");
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(mount_point)) left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"out.txt"});
+  ::umount(mount_point.c_str());
 }
 
 }  // namespace

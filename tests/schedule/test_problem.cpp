@@ -77,10 +77,10 @@ TEST(Problem, ErrorsNameTheFieldAndValue) {
 
   ProblemSpec bad = good;
   bad.devices = 0;
-  EXPECT_NE(message_of(bad).find("'p' is 0"), std::string::npos) << message_of(bad);
+  EXPECT_NE(message_of(bad).find("p is 0: give the number of pipeline devices"), std::string::npos) << message_of(bad);
   bad = good;
   bad.microbatches = -1;
-  EXPECT_NE(message_of(bad).find("'m' is -1"), std::string::npos);
+  EXPECT_NE(message_of(bad).find("m is -1: give the number of microbatches"), std::string::npos);
   bad = good;
   bad.t_b = {-2.0};
   EXPECT_NE(message_of(bad).find("'t_b' has value -2"), std::string::npos) << message_of(bad);

@@ -38,6 +38,7 @@ TEST(Ilp, UnitCostsLimit1pIsProvenOptimalAt27) {
   REQUIRE_CBC();
   const Problem problem = make_problem(4, 8, 1, 1, 1, 0, 8);
   IlpOptions options;
+  options.node_limit = 1'000'000;  // a proof, whatever it costs
   options.time_limit_s = 60;
   const auto start = std::chrono::steady_clock::now();
   const IlpResult result = solve_ilp(problem, options);
@@ -54,6 +55,7 @@ TEST(Ilp, BeatsTheHeuristicAndProvesItBetween1pAnd2p) {
   REQUIRE_CBC();
   const Problem problem = make_problem(4, 8, 5, 7, 3, 1, 10);
   IlpOptions options;
+  options.node_limit = 1'000'000;
   options.time_limit_s = 40;
   const IlpResult result = solve_ilp(problem, options);
   EXPECT_TRUE(result.solver_called);
@@ -74,6 +76,7 @@ TEST(Ilp, EqualsBruteForceOnTinyProblems) {
     const double limit = *problem.memory_limit();
     const double optimum = test::brute_force_span(problem, limit);
     IlpOptions options;
+    options.node_limit = 1'000'000;
     options.time_limit_s = 30;
     const IlpResult result = solve_ilp(problem, options);
     SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m << " limit=" << limit);
@@ -115,14 +118,14 @@ TEST(Ilp, SmallestFeasibleLimitWorks) {
   REQUIRE_CBC();
   const Problem problem = make_problem(3, 4, 2, 3, 1, 0, 2);
   IlpOptions options;
+  options.node_limit = 1'000'000;
   options.time_limit_s = 20;
   const IlpResult result = solve_ilp(problem, options);
   expect_sound(problem, result);
 }
 
-TEST(Ilp, WallClockLimitIsKept) {
-  REQUIRE_CBC();
-  // Unbalanced per-stage costs at a limit between 1p and 2p: does not close in 2 s.
+// Unbalanced per-stage costs at a limit between 1p and 2p: does not close in a few seconds.
+Problem hard_problem() {
   ProblemSpec spec;
   spec.devices = 6;
   spec.microbatches = 12;
@@ -133,9 +136,50 @@ TEST(Ilp, WallClockLimitIsKept) {
   spec.mem_f = {2};
   spec.mem_b = {-1};
   spec.mem_w = {-1};
-  const Problem problem = spec.build("test");
+  return spec.build("test");
+}
+
+// Nodes, not seconds, end the search: two very different wall-clock nets give one result (on a
+// problem whose root node is quick: the root's cuts are work that nodes do not bound).
+TEST(Ilp, TheNodeBudgetMakesTheResultIndependentOfTheClock) {
+  REQUIRE_CBC();
+  const Problem problem = make_problem(4, 8, 5, 7, 3, 1, 10);  // proving 145 takes thousands of nodes
+  IlpOptions options;
+  options.node_limit = 30;
+  options.time_limit_s = 30;
+  const IlpResult first = solve_ilp(problem, options);
+  options.time_limit_s = 90;
+  const IlpResult second = solve_ilp(problem, options);
+  EXPECT_TRUE(first.stopped_by_nodes);
+  EXPECT_FALSE(first.stopped_by_wall_clock);
+  EXPECT_NE(first.message.find("node budget of 30 reached"), std::string::npos) << first.message;
+  EXPECT_EQ(first.status, IlpStatus::feasible);
+  EXPECT_GE(first.nodes, 30);
+  EXPECT_EQ(first.schedule.devices, second.schedule.devices);
+  EXPECT_EQ(first.span, second.span);
+  EXPECT_EQ(first.best_bound, second.best_bound);
+  EXPECT_EQ(first.nodes, second.nodes);
+  expect_sound(problem, first);
+}
+
+TEST(Ilp, TheWallClockSafetyNetSaysWhenItFires) {
+  REQUIRE_CBC();
   IlpOptions options;
   options.memory_limit = 17;
+  options.node_limit = 1'000'000'000;
+  options.time_limit_s = 1;
+  const IlpResult result = solve_ilp(hard_problem(), options);
+  EXPECT_TRUE(result.stopped_by_wall_clock);
+  EXPECT_NE(result.message.find("wall-clock safety net of 1 s fired"), std::string::npos) << result.message;
+  expect_sound(hard_problem(), result);
+}
+
+TEST(Ilp, WallClockLimitIsKept) {
+  REQUIRE_CBC();
+  const Problem problem = hard_problem();
+  IlpOptions options;
+  options.memory_limit = 17;
+  options.node_limit = 1'000'000'000;  // the net, not the budget, ends this search
   options.time_limit_s = 2;
   const auto start = std::chrono::steady_clock::now();
   const IlpResult result = solve_ilp(problem, options);
@@ -171,6 +215,7 @@ TEST(Ilp, StartsFromABetterCallerScheduleAndIgnoresForeignOnes) {
   const Problem problem = make_problem(4, 8, 5, 7, 3, 1);
   IlpOptions at_10;
   at_10.memory_limit = 10;
+  at_10.node_limit = 1'000'000;
   at_10.time_limit_s = 40;
   const IlpResult first = solve_ilp(problem, at_10);
   ASSERT_DOUBLE_EQ(first.span, 145);

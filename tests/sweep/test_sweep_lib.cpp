@@ -128,7 +128,7 @@ TEST_F(SweepLib, BadGridsAreInputErrorsNamingFileFieldAndValue) {
   EXPECT_EQ(error_of([&] {
               grid(R"({"axes": {"m": [4, 0], "schedule": ["1f1b"]},
                                     "base": {"problem": {"p": 2, "t_f": 1, "t_b": 1, "t_w": 1}}})");
-            }).rfind(file + ": axis 'm' value 0: field 'm' is 0", 0),
+            }).rfind(file + ": axis 'm' value 0: m is 0", 0),
             0u);
   EXPECT_EQ(error_of([&] {
               grid(R"({"axes": {"m": [4], "schedule": ["1f1b", "zb-h9"]},
