@@ -19,12 +19,12 @@ namespace zb::exec {
 namespace {
 
 struct StageMeasurement {
-  double t_f_ms = 0, t_b_ms = 0, t_w_ms = 0;
+  double t_f_ms = 0, t_b_ms = 0, t_w_ms = 0, t_opt_ms = 0;
   double mem_f = 0, mem_b = 0, mem_w = 0;
 };
 
-StageMeasurement measure_stage(Device& device, const ModelConfig& model, int stage, int stages,
-                               int repeats) {
+StageMeasurement measure_stage(Device& device, const ModelConfig& model, const OptimizerConfig& optimizer_config,
+                               int stage, int stages, int repeats) {
   const int runs = repeats + 1;  // the first run warms caches and the allocator up
   StageModel m(device, model, stage, stages, runs);
   m.begin_step();
@@ -58,11 +58,23 @@ StageMeasurement measure_stage(Device& device, const ModelConfig& model, int sta
     out.mem_b = after_b - after_f;
     out.mem_w = after_w - after_b;
   }
+  // The update as a sync step applies it (the stage's gradients are complete now).
+  StageOptimizer optimizer(m, optimizer_config);
+  std::vector<double> updates;
+  for (int r = 0; r < runs; ++r) {
+    device.clear_events();
+    const auto e0 = device.record_event();
+    optimizer.apply(StepDecision{});
+    const auto e1 = device.record_event();
+    device.synchronize();
+    if (r > 0) updates.push_back((device.event_time_us(e1) - device.event_time_us(e0)) / 1000.0);
+  }
   // 0.1 us resolution: finer digits are clock noise and make scenario files hard to read.
   auto round = [](double ms) { return std::round(ms * 1e4) / 1e4; };
   out.t_f_ms = round(median(f));
   out.t_b_ms = round(median(b));
   out.t_w_ms = round(median(w));
+  out.t_opt_ms = round(median(updates));
   return out;
 }
 
@@ -82,6 +94,7 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
 
   std::vector<StageMeasurement> measured(static_cast<std::size_t>(stages));
   std::vector<double> round_trips_ms;
+  std::vector<double> control_trips_ms;
   constexpr int kPingPongs = 50;
   backend.run_on_devices([&](int d) {
     Device& device = backend.device(d);
@@ -91,7 +104,7 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
     for (int s = 0; s < stages; ++s) {
       if (shape.device_of_stage(s) != d) continue;
       measured[static_cast<std::size_t>(s)] =
-          measure_stage(device, options.model, s, stages, options.repeats);
+          measure_stage(device, options.model, options.optimizer, s, stages, options.repeats);
     }
     const std::uint64_t done = control_key(1, 0, ControlKind::verdict);
     if (d + 1 < p && !options.concurrent) fabric.send_control(d, d + 1, token, {});
@@ -119,17 +132,35 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
         fabric.send(1, 0, MessageTag{i, 1, 0, 0}, std::move(message));
       }
     }
+    // t_reduce_hop: half the round trip of a control message, as the norm all-reduce sends them.
+    for (int i = 0; i < kPingPongs; ++i) {
+      const std::uint64_t key = control_key(2 + i, 0, ControlKind::norm_partial);
+      if (d == 0) {
+        device.clear_events();
+        const auto e0 = device.record_event();
+        fabric.send_control(0, 1, key, {0.0});
+        fabric.recv_control(1, 0, key);
+        const auto e1 = device.record_event();
+        device.synchronize();
+        control_trips_ms.push_back((device.event_time_us(e1) - device.event_time_us(e0)) / 1000.0);
+      } else {
+        fabric.send_control(1, 0, key, fabric.recv_control(0, 1, key));
+      }
+    }
   });
   Calibration result;
   for (const auto& m : measured) {
     result.t_f_ms.push_back(m.t_f_ms);
     result.t_b_ms.push_back(m.t_b_ms);
     result.t_w_ms.push_back(m.t_w_ms);
+    result.t_opt_ms.push_back(m.t_opt_ms);
     result.mem_f_bytes.push_back(m.mem_f);
     result.mem_b_bytes.push_back(m.mem_b);
     result.mem_w_bytes.push_back(m.mem_w);
   }
   result.t_comm_ms = round_trips_ms.empty() ? 0.0 : std::round(median(round_trips_ms) / 2.0 * 1e4) / 1e4;
+  result.t_reduce_hop_ms =
+      control_trips_ms.empty() ? 0.0 : std::round(median(control_trips_ms) / 2.0 * 1e4) / 1e4;
 
   zb::ProblemSpec& spec = result.spec;
   spec.devices = p;
@@ -140,6 +171,12 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
   spec.t_b = result.t_b_ms;
   spec.t_w = result.t_w_ms;
   spec.t_comm = {result.t_comm_ms};
+  // A device updates its stages one after another.
+  spec.t_opt.assign(static_cast<std::size_t>(p), 0.0);
+  for (int s = 0; s < stages; ++s) {
+    spec.t_opt[static_cast<std::size_t>(shape.device_of_stage(s))] += result.t_opt_ms[static_cast<std::size_t>(s)];
+  }
+  spec.t_reduce_hop = result.t_reduce_hop_ms;
   spec.mem_f = result.mem_f_bytes;
   spec.mem_b = result.mem_b_bytes;
   spec.mem_w = result.mem_w_bytes;

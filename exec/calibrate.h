@@ -1,4 +1,5 @@
-// Calibration: measures t_f, t_b, t_w per stage, t_comm and memory deltas, as a scenario for zbsim.
+// Calibration: measures t_f, t_b, t_w per stage, t_comm, the optimizer step (t_opt per device,
+// t_reduce_hop) and memory deltas, as a scenario for zbsim.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -7,6 +8,7 @@
 
 #include "exec/backend.h"
 #include "exec/model_config.h"
+#include "exec/optimizer.h"
 #include "sim/schedule/problem.h"
 #include "sim/schedule/problem_spec.h"
 
@@ -14,6 +16,7 @@ namespace zb::exec {
 
 struct CalibrationOptions {
   ModelConfig model;
+  OptimizerConfig optimizer;  // the update timed for t_opt
   int devices = 2;
   int chunks = 1;
   zb::Placement placement = zb::Placement::linear;
@@ -29,6 +32,8 @@ struct Calibration {
   zb::ProblemSpec spec;  // per-stage costs in ms, memory deltas in bytes, t_comm in ms
   std::vector<double> t_f_ms, t_b_ms, t_w_ms;
   double t_comm_ms = 0;
+  std::vector<double> t_opt_ms;  // per stage: one update of its weights
+  double t_reduce_hop_ms = 0;    // half a round trip of a control message (the norm all-reduce's)
   std::vector<double> mem_f_bytes, mem_b_bytes, mem_w_bytes;
 };
 

@@ -23,6 +23,7 @@ int run_calibrate(int argc, char** argv) {
   std::string out_path;
   int repeats = 5;
   bool concurrent = false;
+  std::string optimizer = "adamw";
   po::options_description options("zbexec calibrate options");
   options.add_options()("help,h", "show this help");
   add_shape_options(options, shape);
@@ -30,6 +31,7 @@ int run_calibrate(int argc, char** argv) {
   add_backend_options(options, backend_flags);
   options.add_options()
       ("repeats", po::value(&repeats)->default_value(5), "timed repetitions per pass (median kept, after one warm-up)")
+      ("optimizer", po::value(&optimizer)->default_value("adamw"), "adamw | sgd: the update timed for t_opt (as zbexec run --optimizer)")
       ("concurrent", po::bool_switch(&concurrent), "all devices measure at once, competing for cores as in a run (default: one after another)")
       ("out", po::value(&out_path), "scenario file to write ({\"problem\": {...}}, read by zbsim --scenario)");
   const auto values = parse_or_help(argc, argv, options, "usage: zbexec calibrate --out FILE [options]",
@@ -45,6 +47,7 @@ int run_calibrate(int argc, char** argv) {
   calibration_options.microbatches = shape.microbatches;
   calibration_options.repeats = repeats;
   calibration_options.concurrent = concurrent;
+  calibration_options.optimizer.kind = parse_optimizer_kind(optimizer);
   check_shape(shape);
   zb::check_writable(out_path);
   const auto backend = make_backend(shape.backend, shape.devices, backend_flags);
@@ -54,17 +57,19 @@ int run_calibrate(int argc, char** argv) {
              "median of {} runs{}\n",
              backend->name(), shape.devices, shape.chunks, shape.model.layers, shape.model.hidden,
              shape.model.microbatch_size, repeats, concurrent ? ", devices measuring concurrently" : "");
-  fmt::print("{:<6} {:>7} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}\n", "stage", "device", "t_f ms",
-             "t_b ms", "t_w ms", "mem_f B", "mem_b B", "mem_w B");
+  fmt::print("{:<6} {:>7} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}\n", "stage", "device", "t_f ms",
+             "t_b ms", "t_w ms", "t_opt ms", "mem_f B", "mem_b B", "mem_w B");
   const zb::Problem problem = calibration.spec.build("calibration");
   for (std::size_t s = 0; s < calibration.t_f_ms.size(); ++s) {
-    fmt::print("{:<6} {:>7} {:>10.4f} {:>10.4f} {:>10.4f} {:>12.0f} {:>12.0f} {:>12.0f}\n", s,
+    fmt::print("{:<6} {:>7} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>12.0f} {:>12.0f} {:>12.0f}\n", s,
                problem.device_of_stage(static_cast<int>(s)), calibration.t_f_ms[s],
-               calibration.t_b_ms[s], calibration.t_w_ms[s], calibration.mem_f_bytes[s],
+               calibration.t_b_ms[s], calibration.t_w_ms[s], calibration.t_opt_ms[s], calibration.mem_f_bytes[s],
                calibration.mem_b_bytes[s], calibration.mem_w_bytes[s]);
   }
   fmt::print("t_comm {:.4f} ms (half a round trip of a {}-byte activation between devices 0 and 1)\n",
              calibration.t_comm_ms, calibration.spec.bytes_act);
+  fmt::print("t_reduce_hop {:.4f} ms (half a round trip of a control message: the norm all-reduce's)\n",
+             calibration.t_reduce_hop_ms);
   zb::write_file_atomically(out_path, scenario_json(calibration.spec).dump(2) + "\n");
   fmt::print("scenario written: {}\n", out_path);
   return 0;

@@ -206,6 +206,7 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
     calibration_options.microbatches = shape.microbatches;
     calibration_options.repeats = flags.repeats;
     calibration_options.concurrent = flags.concurrent_calibration;
+    calibration_options.optimizer = exec_options.optimizer;
     spec = calibrate(*backend, calibration_options).spec;
   } else {
     spec.devices = shape.devices;
@@ -257,9 +258,10 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
 
   std::optional<zb::Trace> predicted;
   if (flags.predict || !flags.calibration_path.empty()) {
-    const PredictionReport report = compare_prediction(problem, schedule, result.traces);
+    const PredictionReport report =
+        compare_prediction(problem, schedule, exec_options, result.traces, result.step_origins_ms);
     fmt::print("\npredicted (evaluator on the calibration) vs measured:\n{}", format_prediction(report));
-    predicted = zb::evaluate(problem, schedule);
+    predicted = zb::evaluate(problem, schedule);  // one step, drawn beside the measured last step
     predicted->meta.problem_json = last.meta.problem_json;
   }
 

@@ -63,6 +63,7 @@ struct ChainState {
   std::vector<double> square_sums;
   std::optional<double> incoming;
   bool forwarded = false;
+  bool early_checked = false;  // post-validation: may_step_early was asked
   bool stepped_early = false;
 };
 
@@ -124,7 +125,12 @@ class DeviceWorker {
         if (action.pass == zb::Pass::W || action.pass == zb::Pass::BW) {
           if (model(action.chunk).gradients_complete()) on_gradients_complete(action.chunk);
         }
-        if (options_.mode == SyncMode::post_validation) progress_chain(false);
+        if (options_.mode == SyncMode::post_validation) {
+          // The norm partial leaves before the early update, which does not change it: the
+          // update then overlaps the all-reduce (optimizer_step.h's model of this protocol).
+          progress_chain(false);
+          step_early(action.chunk);
+        }
       } catch (const std::exception& error) {
         throw ExecError(fmt::format("device {}, step {}, action #{} ({} on stage {}): {}", d_,
                                     step_, i, zb::to_token(action), stage, error.what()));
@@ -244,14 +250,19 @@ class DeviceWorker {
     }
     state.square_sums = m.gradient_square_sums();
     state.grads_done = true;
-    if (options_.mode == SyncMode::post_validation &&
-        may_step_early(state.square_sums, options_.optimizer)) {
-      // Optimistic: the step a verdict of "finite, no clipping" would apply, taken now.
-      auto& optimizer = *optimizers_[static_cast<std::size_t>(chunk)];
-      optimizer.save_snapshot();
-      optimizer.apply(StepDecision{});
-      state.stepped_early = true;
-    }
+  }
+
+  // Post-validation: once a chunk's gradients are complete, the step a verdict of "finite, no
+  // clipping" would apply, taken now (optimistically, with a snapshot to roll back to).
+  void step_early(int chunk) {
+    ChainState& state = chain_[static_cast<std::size_t>(chunk)];
+    if (!state.grads_done || state.stepped_early || state.early_checked) return;
+    state.early_checked = true;
+    if (!may_step_early(state.square_sums, options_.optimizer)) return;
+    auto& optimizer = *optimizers_[static_cast<std::size_t>(chunk)];
+    optimizer.save_snapshot();
+    optimizer.apply(StepDecision{});
+    state.stepped_early = true;
   }
 
   // Moves the norm partial down the stages: stage s adds its squared sums to what stage s+1 sent
@@ -339,6 +350,15 @@ class DeviceWorker {
   int step_ = 0;
 };
 
+// The first action's start on any device in a step, in us on the devices' shared epoch.
+double step_origin_us(const std::vector<DeviceOutput>& outputs, int step) {
+  double origin_us = std::numeric_limits<double>::infinity();
+  for (const auto& out : outputs) {
+    for (const auto& span : out.spans[static_cast<std::size_t>(step)]) origin_us = std::min(origin_us, span.start);
+  }
+  return std::isfinite(origin_us) ? origin_us : 0.0;
+}
+
 zb::Trace build_trace(const std::vector<DeviceOutput>& outputs, int step, const zb::Schedule& schedule,
                       const std::string& engine) {
   zb::Trace trace;
@@ -346,11 +366,7 @@ zb::Trace build_trace(const std::vector<DeviceOutput>& outputs, int step, const 
   trace.meta.engine = engine;
   trace.meta.time_unit = zb::TimeUnit::ms;
   trace.devices = static_cast<int>(outputs.size());
-  double origin_us = std::numeric_limits<double>::infinity();
-  for (const auto& out : outputs) {
-    for (const auto& span : out.spans[static_cast<std::size_t>(step)]) origin_us = std::min(origin_us, span.start);
-  }
-  if (!std::isfinite(origin_us)) origin_us = 0;
+  const double origin_us = step_origin_us(outputs, step);
   std::vector<double> busy(outputs.size(), 0.0);
   for (std::size_t d = 0; d < outputs.size(); ++d) {
     for (zb::Span span : outputs[d].spans[static_cast<std::size_t>(step)]) {
@@ -440,6 +456,7 @@ ExecResult run_schedule(Backend& backend, const zb::Problem& problem, const zb::
     }
     result.steps.push_back(report);
     result.traces.push_back(build_trace(outputs, step, schedule, backend.name()));
+    result.step_origins_ms.push_back((step_origin_us(outputs, step) - step_origin_us(outputs, 0)) / 1000.0);
   }
   for (const auto& out : outputs) result.peak_activation_bytes.push_back(out.peak_bytes);
   if (options.gather_weights) {

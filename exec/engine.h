@@ -56,6 +56,9 @@ struct ExecResult {
   // One measured trace per step: compute spans of every action, memory timeline per device, times
   // in ms from the step's first action start on any device.
   std::vector<zb::Trace> traces;
+  // Per step: where its trace's time 0 lies, in ms from the first step's (so that a span's time on
+  // one clock is origin + its time: the steady-state period, exec/predict.h).
+  std::vector<double> step_origins_ms;
   std::vector<double> peak_activation_bytes;  // per device, from the tracker
   ModelWeights weights;                       // after the last step, in layer order (if gathered)
 };

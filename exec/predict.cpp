@@ -1,4 +1,4 @@
-// Predicted (evaluator on the calibrated problem) versus measured spans and bubble rates.
+// Predicted (evaluator on the calibrated problem) versus measured spans, bubbles and period.
 #include "exec/predict.h"
 
 #include <fmt/format.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/schedule/evaluator.h"
+#include "sim/schedule/optimizer_step.h"
 #include "exec/median.h"
 
 namespace zb::exec {
@@ -18,11 +18,31 @@ double device_bubble(const zb::Metrics& metrics, std::size_t d) {
   return span > 0 ? (span - metrics.busy.at(d)) / span : 0.0;
 }
 
+// The measured period: gaps between consecutive steps' last compute ends on one clock.
+double measured_period(const std::vector<zb::Trace>& steps, const std::vector<double>& origins_ms) {
+  std::vector<double> gaps;
+  for (std::size_t k = steps.size() > 2 ? 2 : 1; k < steps.size(); ++k) {
+    gaps.push_back(origins_ms.at(k) + steps[k].metrics.makespan - origins_ms.at(k - 1) -
+                   steps[k - 1].metrics.makespan);
+  }
+  return gaps.empty() ? 0.0 : median(gaps);
+}
+
 }  // namespace
 
+zb::EvalOptions prediction_options(const ExecOptions& options) {
+  zb::EvalOptions eval;
+  eval.steps = options.steps;
+  if (options.mode == SyncMode::post_validation) {
+    eval.optimizer = {zb::OptimizerMode::post_validation, false, true};
+  }
+  return eval;
+}
+
 PredictionReport compare_prediction(const zb::Problem& calibrated, const zb::Schedule& schedule,
-                                    const std::vector<zb::Trace>& measured_steps) {
-  zb::EvalOptions eval_options;
+                                    const ExecOptions& options, const std::vector<zb::Trace>& measured_steps,
+                                    const std::vector<double>& step_origins_ms) {
+  zb::EvalOptions eval_options = prediction_options(options);
   eval_options.record_transfers = false;
   const zb::Trace predicted = zb::evaluate(calibrated, schedule, eval_options);
   const std::size_t first = measured_steps.size() > 1 ? 1 : 0;
@@ -37,6 +57,10 @@ PredictionReport compare_prediction(const zb::Problem& calibrated, const zb::Sch
   }
   report.measured_span = median(spans);
   report.measured_bubble = median(bubbles);
+  if (measured_steps.size() > 1) {
+    report.predicted_period = zb::steady_step_time(predicted.step_ends);
+    report.measured_period = measured_period(measured_steps, step_origins_ms);
+  }
   for (std::size_t d = 0; d < static_cast<std::size_t>(calibrated.devices); ++d) {
     DeviceComparison row;
     row.predicted_span = predicted.metrics.device_span.at(d);
@@ -73,8 +97,13 @@ std::string format_prediction(const PredictionReport& report) {
                      report.predicted_span, report.measured_span,
                      error(report.predicted_span, report.measured_span),
                      percent(report.predicted_bubble), percent(report.measured_bubble));
+  if (report.measured_period > 0) {
+    out += fmt::format("{:<8} {:>13.3f} ms {:>13.3f} ms {:>8}\n", "period", report.predicted_period,
+                       report.measured_period, error(report.predicted_period, report.measured_period));
+  }
   out += fmt::format("(measured: median over {} step(s); 'all' is the largest device span and the "
-                     "bubble rate of docs/design.md section 3)\n", report.measured_steps);
+                     "bubble rate of docs/design.md section 3; 'period' the steady-state step time, "
+                     "step end to step end, optimizer step included)\n", report.measured_steps);
   return out;
 }
 

@@ -1,9 +1,12 @@
-// Predicted (evaluator on the calibrated problem) versus measured spans and bubble rates.
+// Predicted (evaluator on the calibrated problem) versus measured spans, bubble rates and the
+// steady-state step period.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "exec/engine.h"
+#include "sim/schedule/evaluator.h"
 #include "sim/schedule/problem.h"
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/trace.h"
@@ -20,13 +23,24 @@ struct PredictionReport {
   double predicted_span = 0, measured_span = 0;      // the largest device span
   double predicted_bubble = 0, measured_bubble = 0;  // docs/design.md section 3's bubble rate
   int measured_steps = 0;                            // steps the medians are taken over
+  // The steady-state period (docs/design.md section 7): the time from one step's last action to
+  // the next step's, optimizer step included. 0 with a single step.
+  double predicted_period = 0, measured_period = 0;
 };
 
-// Measured values are medians over the steps, leaving out the first (warm-up) when there are more.
-PredictionReport compare_prediction(const zb::Problem& calibrated, const zb::Schedule& schedule,
-                                    const std::vector<zb::Trace>& measured_steps);
+// The evaluator's options for a run: its steps and its optimizer mode as zbexec runs it
+// (post-validation awaits the verdict before the next step, docs/design.md section 9).
+zb::EvalOptions prediction_options(const ExecOptions& options);
 
-// A fixed-width table, one row per device plus a total row, times in ms.
+// Measured spans and bubbles are medians over the steps, leaving out the first (warm-up) when
+// there are more; the measured period is the median of the gaps between consecutive steps' last
+// action ends (without the first gap when there are more), on one clock through `step_origins_ms`.
+// The predicted period is the evaluator's over the same steps.
+PredictionReport compare_prediction(const zb::Problem& calibrated, const zb::Schedule& schedule,
+                                    const ExecOptions& options, const std::vector<zb::Trace>& measured_steps,
+                                    const std::vector<double>& step_origins_ms);
+
+// A fixed-width table, one row per device plus a total row and the period, times in ms.
 std::string format_prediction(const PredictionReport& report);
 
 }  // namespace zb::exec

@@ -10,6 +10,7 @@
 #include "models/layer_costs.h"
 #include "models/setup_error.h"
 #include "models/stage_split.h"
+#include "sim/schedule/optimizer_step.h"
 
 namespace zb::models {
 
@@ -56,6 +57,10 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
     const int from = shape.device_of_stage(s);
     const int to = shape.device_of_stage((s + 1) % stages);
     costs.t_comm_ms.push_back(from == to ? 0.0 : setup.interconnect.link_between(from, to).transfer_ms(costs.bytes_act));
+  }
+  for (const auto& [from, to] : all_reduce_hops(shape)) {
+    costs.reduce_hop_ms =
+        std::max(costs.reduce_hop_ms, setup.interconnect.link_between(from, to).transfer_ms(kGradNormBytes));
   }
   return costs;
 }
@@ -114,6 +119,7 @@ void apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std:
   set("mem_b", spec.mem_b, costs.mem_b_GB);
   set("mem_w", spec.mem_w, costs.mem_w_GB);
   if (!explicit_fields.contains("bytes_act")) spec.bytes_act = costs.bytes_act;
+  if (!explicit_fields.contains("t_reduce_hop")) spec.t_reduce_hop = costs.reduce_hop_ms;
   if (!explicit_fields.contains("time_unit")) spec.time_unit = TimeUnit::ms;
   if (!explicit_fields.contains("mem_limit")) {
     spec.mem_limit = MemoryLimit{auto_memory_limit_GB(setup, costs, source), false};

@@ -20,6 +20,7 @@ struct StageCosts {
   std::vector<double> mem_f_GB, mem_b_GB, mem_w_GB;
   std::vector<double> static_GB;  // per device: parameters, gradients and optimizer state
   double bytes_act = 0;           // activation (and gradient) bytes crossing a stage boundary
+  double reduce_hop_ms = 0;       // the slowest message of the gradient-norm all-reduce (optimizer_step.h)
 };
 
 // Times are flops / (peak bf16 flop/s * mfu). `shape` gives p, v and the placement. Throws
@@ -32,7 +33,7 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
 double auto_memory_limit_GB(const ModelSetup& setup, const StageCosts& costs, std::string_view source);
 
 // Fills the cost fields of `spec` (t_f, t_b, t_w, t_comm, mem_f, mem_b, mem_w, bytes_act,
-// time_unit = ms, and mem_limit = auto) for its p, chunks and placement, except the fields named
+// t_reduce_hop, time_unit = ms, and mem_limit = auto) for its p, chunks and placement, except the fields named
 // in `explicit_fields`, which the user gave and which win. With one chunk per device the arrays
 // are per device, and a scalar where all devices are equal.
 void apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std::string>& explicit_fields,

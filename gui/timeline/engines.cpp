@@ -23,6 +23,7 @@ std::vector<EngineOption> viewer_engines(const std::string& clusters_dir) {
     catalog::EngineOptions options;
     options.engine = "simgrid";
     options.cluster = std::move(cluster);
+    options.steps = 1;  // one step, like the evaluator's trace beside it
     return [options](const Problem& problem, const Schedule& schedule) {
       return catalog::run_engine(problem, schedule, options).trace;
     };

@@ -106,13 +106,14 @@ py::list compare(const py::object& schedules, const py::object& scenario_arg, co
 }
 
 py::dict simulate(const py::object& schedule, const py::object& schedule_file, const std::string& engine_name,
-                  const py::object& cluster, double optimizer_step_time, bool verbose, const py::object& scenario_arg,
+                  const py::object& cluster, int steps, double rollback_rate, bool verbose, const py::object& scenario_arg,
                   const py::kwargs& fields, const char* function) {
   const Scenario scenario = scenario_from_arguments(scenario_arg, fields, function);
   catalog::EngineOptions engine;
   engine.engine = engine_name;
   if (!cluster.is_none()) engine.cluster = path_of(cluster);
-  engine.optimizer_step_time = optimizer_step_time;
+  engine.steps = steps;
+  engine.rollback_rate = rollback_rate;
   engine.verbose = verbose;
   std::optional<std::string> name;
   std::optional<catalog::GivenSchedule> given;
@@ -345,12 +346,13 @@ PYBIND11_MODULE(_zbsim, m) {
   m.def(
       "simulate",
       [](const py::object& schedule, const py::object& schedule_file, const std::string& engine, const py::object& cluster,
-         double optimizer_step_time, bool verbose, const py::object& scenario_arg, const py::kwargs& fields) {
-        return simulate(schedule, schedule_file, engine, cluster, optimizer_step_time, verbose, scenario_arg, fields,
+         int steps, double rollback_rate, bool verbose, const py::object& scenario_arg, const py::kwargs& fields) {
+        return simulate(schedule, schedule_file, engine, cluster, steps, rollback_rate, verbose, scenario_arg, fields,
                         "simulate");
       },
       py::arg("schedule") = py::none(), py::arg("schedule_file") = py::none(), py::arg("engine") = "eval",
-      py::arg("cluster") = py::none(), py::arg("optimizer_step_time") = 0.0, py::arg("verbose") = false,
+      py::arg("cluster") = py::none(), py::arg("steps") = catalog::EngineOptions{}.steps,
+      py::arg("rollback_rate") = catalog::EngineOptions{}.rollback_rate, py::arg("verbose") = false,
       py::arg("scenario") = py::none(),
       "One schedule (a name, a schedule dict, or schedule_file) through an engine: "
       "{'problem', 'result' (the row of `zbsim simulate --format json`), 'trace'}.");
@@ -358,7 +360,9 @@ PYBIND11_MODULE(_zbsim, m) {
       "evaluate",
       [](const py::object& schedule, const py::object& schedule_file, const py::object& scenario_arg,
          const py::kwargs& fields) {
-        return simulate(schedule, schedule_file, "eval", py::none(), 0.0, false, scenario_arg, fields, "evaluate");
+        const catalog::EngineOptions defaults;
+        return simulate(schedule, schedule_file, "eval", py::none(), defaults.steps, defaults.rollback_rate, false,
+                        scenario_arg, fields, "evaluate");
       },
       py::arg("schedule") = py::none(), py::arg("schedule_file") = py::none(), py::arg("scenario") = py::none(),
       "simulate() with the evaluator.");

@@ -59,7 +59,8 @@ def test_simgrid_on_the_ideal_network_reproduces_the_evaluator(cli):
     assert simulated["result"] == expected
     assert simulated["trace"]["meta"]["engine"] == "simgrid"
     assert simulated["result"]["makespan"] == pytest.approx(evaluated["makespan"], rel=1e-12)
-    assert "step_time_barrier" in simulated["result"]
+    assert "step_time_sync" in simulated["result"]
+    assert "step_time_post_validation" in simulated["result"]
 
 
 def test_trace_columns_are_numpy_arrays_pandas_can_take():

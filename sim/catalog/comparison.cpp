@@ -8,7 +8,8 @@
 
 namespace zb::catalog {
 
-Comparison compare_schedules(const Scenario& scenario, const std::optional<std::vector<std::string>>& chosen) {
+Comparison compare_schedules(const Scenario& scenario, const std::optional<std::vector<std::string>>& chosen,
+                             const EngineOptions& engine) {
   scenario.spec.build(scenario.source);  // bad problems fail here, before any output
   const std::vector<std::string> names = chosen                       ? *chosen
                                          : scenario.schedules.empty() ? generators().names()
@@ -24,7 +25,7 @@ Comparison compare_schedules(const Scenario& scenario, const std::optional<std::
   Comparison comparison;
   comparison.traces.resize(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    comparison.rows.push_back(run_generator_row(names[i], scenario.spec, EngineOptions{}, &comparison.traces[i]));
+    comparison.rows.push_back(run_generator_row(names[i], scenario.spec, engine, &comparison.traces[i]));
   }
   return comparison;
 }

@@ -17,9 +17,11 @@ struct Comparison {
   std::vector<Trace> traces;    // traces[i]: row i's trace (empty when the row did not run)
 };
 
-// Runs `chosen` (else the scenario's schedules, else every generator) with the evaluator. The
-// problem is built and every name looked up before any work: a bad problem or an unknown name is
-// an InputError (naming the scenario's field when the name came from the file).
-Comparison compare_schedules(const Scenario& scenario, const std::optional<std::vector<std::string>>& chosen);
+// Runs `chosen` (else the scenario's schedules, else every generator) on `engine` (the evaluator
+// by default; its steps and optimizer step). The problem is built and every name looked up
+// before any work: a bad problem or an unknown name is an InputError (naming the scenario's
+// field when the name came from the file).
+Comparison compare_schedules(const Scenario& scenario, const std::optional<std::vector<std::string>>& chosen,
+                             const EngineOptions& engine = {});
 
 }  // namespace zb::catalog

@@ -3,8 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
+#include "sim/schedule/limits.h"
+#include "sim/schedule/optimizer_step.h"
 #if ZB_HAVE_SIMGRID
 #include "sim/engine/cluster.h"
 #include "sim/engine/simgrid_engine.h"
@@ -20,16 +24,21 @@ std::vector<std::string> engine_names() {
   return names;
 }
 
+// A trace holds every step: more steps than this is a typo, not a steady state.
+constexpr int kMaxSteps = 1000;
+
 void check_engine_options(const EngineOptions& options) {
+  if (options.steps < 1 || options.steps > kMaxSteps) {
+    throw InputError(fmt::format("--steps is {}: expected 1 to {}", options.steps, kMaxSteps));
+  }
+  if (!(options.rollback_rate >= 0 && options.rollback_rate <= 1)) {
+    throw InputError(fmt::format("--rollback-rate is {}: expected a fraction in [0, 1]", options.rollback_rate));
+  }
   if (options.engine == "eval") {
     if (!options.cluster.empty()) throw InputError("--cluster applies to --engine simgrid only");
-    if (options.optimizer_step_time != 0) throw InputError("--optimizer-step-time applies to --engine simgrid only");
     return;
   }
   if (options.engine == "simgrid") {
-    if (!(options.optimizer_step_time >= 0)) {
-      throw InputError(fmt::format("--optimizer-step-time is {}: expected a time >= 0", options.optimizer_step_time));
-    }
 #if ZB_HAVE_SIMGRID
     // A bad cluster file is bad input: reject it before anything runs.
     if (!options.cluster.empty() && options.cluster != "ideal") load_cluster_file(options.cluster);
@@ -44,9 +53,20 @@ void check_engine_options(const EngineOptions& options) {
 
 EngineRun run_engine(const Problem& problem, const Schedule& schedule, const EngineOptions& options) {
   check_engine_options(options);
-  EngineRun run;
+  check_action_count(problem.devices, problem.chunks, static_cast<double>(problem.microbatches) * options.steps,
+                     fmt::format("--steps {}", options.steps));
+  // One run per optimizer mode; only the normal mode's trace is kept (the evaluator records no
+  // spans for the others).
+  const OptimizerMode normal = normal_optimizer_mode(schedule);
+  std::function<Trace(OptimizerMode, bool)> simulate;
   if (options.engine == "eval") {
-    run.trace = evaluate(problem, schedule);
+    simulate = [&](OptimizerMode mode, bool rollback) {
+      EvalOptions eval;
+      eval.steps = options.steps;
+      eval.optimizer = {mode, rollback};
+      eval.record_spans = eval.record_memory = mode == normal && !rollback;
+      return evaluate(problem, schedule, eval);
+    };
   }
 #if ZB_HAVE_SIMGRID
   if (options.engine == "simgrid") {
@@ -59,14 +79,28 @@ EngineRun run_engine(const Problem& problem, const Schedule& schedule, const Eng
     }
     SimgridOptions simgrid;
     simgrid.verbose = options.verbose;
-    simgrid.optimizer_step_time = options.optimizer_step_time;
+    simgrid.steps = options.steps;
     if (!options.cluster.empty() && options.cluster != "ideal") simgrid.cluster = load_cluster_file(options.cluster);
-    SimgridResult result = run_simgrid(problem, schedule, simgrid);
-    run.trace = std::move(result.trace);
-    run.extras = {{"step_time_barrier", result.step.barrier},
-                  {"step_time_post_validation", result.step.post_validation}};
+    simulate = [&problem, &schedule, simgrid](OptimizerMode mode, bool rollback) mutable {
+      simgrid.optimizer = {mode, rollback};
+      return run_simgrid(problem, schedule, simgrid).trace;
+    };
   }
 #endif
+  Trace sync = simulate(OptimizerMode::sync, false);
+  Trace post_validation = simulate(OptimizerMode::post_validation, false);
+  const double sync_time = steady_step_time(sync.step_ends);
+  double post_validation_time = steady_step_time(post_validation.step_ends);
+  if (options.rollback_rate > 0) {
+    const Trace every_rollback = simulate(OptimizerMode::post_validation, true);
+    post_validation_time = expected_post_validation_time(post_validation_time, steady_step_time(every_rollback.step_ends),
+                                                         options.rollback_rate);
+  }
+  EngineRun run;
+  run.trace = std::move(normal == OptimizerMode::sync ? sync : post_validation);
+  run.extras = {{"step_time", normal == OptimizerMode::sync ? sync_time : post_validation_time},
+                {"step_time_sync", sync_time},
+                {"step_time_post_validation", post_validation_time}};
   return run;
 }
 

@@ -13,15 +13,23 @@
 namespace zb::catalog {
 
 struct EngineOptions {
-  std::string engine = "eval";     // eval | simgrid
-  std::string cluster;             // simgrid: a cluster JSON file, or "ideal" (also when empty)
-  double optimizer_step_time = 0;  // simgrid: the optimizer step per device, in the problem's time unit
+  std::string engine = "eval";  // eval | simgrid
+  std::string cluster;          // simgrid: a cluster JSON file, or "ideal" (also when empty)
+  // Consecutive training steps, enough for the steady state (docs/design.md section 7): the
+  // first starts every device at 0, the second at the skew the optimizer step leaves, and the
+  // third repeats the second.
+  int steps = 3;
+  // Post-validation: the fraction of steps whose verdict disagrees, each costing a redo of the
+  // update after the verdict (an expected cost, optimizer_step.h).
+  double rollback_rate = 0;
   bool verbose = false;
 };
 
 struct EngineRun {
-  Trace trace;
-  std::vector<std::pair<std::string, double>> extras;  // engine-specific results, e.g. step times
+  Trace trace;  // `steps` steps, in the optimizer mode the schedule is normally run with
+  // The steady-state step times: step_time (the normal mode), step_time_sync,
+  // step_time_post_validation; then engine-specific numbers.
+  std::vector<std::pair<std::string, double>> extras;
 };
 
 // The engines this build has: "eval", and "simgrid" when SimGrid was found at configure time.
@@ -31,7 +39,8 @@ bool simgrid_available();
 // Checks the engine name and its options before anything runs (InputError on a bad choice).
 void check_engine_options(const EngineOptions& options);
 
-// Runs a validated schedule. Engines never refuse an over-limit schedule: they report its peaks
+// Runs a validated schedule: once per optimizer mode (twice more for post-validation with a
+// rollback rate). Engines never refuse an over-limit schedule: they report its peaks
 // and the caller judges them (memory.h).
 EngineRun run_engine(const Problem& problem, const Schedule& schedule, const EngineOptions& options);
 

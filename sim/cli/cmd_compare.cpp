@@ -24,6 +24,7 @@ int run_compare(int argc, char** argv) {
       ("svg", po::value<std::string>(), "write the timelines of all schedules, stacked, as SVG")
       ("chrome", po::value<std::string>(), "write all traces as one Chrome trace (Perfetto)");
   options.add(own);
+  options.add(step_options());
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim compare [--scenario FILE | --p N --m N --tf X --tb X --tw X ...] [--schedules a,b]\n"
@@ -35,9 +36,12 @@ int run_compare(int argc, char** argv) {
   }
   const Scenario scenario = scenario_from_options(values);
   const Format format = parse_format(values["format"].as<std::string>());
+  catalog::EngineOptions engine;
+  apply_step_options(values, engine);
+  catalog::check_engine_options(engine);
   std::optional<std::vector<std::string>> chosen;
   if (values.count("schedules")) chosen = split_list(values["schedules"].as<std::string>());
-  const catalog::Comparison comparison = catalog::compare_schedules(scenario, chosen);
+  const catalog::Comparison comparison = catalog::compare_schedules(scenario, chosen, engine);
   const std::vector<catalog::ResultRow>& rows = comparison.rows;
   std::vector<LabeledTrace> drawn;
   for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -29,14 +29,13 @@ int run_simulate(int argc, char** argv) {
       ("schedule-file", po::value<std::string>(), "a schedule file instead: text (d0: F0 ...), JSON or PyTorch CSV, told apart by content; its shape and placement are taken")
       ("engine", po::value<std::string>()->default_value("eval"), "eval | simgrid")
       ("cluster", po::value<std::string>(), "simgrid: cluster JSON file, or 'ideal' (latency = t_comm, no bandwidth limit); default: the scenario's cluster, else ideal")
-      ("optimizer-step-time", po::value<double>()->default_value(0),
-       "simgrid: the optimizer step's own time per device (both step models add it)")
       ("verbose", po::bool_switch(), "engine logs on stderr")
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv")
       ("trace", po::value<std::string>(), "write the trace as our JSON")
       ("chrome", po::value<std::string>(), "write the trace as Chrome trace event JSON (Perfetto)")
       ("svg", po::value<std::string>(), "write the timeline as SVG");
   options.add(own);
+  options.add(step_options());
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim simulate (--scenario FILE | problem flags) [--schedule NAME | --schedule-file F]\n"
@@ -51,7 +50,7 @@ int run_simulate(int argc, char** argv) {
   catalog::EngineOptions engine;
   engine.engine = values["engine"].as<std::string>();
   if (values.count("cluster")) engine.cluster = values["cluster"].as<std::string>();
-  engine.optimizer_step_time = values["optimizer-step-time"].as<double>();
+  apply_step_options(values, engine);
   engine.verbose = values["verbose"].as<bool>();
   if (values.count("schedule") && values.count("schedule-file")) {
     throw InputError("give either --schedule or --schedule-file, not both");

@@ -22,6 +22,20 @@ po::options_description problem_options() {
   return options;
 }
 
+po::options_description step_options() {
+  const catalog::EngineOptions defaults;
+  po::options_description options("Steady state (the step_time columns; docs/design.md section 7)");
+  options.add_options()
+      ("steps", po::value<int>()->default_value(defaults.steps), "consecutive training steps; the step time is (end of step N - end of step 1) / (N - 1)")
+      ("rollback-rate", po::value<double>()->default_value(defaults.rollback_rate), "post-validation: the fraction of steps that roll back and redo the update, in [0, 1]");
+  return options;
+}
+
+void apply_step_options(const po::variables_map& options, catalog::EngineOptions& engine) {
+  engine.steps = options["steps"].as<int>();
+  engine.rollback_rate = options["rollback-rate"].as<double>();
+}
+
 Scenario scenario_from_options(const po::variables_map& options) {
   Scenario scenario;
   scenario.source = "command line";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/catalog/engines.h"
 #include "sim/schedule/problem_spec.h"
 #include "models/scenario.h"
 
@@ -27,6 +28,11 @@ boost::program_options::options_description problem_options();
 
 // The scenario named by --scenario (if any) with every problem flag given applied on top.
 Scenario scenario_from_options(const boost::program_options::variables_map& options);
+
+// --steps and --rollback-rate (compare, simulate): the steady-state step times of the rows.
+boost::program_options::options_description step_options();
+// Copies them into an engine's options.
+void apply_step_options(const boost::program_options::variables_map& options, catalog::EngineOptions& engine);
 
 // "a,b,c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::string& text);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string_view>
 
 #include "sim/catalog/result_json.h"
 #include "sim/schedule/csv_field.h"
@@ -33,6 +35,20 @@ double percent(double fraction) {
 }
 
 std::string join(const std::vector<double>& values) { return fmt::format("{}", fmt::join(values, ";")); }
+
+// The steady-state step times (catalog/engines.h) are columns of the table; other extras are lines.
+constexpr std::string_view kStepTimeKeys[] = {"step_time", "step_time_sync", "step_time_post_validation"};
+
+bool is_step_time(const std::string& key) {
+  return std::find(std::begin(kStepTimeKeys), std::end(kStepTimeKeys), key) != std::end(kStepTimeKeys);
+}
+
+std::optional<double> extra(const catalog::ResultRow& row, std::string_view key) {
+  for (const auto& [name, value] : row.extras) {
+    if (name == key) return value;
+  }
+  return std::nullopt;
+}
 
 std::string describe(const ProblemSpec& spec) {
   auto list = [](const std::vector<double>& values) {
@@ -83,8 +99,11 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
   std::string out = describe(spec) + "\n\n";
   std::size_t name_width = 10;  // schedule names from files can be long paths
   for (const catalog::ResultRow& row : rows) name_width = std::max(name_width, row.schedule.size());
-  out += fmt::format("{:<{}} {:>6} {:>11} {:>11} {:>11} {:>8} {:>9} {:>11}\n", "schedule", name_width, "chunks",
+  const bool step_times = std::any_of(rows.begin(), rows.end(), [](const auto& row) { return extra(row, "step_time"); });
+  out += fmt::format("{:<{}} {:>6} {:>11} {:>11} {:>11} {:>8} {:>9} {:>11}", "schedule", name_width, "chunks",
                      "status", "makespan", "span", "bubble", "peak mem", "idle max");
+  if (step_times) out += fmt::format(" {:>11} {:>11} {:>11}", "step time", "sync", "post-valid");
+  out += '\n';
   for (const catalog::ResultRow& row : rows) {
     out += fmt::format("{:<{}} {:>6} {:>11}", row.schedule, name_width, row.chunks, row.status);
     if (row.has_metrics) {
@@ -92,12 +111,17 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
       // Peaks in bytes (model-driven and paper scenarios) print whole, not as 4.85e+06.
       out += fmt::format(" {:>11.4f} {:>11.4f} {:>7.2f}% {:>9.10g} {:>11.4f}", m.makespan, m.span, percent(m.bubble_rate),
                          max_of(m.peak_memory), max_of(m.idle));
+      for (const std::string_view key : kStepTimeKeys) {
+        if (const auto value = extra(row, key)) out += fmt::format(" {:>11.4f}", *value);
+      }
     }
     if (!row.reason.empty()) out += "  " + row.reason;
     out += '\n';
   }
   for (const catalog::ResultRow& row : rows) {
-    for (const auto& [key, value] : row.extras) out += fmt::format("{}: {} = {:.6g}\n", row.schedule, key, value);
+    for (const auto& [key, value] : row.extras) {
+      if (!is_step_time(key)) out += fmt::format("{}: {} = {:.6g}\n", row.schedule, key, value);
+    }
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/optimizer_step.h"
 
 namespace zb::engine {
 
@@ -27,15 +28,16 @@ constexpr double kIdealBandwidth = 1e18;
 
 using DevicePair = std::pair<int, int>;
 
-// Ordered device pairs that exchange messages: the plan's channels plus the optimizer-step
-// reduction along d <-> d+1.
+// Ordered device pairs of the optimizer step's all-reduce (optimizer_step.h).
+std::set<DevicePair> control_pairs(const Problem& problem) {
+  const std::vector<DevicePair> hops = all_reduce_hops(problem);
+  return {hops.begin(), hops.end()};
+}
+
+// Ordered device pairs that exchange messages: the plan's channels plus the all-reduce's.
 std::set<DevicePair> needed_pairs(const Problem& problem, const EnginePlan& plan) {
-  std::set<DevicePair> pairs;
+  std::set<DevicePair> pairs = control_pairs(problem);
   for (const Channel& channel : plan.channels) pairs.insert({channel.producer, channel.consumer});
-  for (int d = 0; d + 1 < problem.devices; ++d) {
-    pairs.insert({d, d + 1});
-    pairs.insert({d + 1, d});
-  }
   return pairs;
 }
 
@@ -55,17 +57,21 @@ Platform build_ideal(const Problem& problem, const EnginePlan& plan, sg4::NetZon
           channel.t_comm, pair.first, pair.second));
     }
   }
-  for (const DevicePair& pair : needed_pairs(problem, plan)) {
-    const auto it = latency_of.find(pair);
-    const double latency = it == latency_of.end() ? 0.0 : it->second->t_comm;
-    sg4::Link* link = zone->create_link(fmt::format("d{}-d{}", pair.first, pair.second), kIdealBandwidth)
+  auto connect = [&](const std::vector<sg4::Host*>& hosts, const DevicePair& pair, double latency, const char* kind) {
+    sg4::Link* link = zone->create_link(fmt::format("{}{}-{}", kind, pair.first, pair.second), kIdealBandwidth)
                           ->set_latency(latency)
                           ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
     link->seal();
-    zone->add_route(platform.hosts[static_cast<std::size_t>(pair.first)]->get_netpoint(),
-                    platform.hosts[static_cast<std::size_t>(pair.second)]->get_netpoint(), nullptr, nullptr,
+    zone->add_route(hosts[static_cast<std::size_t>(pair.first)]->get_netpoint(),
+                    hosts[static_cast<std::size_t>(pair.second)]->get_netpoint(), nullptr, nullptr,
                     {sg4::LinkInRoute(link)}, false);
+  };
+  for (const auto& [pair, channel] : latency_of) connect(platform.hosts, pair, channel->t_comm, "d");
+  // The all-reduce's messages take t_reduce_hop, on hosts of their own (one route per host pair).
+  for (int d = 0; d < problem.devices; ++d) {
+    platform.control_hosts.push_back(zone->create_host(fmt::format("c{}", d), 1.0));
   }
+  for (const DevicePair& pair : control_pairs(problem)) connect(platform.control_hosts, pair, problem.t_reduce_hop, "c");
   return platform;
 }
 
@@ -116,6 +122,7 @@ Platform build_cluster(const Problem& problem, const EnginePlan& plan, const Clu
                     false);
   }
   platform.activation_bytes = static_cast<std::uint64_t>(std::max(1.0, std::round(problem.bytes_act)));
+  platform.control_hosts = platform.hosts;
   return platform;
 }
 

@@ -92,6 +92,7 @@ std::string encode_result(const SimgridResult& result) {
     out.put(span.start);
     out.put(span.end);
     out.put(static_cast<std::uint8_t>(span.overlap_next));
+    out.put(span.step);
   }
   out.put<std::uint64_t>(trace.memory.size());
   for (const auto& timeline : trace.memory) {
@@ -101,11 +102,10 @@ std::string encode_result(const SimgridResult& result) {
       out.put(point.value);
     }
   }
-  out.put(result.step.barrier);
-  out.put(result.step.post_validation);
-  out.put(result.step.validation_end);
+  out.put_doubles(trace.step_ends);
   out.put_doubles(result.step.gradients_ready);
-  out.put_doubles(result.step.check_received);
+  out.put_doubles(result.step.verdict);
+  out.put_doubles(result.step.ready);
   out.put(result.engine_cpu_seconds);
   out.put(result.sim_activities);
   return out.take();
@@ -120,7 +120,7 @@ SimgridResult decode_result(std::string_view bytes) {
   trace.meta.time_unit = parse_time_unit(in.get_string(), "SimGrid result");
   trace.meta.problem_json = in.get_string();
   trace.devices = in.get<std::int32_t>();
-  constexpr std::size_t kSpanBytes = 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 1;
+  constexpr std::size_t kSpanBytes = 4 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 1 + 4;
   trace.spans.resize(in.get_count(kSpanBytes));
   for (Span& span : trace.spans) {
     span.device = in.get<std::int32_t>();
@@ -132,6 +132,7 @@ SimgridResult decode_result(std::string_view bytes) {
     span.start = in.get<double>();
     span.end = in.get<double>();
     span.overlap_next = in.get<std::uint8_t>() != 0;
+    span.step = in.get<std::int32_t>();
   }
   trace.memory.resize(in.get_count(sizeof(std::uint64_t)));
   for (auto& timeline : trace.memory) {
@@ -141,11 +142,10 @@ SimgridResult decode_result(std::string_view bytes) {
       point.value = in.get<double>();
     }
   }
-  result.step.barrier = in.get<double>();
-  result.step.post_validation = in.get<double>();
-  result.step.validation_end = in.get<double>();
+  trace.step_ends = in.get_doubles();
   result.step.gradients_ready = in.get_doubles();
-  result.step.check_received = in.get_doubles();
+  result.step.verdict = in.get_doubles();
+  result.step.ready = in.get_doubles();
   result.engine_cpu_seconds = in.get<double>();
   result.sim_activities = in.get<double>();
   if (!in.done()) throw Error("SimGrid engine: the simulation process sent trailing bytes");

@@ -17,9 +17,7 @@ SimgridResult run_simgrid(const Problem& problem, const Schedule& schedule, cons
   if (options.cluster) {
     options.cluster->validate(options.cluster->label(), problem.devices);
   }
-  if (!(options.optimizer_step_time >= 0)) {
-    throw InputError(fmt::format("SimGrid engine: optimizer step time {} must be >= 0", options.optimizer_step_time));
-  }
+  if (options.steps < 1) throw InputError(fmt::format("SimGrid engine: steps is {}: need at least 1", options.steps));
   const engine::EnginePlan plan = engine::make_engine_plan(problem, schedule);
   // Loaded here, before the fork, once per process: every child inherits it.
   const auto& module = reinterpret_cast<const engine::SimgridModule&>(

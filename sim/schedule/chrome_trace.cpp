@@ -12,9 +12,11 @@ namespace zb {
 namespace {
 
 // Key of a compute span by what it produces: (forward or backward, stage, microbatch).
-std::uint64_t producer_key(bool forward, int stage, int microbatch) {
-  return (static_cast<std::uint64_t>(forward) << 63) | (static_cast<std::uint64_t>(stage) << 32) |
-         static_cast<std::uint32_t>(microbatch);
+// Stages and steps fit in 31 and 8 bits here; a trace of more steps than that repeats keys only
+// for its arrows, never its spans.
+std::uint64_t producer_key(bool forward, int stage, int microbatch, int step) {
+  return (static_cast<std::uint64_t>(forward) << 63) | (static_cast<std::uint64_t>(stage & 0x7fffff) << 40) |
+         (static_cast<std::uint64_t>(step & 0xff) << 32) | static_cast<std::uint32_t>(microbatch);
 }
 
 }  // namespace
@@ -56,12 +58,13 @@ std::string to_chrome_trace(const std::vector<LabeledTrace>& traces) {
       }
       const std::string token = to_token({span.pass, span.microbatch, span.chunk});
       const std::string name = span.stream == Stream::compute ? token : fmt::format("{} {}", stream_name(span.stream), token);
+      const std::string step = span.step != 0 ? fmt::format(R"(,"step":{})", span.step) : std::string();
       emit(fmt::format(
-          R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"stage":{},"microbatch":{},"chunk":{}}}}})",
+          R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"stage":{},"microbatch":{},"chunk":{}{}}}}})",
           name, pass_name(span.pass), pid, static_cast<int>(span.stream), span.start * us, span.duration() * us,
-          span.stage, span.microbatch, span.chunk));
+          span.stage, span.microbatch, span.chunk, step));
       if (span.stream == Stream::compute && span.pass != Pass::W) {
-        compute_by_output[producer_key(span.pass == Pass::F, span.stage, span.microbatch)] = &span;
+        compute_by_output[producer_key(span.pass == Pass::F, span.stage, span.microbatch, span.step)] = &span;
       }
     }
     // Flow arrows: each compute span to the span on another device that consumes its output.
@@ -69,7 +72,7 @@ std::string to_chrome_trace(const std::vector<LabeledTrace>& traces) {
       if (span.stream != Stream::compute || span.pass == Pass::W) continue;
       const bool forward = span.pass == Pass::F;
       const int input_stage = forward ? span.stage - 1 : span.stage + 1;
-      const auto it = compute_by_output.find(producer_key(forward, input_stage, span.microbatch));
+      const auto it = compute_by_output.find(producer_key(forward, input_stage, span.microbatch, span.step));
       if (it == compute_by_output.end() || it->second->device == span.device) continue;
       const Span& producer = *it->second;
       ++flow_id;

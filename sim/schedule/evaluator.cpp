@@ -37,35 +37,61 @@ class Evaluation {
         stages_(problem.stages()),
         end_f_(static_cast<std::size_t>(stages_) * m_, kNotDone),
         end_b_(static_cast<std::size_t>(stages_) * m_, kNotDone),
-        devices_(problem.devices) {
+        devices_(problem.devices),
+        options_(options) {
     if (schedule.device_count() != problem.devices) {
       throw ScheduleError(fmt::format("schedule '{}' has {} devices but the problem has p={}", schedule.name,
                                       schedule.device_count(), problem.devices));
     }
-    // Every span goes straight to its final place in one vector: device d's compute spans start
-    // at offset_[d], then come each device's transfers, written at transfer_cursor_[d].
+    if (options.steps < 1) throw InputError(fmt::format("evaluator: steps is {}: need at least 1", options.steps));
+    const auto steps = static_cast<std::size_t>(options.steps);
+    // Every span goes straight to its final place in one vector: device d's compute spans of
+    // every step start at offset_[d], then come each device's transfers, written at
+    // transfer_cursor_[d].
     offset_.resize(problem.devices + 1, 0);
-    for (int d = 0; d < problem.devices; ++d) offset_[d + 1] = offset_[d] + schedule.devices[d].size();
+    for (int d = 0; d < problem.devices; ++d) offset_[d + 1] = offset_[d] + steps * schedule.devices[d].size();
     std::size_t total = offset_.back();
     if (options.record_spans && options.record_transfers) {
       const std::vector<std::size_t> counts = transfer_counts();
       transfer_cursor_.resize(problem.devices);
       for (int d = 0; d < problem.devices; ++d) {
         transfer_cursor_[d] = total;
-        total += counts[d];
+        total += steps * counts[d];
       }
     }
     if (options.record_spans) spans_.resize(total);
     if (options.record_memory) {
       memory_.resize(problem.devices);
       for (int d = 0; d < problem.devices; ++d) {
-        memory_[d].reserve(schedule.devices[d].size() + 1);
+        memory_[d].reserve(steps * schedule.devices[d].size() + 1);
         memory_[d].push_back({0.0, 0.0});
       }
     }
   }
 
   Trace run() {
+    std::vector<double> gradients_ready(devices_.size());
+    for (step_ = 0; step_ < options_.steps; ++step_) {
+      run_step();
+      for (std::size_t d = 0; d < devices_.size(); ++d) gradients_ready[d] = devices_[d].last_end;
+      if (step_ == 0) first_step_ = devices_;
+      // The next step starts on each device once its optimizer step lets it.
+      const StepBoundary boundary = step_boundary(problem_, gradients_ready, options_.optimizer);
+      step_ends_.push_back(*std::max_element(boundary.ready.begin(), boundary.ready.end()));
+      for (std::size_t d = 0; d < devices_.size(); ++d) {
+        DeviceState& state = devices_[d];
+        state.next = 0;
+        state.queued = true;
+        state.clock = state.last_end = boundary.ready[d];
+      }
+      std::fill(end_f_.begin(), end_f_.end(), kNotDone);
+      std::fill(end_b_.begin(), end_b_.end(), kNotDone);
+    }
+    return finish();
+  }
+
+ private:
+  void run_step() {
     std::vector<int> worklist(devices_.size());
     for (std::size_t d = 0; d < devices_.size(); ++d) worklist[d] = static_cast<int>(devices_.size() - 1 - d);
     while (!worklist.empty()) {
@@ -83,10 +109,9 @@ class Evaluation {
       throw ScheduleError(fmt::format("schedule '{}' deadlocks\n{}", schedule_.name,
                                       deadlock_report(problem_, schedule_, position)));
     }
-    return finish();
   }
 
- private:
+
   // Runs device d until it finishes or needs an input that is not ready yet. An overlapped pair
   // starts once both parts' inputs are ready; both outputs exist when the block ends.
   void advance(int d, std::vector<int>& worklist) {
@@ -200,15 +225,16 @@ class Evaluation {
     const int from = problem_.device_of_stage(from_stage);
     const int to = problem_.device_of_stage(to_stage);
     spans_[transfer_cursor_[from]++] =
-        {from, Stream::send, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay};
+        {from, Stream::send, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay, false, step_};
     spans_[transfer_cursor_[to]++] =
-        {to, Stream::recv, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay};
+        {to, Stream::recv, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay, false, step_};
   }
 
   void record(int d, std::size_t step, const Action& action, int stage, double start, double end) {
     if (!spans_.empty()) {
-      spans_[offset_[d] + step] = {d,   Stream::compute, action.pass, stage, action.microbatch, action.chunk, start,
-                                   end, action.overlap_next};
+      const std::size_t index = offset_[d] + static_cast<std::size_t>(step_) * schedule_.devices[d].size() + step;
+      spans_[index] = {d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end,
+                       action.overlap_next, step_};
     }
     DeviceState& state = devices_[d];
     const MemoryDelta delta = memory_delta(problem_, action.pass, stage);
@@ -231,6 +257,7 @@ class Evaluation {
     trace.devices = problem_.devices;
     trace.spans = std::move(spans_);
     trace.memory = std::move(memory_);
+    trace.step_ends = std::move(step_ends_);
 
     Metrics& metrics = trace.metrics;
     const std::size_t p = devices_.size();
@@ -239,7 +266,7 @@ class Evaluation {
     metrics.idle.resize(p);
     metrics.peak_memory.resize(p);
     for (std::size_t d = 0; d < p; ++d) {
-      const DeviceState& state = devices_[d];
+      const DeviceState& state = first_step_[d];
       const bool ran = state.next > 0;
       metrics.device_span[d] = ran ? state.last_end - state.first_start : 0.0;
       metrics.busy[d] = state.busy;
@@ -260,6 +287,10 @@ class Evaluation {
   std::vector<double> end_f_;  // [stage * m + microbatch]
   std::vector<double> end_b_;  // end of B or BW
   std::vector<DeviceState> devices_;
+  std::vector<DeviceState> first_step_;  // devices_ at the end of the first step: the metrics
+  const EvalOptions& options_;
+  int step_ = 0;
+  std::vector<double> step_ends_;
   std::vector<std::size_t> offset_;           // first compute span of each device
   std::vector<std::size_t> transfer_cursor_;  // next transfer span of each device; empty: not recorded
   std::vector<Span> spans_;                   // the trace's spans; empty when not recorded

@@ -99,6 +99,10 @@ double Problem::device_work(int device) const {
   return microbatches * per_microbatch;
 }
 
+double Problem::optimizer_time(int device) const {
+  return t_opt.empty() ? 0.0 : t_opt[static_cast<std::size_t>(device)];
+}
+
 double Problem::work() const {
   double most = 0;
   for (int d = 0; d < devices; ++d) most = std::max(most, device_work(d));
@@ -163,6 +167,18 @@ void Problem::validate() const {
   }
   if (!std::isfinite(bytes_act) || bytes_act < 0) {
     throw InputError(fmt::format("problem: field 'bytes_act' is {}: expected a number >= 0", bytes_act));
+  }
+  if (!t_opt.empty() && static_cast<int>(t_opt.size()) != devices) {
+    throw InputError(fmt::format("problem: field 't_opt' has {} values, expected {} (one per device)", t_opt.size(),
+                                 devices));
+  }
+  for (std::size_t d = 0; d < t_opt.size(); ++d) {
+    if (!std::isfinite(t_opt[d]) || t_opt[d] < 0) {
+      throw InputError(fmt::format("problem: field 't_opt' has value {} at device {}: expected a time >= 0", t_opt[d], d));
+    }
+  }
+  if (!std::isfinite(t_reduce_hop) || t_reduce_hop < 0) {
+    throw InputError(fmt::format("problem: field 't_reduce_hop' is {}: expected a time >= 0", t_reduce_hop));
   }
   if (mem_limit && (!std::isfinite(mem_limit->value) || mem_limit->value <= 0)) {
     throw InputError(fmt::format("problem: field 'mem_limit' is {}: expected > 0", mem_limit->to_string()));

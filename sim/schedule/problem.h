@@ -47,6 +47,11 @@ struct Problem {
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;  // activation bytes per microbatch across a stage boundary (engines)
   TimeUnit time_unit = TimeUnit::ms;
+  // The optimizer step between training steps (docs/design.md section 7): t_opt[d] is device d's
+  // update of all its stages (size p, or empty: 0); t_reduce_hop one message of the gradient-norm all-reduce,
+  // which chains through the stages from last to first, then goes from stage 0 to every device.
+  std::vector<double> t_opt;
+  double t_reduce_hop = 0;
 
   int stages() const { return devices * chunks; }
   int device_of_stage(int stage) const;
@@ -67,6 +72,8 @@ struct Problem {
   double device_work(int device) const;
   // The bubble-rate denominator's work: the largest device_work.
   double work() const;
+  // t_opt of the device (0 when not given).
+  double optimizer_time(int device) const;
 
   // Throws InputError naming the field and value when something is inconsistent.
   void validate() const;

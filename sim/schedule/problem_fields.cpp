@@ -41,6 +41,10 @@ constexpr ProblemField kFields[] = {
     {"bytes_act", "bytes-act", "activation bytes per microbatch between stages (SimGrid engine)", Kind::number,
      nullptr, nullptr, &ProblemSpec::bytes_act},
     {"time_unit", "time-unit", "unit of the times: s, ms (default), us or ns", Kind::time_unit},
+    {"t_opt", "t-opt", "optimizer update time of a device between steps: X, or a list per device (default 0)",
+     Kind::numbers, nullptr, &ProblemSpec::t_opt},
+    {"t_reduce_hop", "t-reduce-hop", "one message of the gradient-norm all-reduce between two devices; it chains through the stages from last to first, then stage 0 tells every device (default 0)",
+     Kind::number, nullptr, nullptr, &ProblemSpec::t_reduce_hop},
 };
 
 int int_from_text(std::string_view text, const std::string& context) {

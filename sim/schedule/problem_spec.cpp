@@ -92,6 +92,12 @@ Problem ProblemSpec::build(std::string_view source) const {
   problem.mem_limit = mem_limit;
   problem.bytes_act = bytes_act;
   problem.time_unit = time_unit;
+  if (t_opt.size() > 1 && static_cast<int>(t_opt.size()) != devices) {
+    throw InputError(fmt::format("{}: field 't_opt' has {} values: expected one or {} (per device)", source,
+                                 t_opt.size(), devices));
+  }
+  problem.t_opt = t_opt.size() == 1 ? std::vector<double>(static_cast<std::size_t>(devices), t_opt[0]) : t_opt;
+  problem.t_reduce_hop = t_reduce_hop;
   try {
     problem.validate();
   } catch (const InputError& e) {

@@ -30,6 +30,10 @@ struct ProblemSpec {
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;
   TimeUnit time_unit = TimeUnit::ms;
+  // The optimizer step after the pipeline (docs/design.md section 7): each device's update, a
+  // scalar or one value per device (empty: 0), and one message of the gradient-norm all-reduce.
+  std::vector<double> t_opt;
+  double t_reduce_hop = 0;
 
   // Normalises and validates; throws InputError naming the field (prefixed by `source`).
   Problem build(std::string_view source = "problem") const;

@@ -39,7 +39,7 @@ Metrics compute_metrics(const Trace& trace, double work) {
   std::vector<double> last(p, 0.0);
   metrics.busy.assign(p, 0.0);
   for (const Span& span : trace.spans) {
-    if (span.stream != Stream::compute) continue;
+    if (span.stream != Stream::compute || span.step != 0) continue;
     const auto d = static_cast<std::size_t>(span.device);
     first[d] = std::min(first[d], span.start);
     last[d] = std::max(last[d], span.end);

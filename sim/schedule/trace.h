@@ -29,6 +29,8 @@ struct Span {
   // Compute spans: this span and the device's next compute span are the two parts of one
   // overlapped block (Action::overlap_next), drawn as one box in two colours.
   bool overlap_next = false;
+  // The training step (0-based) of a trace that holds several.
+  std::int32_t step = 0;
 
   double duration() const { return end - start; }
 };
@@ -39,7 +41,7 @@ struct MemoryPoint {
   double value = 0;
 };
 
-// The metrics of docs/design.md section 3.
+// The metrics of docs/design.md section 3, of the trace's first step.
 struct Metrics {
   double makespan = 0;     // last end, from t = 0
   double span = 0;         // largest device span (end of last - start of first compute action)
@@ -64,10 +66,13 @@ struct Trace {
   std::vector<Span> spans;                        // compute spans in device order, then transfers
   std::vector<std::vector<MemoryPoint>> memory;   // per device, time-ordered
   Metrics metrics;
+  // Engines that model the optimizer step (optimizer_step.h): per step, when every device's
+  // update of that step is final. Empty for measured traces.
+  std::vector<double> step_ends;
 };
 
-// Fills trace.metrics from the spans and memory timeline; `work` is the bubble-free time of the
-// busiest device (Problem::work() for simulated traces).
+// Fills trace.metrics from the spans of the first step and the memory timeline; `work` is the
+// bubble-free time of the busiest device (Problem::work() for simulated traces).
 Metrics compute_metrics(const Trace& trace, double work);
 
 // Peak of a memory timeline (0 when empty).

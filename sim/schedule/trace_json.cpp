@@ -67,6 +67,7 @@ json to_json(const Trace& trace) {
                  {"stage", s.stage},           {"microbatch", s.microbatch},      {"chunk", s.chunk},
                  {"start", s.start},           {"end", s.end}};
     if (s.overlap_next) item["overlap_next"] = true;  // only on the first part of an overlapped pair
+    if (s.step != 0) item["step"] = s.step;           // traces of several steps
     spans.push_back(std::move(item));
   }
   json memory = json::array();
@@ -75,11 +76,13 @@ json to_json(const Trace& trace) {
     for (const auto& point : trace.memory[d]) points.push_back({point.time, point.value});
     memory.push_back({{"device", d}, {"points", std::move(points)}});
   }
-  return {{"meta", std::move(meta)},
-          {"devices", trace.devices},
-          {"spans", std::move(spans)},
-          {"memory", std::move(memory)},
-          {"metrics", to_json(trace.metrics)}};
+  json out = {{"meta", std::move(meta)},
+              {"devices", trace.devices},
+              {"spans", std::move(spans)},
+              {"memory", std::move(memory)},
+              {"metrics", to_json(trace.metrics)}};
+  if (trace.step_ends.size() > 1) out["step_ends"] = trace.step_ends;  // a trace of several steps
+  return out;
 }
 
 Trace trace_from_json(const json& object, std::string_view source) {
@@ -124,6 +127,10 @@ Trace trace_from_json(const json& object, std::string_view source) {
       }
       span.overlap_next = s.at("overlap_next").get<bool>();
     }
+    if (s.contains("step")) {
+      span.step = integer(s, "step", context);
+      if (span.step < 0) throw InputError(fmt::format("{}: field 'step' is {}: expected >= 0", context, span.step));
+    }
     if (span.device < 0 || span.device >= trace.devices) {
       throw InputError(fmt::format("{}: device {} is outside 0..{}", context, span.device, trace.devices - 1));
     }
@@ -150,6 +157,14 @@ Trace trace_from_json(const json& object, std::string_view source) {
         }
         trace.memory[device].push_back({point[0].get<double>(), point[1].get<double>()});
       }
+    }
+  }
+  if (object.contains("step_ends")) {
+    const json& ends = object.at("step_ends");
+    if (!ends.is_array()) throw InputError(fmt::format("{}: field 'step_ends' must be an array of times", source));
+    for (const auto& end : ends) {
+      if (!end.is_number()) throw InputError(fmt::format("{}: field 'step_ends' has {}: expected times", source, end.dump()));
+      trace.step_ends.push_back(end.get<double>());
     }
   }
   double work = 0;

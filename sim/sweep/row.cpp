@@ -29,7 +29,7 @@ const std::vector<std::string>& input_columns() {
 const std::vector<std::string>& metric_columns() {
   static const std::vector<std::string> columns = {
       "status", "makespan", "span", "work", "bubble_rate", "samples_per_s_per_gpu", "peak_memory_max", "idle_max",
-      "peak_memory", "idle", "step_time_barrier", "step_time_post_validation", "reason"};
+      "peak_memory", "idle", "step_time", "step_time_sync", "step_time_post_validation", "reason"};
   return columns;
 }
 
@@ -182,7 +182,7 @@ Row run_point(const Grid& grid, const Point& point) {
       row["peak_memory"] = m.peak_memory;
       row["idle"] = m.idle;
       for (const auto& [key, value] : result.extras) {
-        if (key == "step_time_barrier" || key == "step_time_post_validation") row[key] = value;
+        if (key.starts_with("step_time")) row[key] = value;
       }
     }
   } catch (const models::SetupInfeasible& e) {

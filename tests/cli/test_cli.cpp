@@ -36,7 +36,8 @@ TEST_F(Cli, CsvAndTableFormats) {
   const CliRun csv = zbsim(std::string("compare ") + kUnit + " --schedules zb-h1 --format csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
-            "schedule,status,chunks,makespan,span,work,bubble_rate,peak_memory_max,idle_max,peak_memory,idle,reason");
+            "schedule,status,chunks,makespan,span,work,bubble_rate,peak_memory_max,idle_max,peak_memory,idle,"
+            "step_time,step_time_sync,step_time_post_validation,reason");
   EXPECT_NE(csv.out.find("zb-h1,ok,1,27,27,24,"), std::string::npos) << csv.out;
   const CliRun table = zbsim(std::string("compare ") + kUnit);
   ASSERT_EQ(table.exit_code, 0);
@@ -164,7 +165,8 @@ TEST_F(Cli, AnUnknownTimeUnitIsBadInputListingTheValidOnes) {
   for (const auto& event : events) {
     if (event.value("ph", "") == "X") last_end = std::max(last_end, event["ts"].get<double>() + event["dur"].get<double>());
   }
-  EXPECT_DOUBLE_EQ(last_end, 27);
+  // The trace holds the default three steps; zb-h1's post-validation period is its span, 27.
+  EXPECT_DOUBLE_EQ(last_end, 3 * 27);
 }
 
 // The FIFO-channel rule is the core validator's: zbsim refuses what zbexec refuses, on both engines.
@@ -299,20 +301,46 @@ TEST_F(Cli, SimgridUsesTheScenariosCluster) {
   EXPECT_NE(own.out, ideal.out);  // the grad-norm messages cross real links, not the ideal network
 }
 
-// Both step models add the optimizer's own time once; the evaluator refuses the flag.
-TEST_F(Cli, OptimizerStepTimeAddsToBothStepTimes) {
-  const std::string base = std::string("simulate ") + kUnit + " --tcomm 0.5 --engine simgrid --cluster ideal --format json";
-  const CliRun plain = zbsim(base);
-  if (plain.exit_code == 2 && plain.err.find("built without") != std::string::npos) GTEST_SKIP() << plain.err;
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  const CliRun stepped = zbsim(base + " --optimizer-step-time 2");
-  ASSERT_EQ(stepped.exit_code, 0) << stepped.err;
-  const auto a = nlohmann::json::parse(plain.out)["results"][0];
-  const auto b = nlohmann::json::parse(stepped.out)["results"][0];
-  EXPECT_DOUBLE_EQ(b["step_time_barrier"].get<double>(), a["step_time_barrier"].get<double>() + 2);
-  EXPECT_DOUBLE_EQ(b["step_time_post_validation"].get<double>(), a["step_time_post_validation"].get<double>() + 2);
-  EXPECT_LT(a["step_time_post_validation"].get<double>(), a["step_time_barrier"].get<double>());
-  EXPECT_EQ(zbsim(std::string("simulate ") + kUnit + " --optimizer-step-time 2").exit_code, 2);
+// Rows carry the steady-state step time of both optimizer modes and the schedule's own; the
+// evaluator and SimGrid's ideal network give the same; --t-opt adds to both modes.
+TEST_F(Cli, StepTimesOfBothOptimizerModes) {
+  const std::string base = std::string("simulate ") + kUnit + " --tcomm 0.5 --t-reduce-hop 0.5 --format json";
+  auto row = [&](const std::string& flags) {
+    const CliRun run = zbsim(base + " " + flags);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.exit_code == 0 ? nlohmann::json::parse(run.out)["results"][0] : nlohmann::json();
+  };
+  const auto plain = row("--schedule zb-h2");
+  const auto stepped = row("--schedule zb-h2 --t-opt 2");
+  EXPECT_DOUBLE_EQ(stepped["step_time_sync"].get<double>(), plain["step_time_sync"].get<double>() + 2);
+  EXPECT_DOUBLE_EQ(stepped["step_time_post_validation"].get<double>(),
+                   plain["step_time_post_validation"].get<double>() + 2);
+  // ZB-H2 runs with post-validation, which hides the all-reduce and the pipeline's fill.
+  EXPECT_LT(plain["step_time_post_validation"].get<double>(), plain["step_time_sync"].get<double>());
+  EXPECT_EQ(plain["step_time"], plain["step_time_post_validation"]);
+  const auto one_f_one_b = row("--schedule 1f1b");
+  EXPECT_EQ(one_f_one_b["step_time"], one_f_one_b["step_time_sync"]);
+  // Every step rolling back: the early update is redone after the verdict, slower than sync.
+  const auto rollback = row("--schedule zb-h2 --rollback-rate 1");
+  EXPECT_GE(rollback["step_time_post_validation"].get<double>(), plain["step_time_sync"].get<double>());
+  const auto simgrid = zbsim(base + " --schedule zb-h2 --engine simgrid --cluster ideal");
+  if (simgrid.exit_code == 2 && simgrid.err.find("no SimGrid") != std::string::npos) GTEST_SKIP() << simgrid.err;
+  ASSERT_EQ(simgrid.exit_code, 0) << simgrid.err;
+  const auto simulated = nlohmann::json::parse(simgrid.out)["results"][0];
+  for (const char* key : {"step_time", "step_time_sync", "step_time_post_validation"}) {
+    EXPECT_NEAR(simulated[key].get<double>(), plain[key].get<double>(), 1e-9) << key;
+  }
+}
+
+TEST_F(Cli, StepFlagsAreChecked) {
+  const std::string base = std::string("compare ") + kUnit + " --schedules zb-h1";
+  for (const char* flags : {"--steps 0", "--steps 1001", "--rollback-rate 1.5", "--rollback-rate -0.1",
+                            "--rollback-rate nan", "--t-opt -1", "--t-reduce-hop -1", "--t-opt 1,2",
+                            "--optimizer-step-time 2"}) {
+    const CliRun run = zbsim(base + " " + flags);
+    EXPECT_EQ(run.exit_code, 2) << flags << ": " << run.err;
+    EXPECT_TRUE(run.out.empty()) << flags;
+  }
 }
 
 // Every scenario file shipped in scenarios/ loads and runs.

@@ -297,7 +297,9 @@ TEST_F(Sweep, CostModelLinksAgreeWithTheSimgridEngine) {
     const auto re = nlohmann::json::parse(lb);
     ASSERT_EQ(rs["status"], re["status"]) << la << "\n" << lb;
     if (rs["status"] != "ok" || rs["schedule"] == "zb-h1") continue;  // zb-h1: SimGrid queues sends per stream
-    EXPECT_NEAR(rs["makespan"].get<double>(), re["makespan"].get<double>(), 1e-9 * re["makespan"].get<double>())
+    // Within 1e-8: a device's 8-byte all-reduce partial leaves with its last gradient and shares
+    // the link with it (the evaluator's t_comm has the link to itself).
+    EXPECT_NEAR(rs["makespan"].get<double>(), re["makespan"].get<double>(), 1e-8 * re["makespan"].get<double>())
         << la;
     ++compared;
   }

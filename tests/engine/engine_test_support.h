@@ -27,16 +27,17 @@ inline std::vector<Span> spans_of(const Trace& trace, bool compute) {
 inline std::vector<Span> sorted_transfers(const Trace& trace) {
   auto out = spans_of(trace, false);
   std::sort(out.begin(), out.end(), [](const Span& a, const Span& b) {
-    return std::tuple(a.device, a.stream, a.stage, a.microbatch, a.pass) <
-           std::tuple(b.device, b.stream, b.stage, b.microbatch, b.pass);
+    return std::tuple(a.device, a.stream, a.step, a.stage, a.microbatch, a.pass) <
+           std::tuple(b.device, b.stream, b.step, b.stage, b.microbatch, b.pass);
   });
   return out;
 }
 
-// Every span, memory point and metric of `actual` equals `expected` within a relative tolerance
-// (SimGrid accumulates its clock in steps, the evaluator adds directly: the last bits differ).
+// Every span, memory point, step end and metric of `actual` equals `expected` within a relative
+// tolerance (SimGrid accumulates its clock in steps, the evaluator adds directly: the last bits differ).
 inline ::testing::AssertionResult same_trace(const Trace& expected, const Trace& actual, double relative = 1e-9) {
-  const double tolerance = relative * std::max(1.0, expected.metrics.makespan);
+  const double last = expected.step_ends.empty() ? 0.0 : expected.step_ends.back();
+  const double tolerance = relative * std::max({1.0, expected.metrics.makespan, last});
   auto close = [&](double a, double b) { return std::abs(a - b) <= tolerance; };
   auto describe = [](const Span& s) {
     return "d" + std::to_string(s.device) + " " + std::string(stream_name(s.stream)) + " " +
@@ -52,7 +53,7 @@ inline ::testing::AssertionResult same_trace(const Trace& expected, const Trace&
       const Span& a = want[i];
       const Span& b = got[i];
       if (a.device != b.device || a.stream != b.stream || a.pass != b.pass || a.stage != b.stage ||
-          a.microbatch != b.microbatch || a.chunk != b.chunk || a.overlap_next != b.overlap_next ||
+          a.microbatch != b.microbatch || a.chunk != b.chunk || a.overlap_next != b.overlap_next || a.step != b.step ||
           !close(a.start, b.start) || !close(a.end, b.end)) {
         return ::testing::AssertionFailure() << what << " span " << i << ": expected " << describe(a) << ", got "
                                              << describe(b);
@@ -77,9 +78,22 @@ inline ::testing::AssertionResult same_trace(const Trace& expected, const Trace&
       }
     }
   }
+  if (expected.step_ends.size() != actual.step_ends.size()) {
+    return ::testing::AssertionFailure() << expected.step_ends.size() << " step ends expected, "
+                                         << actual.step_ends.size() << " got";
+  }
+  for (std::size_t k = 0; k < expected.step_ends.size(); ++k) {
+    if (!close(expected.step_ends[k], actual.step_ends[k])) {
+      return ::testing::AssertionFailure() << "end of step " << k << ": expected " << expected.step_ends[k] << ", got "
+                                           << actual.step_ends[k];
+    }
+  }
   const Metrics& a = expected.metrics;
   const Metrics& b = actual.metrics;
-  if (!close(a.makespan, b.makespan) || !close(a.span, b.span) || std::abs(a.bubble_rate - b.bubble_rate) > 1e-9) {
+  // The bubble rate moves by at most d(span) / span.
+  const double bubble_tolerance = 1e-9 + tolerance / std::max(1.0, a.span);
+  if (!close(a.makespan, b.makespan) || !close(a.span, b.span) ||
+      std::abs(a.bubble_rate - b.bubble_rate) > bubble_tolerance) {
     return ::testing::AssertionFailure() << "metrics: makespan " << a.makespan << " vs " << b.makespan << ", span "
                                          << a.span << " vs " << b.span;
   }

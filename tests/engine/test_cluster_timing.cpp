@@ -47,13 +47,18 @@ TEST(SimgridCluster, ATransferTakesLatencyPlusBytesOverBandwidth) {
   const Span& recv = find(trace, 1, Stream::recv, Pass::F, 0);
   EXPECT_NEAR(recv.start, 2.0, 1e-9);
   EXPECT_NEAR(recv.end, 2.0 + transfer, 1e-9);
-  // The gradient goes back the same way after d1's F and B.
+  // The gradient goes back the same way after d1's F and B; d1's all-reduce partial (8 bytes,
+  // sent after its W while the gradient is still on the link) shares the link for 8e-7 ms.
   const Span& b0 = find(trace, 0, Stream::compute, Pass::B, 0);
-  EXPECT_NEAR(b0.start, 2.0 + transfer + 2.0 + 3.0 + transfer, 1e-9);
-  // The evaluator with t_comm equal to that transfer time agrees exactly.
+  EXPECT_NEAR(b0.start, 2.0 + transfer + 2.0 + 3.0 + transfer, 1e-6);
+  // The evaluator with t_comm equal to that transfer time agrees (the all-reduce apart).
   spec.t_comm = {transfer};
   const Problem same = spec.build();
-  EXPECT_TRUE(testing::same_trace(evaluate(same, schedule), trace, 1e-9));
+  Trace activations = trace;
+  activations.step_ends.clear();
+  Trace expected = evaluate(same, schedule);
+  expected.step_ends.clear();
+  EXPECT_TRUE(testing::same_trace(expected, activations, 1e-7));
 }
 
 // Two transfers on one link at once share its bandwidth: each takes twice as long. d0's two
@@ -188,7 +193,14 @@ TEST(SimgridCluster, WithoutContentionAClusterIsTheEvaluatorWithPerBoundaryTrans
   options.cluster = cluster;
   for (const char* name : {"1f1b", "zb-h1", "zb-h2"}) {
     const Schedule schedule = generate(GeneratorRegistry::with_builtins(), name, problem);
-    EXPECT_TRUE(testing::same_trace(evaluate(derived, schedule), simulate_simgrid(problem, schedule, options))) << name;
+    // The activations only: the all-reduce's hops have per-link latencies, which one
+    // t_reduce_hop cannot state, and its 8-byte partials share a link with a gradient for
+    // about 3e-7 ms.
+    Trace expected = evaluate(derived, schedule);
+    Trace simulated = simulate_simgrid(problem, schedule, options);
+    expected.step_ends.clear();
+    simulated.step_ends.clear();
+    EXPECT_TRUE(testing::same_trace(expected, simulated, 1e-8)) << name;
   }
 }
 

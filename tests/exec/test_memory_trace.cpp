@@ -4,6 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/calibrate.h"
+#include "exec/predict.h"
+#include "sim/schedule/evaluator.h"
+#include "sim/schedule/optimizer_step.h"
 #include "tests/exec/exec_test_support.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/trace_json.h"
@@ -122,6 +125,54 @@ TEST(ExecTrace, MeasuredSpansFollowTheScheduleAndFeedTheWriters) {
   const std::string chrome = zb::to_chrome_trace({{"measured", &trace}});
   EXPECT_TRUE(nlohmann::json::accept(chrome));
   EXPECT_NE(zb::to_svg({{"measured", &trace}}).find("<svg"), std::string::npos);
+}
+
+// Several steps on one clock: in sync mode (and in post-validation, which awaits the verdict) no
+// device starts a step before every device has finished the previous one, since the verdict
+// needs every device's partial norm.
+TEST(ExecTrace, StepsLieOnOneClockAndFollowEachOther) {
+  const zb::Problem problem = test::unit_problem(3, 6);
+  const zb::Schedule schedule = test::make("zb-h1", problem);
+  for (const SyncMode mode : {SyncMode::sync, SyncMode::post_validation}) {
+    ExecOptions options = test::small_options(3, 3);
+    options.mode = mode;
+    CpuBackend backend(3);
+    const ExecResult result = run_schedule(backend, problem, schedule, options);
+    ASSERT_EQ(result.step_origins_ms.size(), 3u);
+    EXPECT_EQ(result.step_origins_ms[0], 0.0);
+    for (std::size_t k = 1; k < 3; ++k) {
+      EXPECT_GE(result.step_origins_ms[k], result.step_origins_ms[k - 1] + result.traces[k - 1].metrics.makespan);
+    }
+    const zb::Problem calibrated = calibrated_problem(options, 3, 6, 1);
+    const PredictionReport report = compare_prediction(calibrated, schedule, options, result.traces, result.step_origins_ms);
+    EXPECT_GT(report.measured_period, 0);
+    // The predicted period is the evaluator's over the run's steps in the run's mode.
+    zb::EvalOptions eval = prediction_options(options);
+    EXPECT_EQ(eval.steps, 3);
+    EXPECT_EQ(eval.optimizer.await_verdict, mode == SyncMode::post_validation);
+    EXPECT_DOUBLE_EQ(report.predicted_period, zb::steady_step_time(zb::evaluate(calibrated, schedule, eval).step_ends));
+  }
+}
+
+// The calibration times the optimizer's update per stage (summed per device) and the control
+// message of the norm all-reduce, and writes them as t_opt and t_reduce_hop.
+TEST(ExecCalibration, TimesTheUpdateAndTheAllReduceHop) {
+  const ExecOptions options = test::small_options(4, 1);
+  CpuBackend backend(2);
+  CalibrationOptions calibration;
+  calibration.model = options.model;
+  calibration.devices = 2;
+  calibration.chunks = 2;
+  calibration.placement = zb::Placement::interleaved;
+  calibration.repeats = 1;
+  const Calibration result = calibrate(backend, calibration);
+  ASSERT_EQ(result.t_opt_ms.size(), 4u);
+  for (const double t : result.t_opt_ms) EXPECT_GT(t, 0);
+  ASSERT_EQ(result.spec.t_opt.size(), 2u);
+  EXPECT_DOUBLE_EQ(result.spec.t_opt[0], result.t_opt_ms[0] + result.t_opt_ms[2]);
+  EXPECT_DOUBLE_EQ(result.spec.t_opt[1], result.t_opt_ms[1] + result.t_opt_ms[3]);
+  EXPECT_GE(result.spec.t_reduce_hop, 0);
+  EXPECT_EQ(result.spec.t_reduce_hop, result.t_reduce_hop_ms);
 }
 
 }  // namespace
