@@ -65,7 +65,7 @@ def test_simgrid_on_the_ideal_network_reproduces_the_evaluator(cli):
 
 def test_trace_columns_are_numpy_arrays_pandas_can_take():
     numpy = pytest.importorskip("numpy")
-    trace = zbsim.evaluate("zb-h1", tcomm=0.5, **KW)["trace"]
+    trace = zbsim.simulate("zb-h1", steps=1, tcomm=0.5, **KW)["trace"]  # one step: the metrics' busy time
     columns = zbsim.trace_columns(trace)
     assert set(columns) == {"device", "stream", "kind", "stage", "microbatch", "chunk", "start", "end"}
     assert all(isinstance(c, numpy.ndarray) and len(c) == len(trace["spans"]) for c in columns.values())
@@ -80,7 +80,7 @@ def test_trace_columns_are_numpy_arrays_pandas_can_take():
 def test_trace_columns_are_lists_without_numpy():
     # A None entry in sys.modules makes `import numpy` fail as it does where it is not installed.
     code = ("import sys; sys.modules['numpy'] = None; import zbsim; "
-            "t = zbsim.evaluate('1f1b', p=2, m=2, tf=1, tb=1, tw=1)['trace']; c = zbsim.trace_columns(t); "
+            "t = zbsim.simulate('1f1b', steps=1, p=2, m=2, tf=1, tb=1, tw=1)['trace']; c = zbsim.trace_columns(t); "
             "print(type(c['start']).__name__, c['start'], c['kind'])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
     assert done.returncode == 0, done.stderr
