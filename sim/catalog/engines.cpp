@@ -51,6 +51,16 @@ void check_engine_options(const EngineOptions& options) {
                                simgrid_available() ? "eval or simgrid" : "eval; simgrid is not built"));
 }
 
+std::string engine_warning(const ProblemSpec& spec, const EngineOptions& options) {
+  if (options.engine != "simgrid" || options.cluster.empty() || options.cluster == "ideal" || spec.bytes_act > 0) {
+    return "";
+  }
+  return fmt::format("the cluster {} carries 0-byte activations (no --bytes-act and no model): its transfers cost "
+                     "only link latency, faster than t_comm in the evaluator; give --bytes-act B (bytes per "
+                     "microbatch per stage boundary) or a model-driven scenario",
+                     options.cluster);
+}
+
 EngineRun run_engine(const Problem& problem, const Schedule& schedule, const EngineOptions& options) {
   check_engine_options(options);
   check_action_count(problem.devices, problem.chunks, static_cast<double>(problem.microbatches) * options.steps,

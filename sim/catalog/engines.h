@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/schedule/problem.h"
+#include "sim/schedule/problem_spec.h"
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/trace.h"
 
@@ -38,6 +39,11 @@ bool simgrid_available();
 
 // Checks the engine name and its options before anything runs (InputError on a bad choice).
 void check_engine_options(const EngineOptions& options);
+
+// What a user should hear before trusting a run, or "": a SimGrid cluster whose links would
+// carry 0-byte activations (no bytes_act), so transfers cost only latency and the run comes out
+// faster than the evaluator's t_comm.
+std::string engine_warning(const ProblemSpec& spec, const EngineOptions& options);
 
 // Runs a validated schedule: once per optimizer mode (twice more for post-validation with a
 // rollback rate). Engines never refuse an over-limit schedule: they report its peaks

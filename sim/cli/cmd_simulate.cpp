@@ -65,6 +65,9 @@ int run_simulate(int argc, char** argv) {
     if (!note.empty()) std::cerr << fmt::format("zbsim: {}: {}\n", path, note);
   }
   const catalog::SingleRun run = catalog::run_single(scenario, name, given, engine);
+  if (const std::string warning = catalog::engine_warning(run.spec, engine); !warning.empty()) {
+    std::cerr << "zbsim simulate: warning: " << warning << "\n";
+  }
   const catalog::ResultRow& row = run.row;
   const Trace& trace = run.trace;
   if (values.count("trace")) write_file_atomically(values["trace"].as<std::string>(), to_json(trace).dump() + "\n");

@@ -107,6 +107,21 @@ TEST_F(Cli, PytorchCommsCsvImportsAndReexports) {
   EXPECT_EQ(slurp(out), expected);
 }
 
+TEST_F(Cli, ASimgridClusterWithZeroByteActivationsIsWarnedAbout) {
+  const std::string cluster = std::string(ZB_SOURCE_DIR) + "/models/clusters/1x8-nvlink.json";
+  const std::string base = std::string("simulate ") + kUnit + " --tcomm 0.1 --schedule 1f1b --engine simgrid --cluster " + cluster;
+  const CliRun bare = zbsim(base);
+  if (bare.exit_code == 2 && bare.err.find("no SimGrid") != std::string::npos) GTEST_SKIP() << bare.err;
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_NE(bare.err.find("warning: the cluster " + cluster + " carries 0-byte activations"), std::string::npos)
+      << bare.err;
+  const CliRun sized = zbsim(base + " --bytes-act 1e6");
+  ASSERT_EQ(sized.exit_code, 0) << sized.err;
+  EXPECT_EQ(sized.err.find("warning"), std::string::npos) << sized.err;
+  const CliRun ideal = zbsim(std::string("simulate ") + kUnit + " --schedule 1f1b --engine simgrid");
+  EXPECT_EQ(ideal.err.find("warning"), std::string::npos) << ideal.err;  // the ideal network has no links to fill
+}
+
 TEST_F(Cli, ExportsTorchtitanSettingsWithTheCsv) {
   const fs::path csv = dir_ / "zbv.csv";
   const CliRun run = zbsim("export --schedule zb-v-h --p 4 --m 8 --to torchtitan --out " + csv.string());
