@@ -8,16 +8,11 @@
 #include <set>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/text_trim.h"
 
 namespace zb {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 // Our action of a compute cell on the newer or older convention (see parse_pytorch_csv).
 Action action_of(const PtAction& cell, int devices, const std::set<std::pair<int, int>>& has_w) {
@@ -46,7 +41,7 @@ ImportedSchedule parse_pytorch_csv(std::string_view text, std::string_view sourc
   int line_number = 0;
   while (line_start < text.size()) {
     const auto line_end = std::min(text.find('\n', line_start), text.size());
-    const std::string_view line = trim(text.substr(line_start, line_end - line_start));
+    const std::string_view line = trim_blanks(text.substr(line_start, line_end - line_start));
     line_start = line_end + 1;
     ++line_number;
     if (line.empty()) continue;
@@ -55,7 +50,7 @@ ImportedSchedule parse_pytorch_csv(std::string_view text, std::string_view sourc
     int column = 0;
     while (cell_start <= line.size()) {
       const auto comma = std::min(line.find(',', cell_start), line.size());
-      const std::string_view cell = trim(line.substr(cell_start, comma - cell_start));
+      const std::string_view cell = trim_blanks(line.substr(cell_start, comma - cell_start));
       cell_start = comma + 1;
       ++column;
       if (cell.empty()) continue;  // an idle slot

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/text_trim.h"
 #include "sim/schedule/limits.h"
 
 namespace zb {
@@ -56,12 +57,6 @@ std::string to_cell(const PtAction& action) {
 }
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 constexpr PtOp kCellOps[] = {PtOp::F,      PtOp::I,      PtOp::B,      PtOp::W,       PtOp::send_f,     PtOp::recv_f,
                              PtOp::send_b, PtOp::recv_b, PtOp::unshard, PtOp::reshard, PtOp::reduce_grad};
@@ -123,7 +118,7 @@ PtAction parse_pt_cell(std::string_view cell, std::string_view context) {
   }
   PtAction pair = pt_action(-1, PtOp::overlap_f_b);
   for (const auto part : {cell.substr(1, semicolon - 1), cell.substr(semicolon + 1, close - semicolon - 1)}) {
-    pair.parts.push_back(parse_simple_cell(trim(part), context));
+    pair.parts.push_back(parse_simple_cell(trim_blanks(part), context));
     if (!is_compute(pair.parts.back().op)) {
       throw InputError(fmt::format("{}: composite cell '{}': only compute actions overlap", context, excerpt(cell)));
     }

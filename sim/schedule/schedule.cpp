@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/text_trim.h"
 
 namespace zb {
 
@@ -58,12 +59,6 @@ std::string to_text(const Schedule& schedule) {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
 int parse_chunks(std::string_view text, std::string_view where) {
   int chunks = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), chunks);
@@ -103,11 +98,11 @@ Schedule parse_schedule_text(std::string_view text, std::string_view source) {
         text.substr(line_start, line_end == std::string_view::npos ? std::string_view::npos : line_end - line_start);
     ++line_number;
     line_start = line_end == std::string_view::npos ? text.size() + 1 : line_end + 1;
-    line = trim(line);
+    line = trim_blanks(line);
     if (line.empty() || line.front() == '#') continue;
     const std::string where = fmt::format("{}:{}", source, line_number);
     const auto colon = line.find(':');
-    if (colon != std::string_view::npos && read_header(schedule, line.substr(0, colon), trim(line.substr(colon + 1)),
+    if (colon != std::string_view::npos && read_header(schedule, line.substr(0, colon), trim_blanks(line.substr(colon + 1)),
                                                        where)) {
       continue;
     }
@@ -130,7 +125,7 @@ Schedule parse_schedule_text(std::string_view text, std::string_view source) {
     auto& actions = schedule.devices.emplace_back();
     std::string_view rest = line.substr(colon + 1);
     while (true) {
-      rest = trim(rest);
+      rest = trim_blanks(rest);
       if (rest.empty()) break;
       const auto space = rest.find_first_of(" \t");
       append_token(actions, rest.substr(0, space), where);
