@@ -1,5 +1,5 @@
 // zbexec under mpirun, as a user launches it: one real process per pipeline device. Verified
-// runs for several schedules, a rank with other flags refused on every rank, a killed rank and a
+// runs for several schedules, a rank with other flags refused on every rank, a rank failing before it joins, a killed rank and a
 // stopped rank ending the run with their rank named; and zbexec without MPI. Skipped where the
 // build found no MPI (then zbexec runs in one process only).
 #include <gmock/gmock.h>
@@ -171,6 +171,26 @@ TEST(ZbexecMpi, AStoppedRankIsNamedByTheWatchdogAndTheOthersEnd) {
   EXPECT_THAT(run.output, HasSubstr("ranks 0 and 2 have ended"));
   EXPECT_THAT(run.output, HasSubstr("zbexec: rank 0: rank 1 has been silent for 2 s"));
   EXPECT_LT(run.seconds, 25) << run.output;
+  std::filesystem::remove_all(dir);
+}
+
+// A rank that fails before it joins the group (here: its schedule file is missing on its node)
+// must end the job at once, not leave the others waiting --setup-timeout for it: zbexec exits 2
+// before MPI_Init and mpirun then ends the job.
+TEST(ZbexecMpi, ARankThatFailsBeforeJoiningEndsTheJobAtOnce) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const auto dir = temp_dir();
+  const std::string schedule = (dir / "s.txt").string();
+  zb::write_file_atomically(schedule, "d0: F0 BW0\nd1: F0 BW0\n");
+  // Every rank is given the file's path; rank 1 looks for it in a folder its node lacks.
+  const std::string script =
+      mpi_env() + " --oversubscribe -np 2 bash -c 'f=" + schedule + "; [ $OMPI_COMM_WORLD_RANK = 1 ] && f=" +
+      dir.string() + "/missing/s.txt; exec " + ZBEXEC_PATH +
+      " run --p 2 --m 1 --layers 2 --hidden 16 --steps 1 --setup-timeout 200 --schedule-file $f'\n";
+  const Outcome run = shell(dir, script);
+  EXPECT_EQ(run.code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("missing/s.txt: cannot read"));
+  EXPECT_LT(run.seconds, 60) << run.output;  // far below the 200 s the others would otherwise wait
   std::filesystem::remove_all(dir);
 }
 
