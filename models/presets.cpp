@@ -41,6 +41,13 @@ nlohmann::json read_json_file(const fs::path& path, std::string_view context) {
   return parse_json(text, fmt::format("{}: {}", context, path.string()));
 }
 
+// A name the file system cannot even look up (too long, a bad component) is simply not there:
+// the caller says "no such preset", not an internal error.
+bool file_exists(const fs::path& path) {
+  std::error_code error;
+  return fs::exists(path, error);
+}
+
 }  // namespace
 
 PresetRef resolve_preset(std::string_view kind, const nlohmann::json& value, const fs::path& base_dir,
@@ -60,13 +67,13 @@ PresetRef resolve_preset(std::string_view kind, const nlohmann::json& value, con
   const bool is_path = text.find('/') != std::string::npos || text.ends_with(".json");
   if (is_path) {
     fs::path path(text);
-    if (path.is_relative() && !base_dir.empty() && fs::exists(base_dir / path)) path = base_dir / path;
-    if (!fs::exists(path)) throw InputError(fmt::format("{} is '{}': no such file", context, text));
+    if (path.is_relative() && !base_dir.empty() && file_exists(base_dir / path)) path = base_dir / path;
+    if (!file_exists(path)) throw InputError(fmt::format("{} is '{}': no such file", context, excerpt(text)));
     ref.path = path;
   } else {
     ref.path = presets_dir() / kind / (text + ".json");
-    if (!fs::exists(ref.path)) {
-      throw InputError(fmt::format("{} is '{}': no such preset in {} (known: {})", context, text,
+    if (!file_exists(ref.path)) {
+      throw InputError(fmt::format("{} is '{}': no such preset in {} (known: {})", context, excerpt(text),
                                    (presets_dir() / kind).string(), fmt::join(preset_names(kind), ", ")));
     }
   }
