@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "exec/cpu_backend.h"
 #include "exec/process_group.h"
 #include "sim/schedule/error.h"
@@ -26,6 +28,15 @@ void add_backend_options(po::options_description& options, BackendFlags& flags) 
 std::unique_ptr<Backend> make_backend(std::string_view name, int devices, const BackendFlags& flags,
                                       ProcessGroup* group) {
   if (name == "cpu") {
+    // A CUDA flag on a CPU run is a mistake (a forgotten --backend cuda), not something to ignore.
+    const BackendFlags defaults;
+    for (const auto& [flag, given, fallback] : {std::tuple{"--devices", flags.devices, defaults.devices},
+                                                std::tuple{"--precision", flags.precision, defaults.precision},
+                                                std::tuple{"--sm-partition", flags.sm_partition, defaults.sm_partition}}) {
+      if (given != fallback) {
+        throw InputError(fmt::format("{} '{}': only with --backend cuda (this run is --backend cpu)", flag, given));
+      }
+    }
     if (group != nullptr) {
       if (group->world() != devices) {
         throw InputError(fmt::format("--p {} but the run has {} processes (one pipeline device each)",

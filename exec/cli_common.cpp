@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "sim/catalog/command_line.h"
 #include "sim/catalog/problem_flags.h"
 #include "sim/schedule/error.h"
 
@@ -98,6 +99,7 @@ std::optional<po::variables_map> parse_or_help(int argc, char** argv, const po::
     return std::nullopt;
   }
   po::notify(vm);
+  catalog::refuse_empty_values(vm, options);
   return vm;
 }
 

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "sim/catalog/command_line.h"
 #include "sim/schedule/error.h"
 
 namespace zb::view {
@@ -69,9 +70,13 @@ ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
   positional.add("file", -1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(describe_options()).positional(positional).run(), vm);
+    const po::options_description described = describe_options();
+    po::store(po::command_line_parser(args).options(described).positional(positional).run(), vm);
     po::notify(vm);
+    catalog::refuse_empty_values(vm, described);
   } catch (const po::error& e) {
+    throw InputError(fmt::format("zbview: {}", e.what()));
+  } catch (const InputError& e) {
     throw InputError(fmt::format("zbview: {}", e.what()));
   }
   options.help = vm.count("help") > 0;

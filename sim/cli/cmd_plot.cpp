@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "sim/catalog/command_line.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/problem_options.h"
 #include "sim/schedule/atomic_file.h"
@@ -35,6 +36,7 @@ int run_plot(int argc, char** argv) {
     return 0;
   }
   po::notify(values);
+  catalog::refuse_empty_values(values, all);
   if (!values.count("results")) throw InputError("missing the results file (zbsim plot RESULTS.csv --svg OUT.svg)");
   if (!values.count("svg")) throw InputError("--svg: missing (the SVG file to write)");
   const std::string path = values["results"].as<std::string>();

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "sim/catalog/command_line.h"
 #include "sim/catalog/problem_flags.h"
 #include "sim/catalog/scenario_input.h"
 #include "sim/schedule/atomic_file.h"
@@ -64,6 +65,7 @@ bool parse_command_line(int argc, char** argv, const po::options_description& op
     return false;
   }
   po::notify(values);
+  catalog::refuse_empty_values(values, all);
   for (const char* flag : outputs) {
     if (values.count(flag)) check_writable(values[flag].as<std::string>());
   }

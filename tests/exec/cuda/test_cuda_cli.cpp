@@ -40,7 +40,10 @@ TEST(ZbexecCuda, BadFlagsExitWithTwoBeforeTouchingAGpu) {
                         Case{"run --backend cuda --p 2 --devices gpu:1", "--devices 'gpu:1'"},
                         Case{"run --backend cuda --p 2 --precision fp8", "--precision 'fp8'"},
                         Case{"calibrate --backend cuda --p 2 --sm-partition half --out /dev/null",
-                             "--sm-partition 'half'"}}) {
+                             "--sm-partition 'half'"},
+                        // a CUDA flag on a CPU run: a forgotten --backend cuda, refused
+                        Case{"run --p 2 --precision bf16", "--precision 'bf16': only with --backend cuda"},
+                        Case{"calibrate --p 2 --devices cuda:0,1 --out /dev/null", "--devices 'cuda:0,1': only with"}}) {
     const Outcome out = zbexec(c.args);
     EXPECT_EQ(out.code, 2) << c.args << "\n" << out.output;
     EXPECT_NE(out.output.find(c.message), std::string::npos) << c.args << "\n" << out.output;
