@@ -19,7 +19,8 @@ std::vector<FrontierPoint> memory_frontier(const Problem& problem, const Frontie
   const double work = problem.work();
   std::vector<FrontierPoint> points;
   const double runs = std::floor((options.to_times_p - options.from_times_p) / options.step_times_p + 1e-9) + 1;
-  check_solver_work(problem, runs, "frontier");  // before the loop, which takes each run's refusal as infeasible
+  // Before the loop, which takes each run's refusal as infeasible.
+  check_solver_work(problem, runs, "frontier (a run per memory limit, --from to --to by --step)");
   const int steps = static_cast<int>(runs) - 1;
   for (int k = 0; k <= steps; ++k) {
     FrontierPoint point;
