@@ -74,6 +74,16 @@ class Device {
   virtual void adamw_update(Tensor& param, const Tensor& grad, Tensor& exp_avg,
                             Tensor& exp_avg_sq, const AdamWUpdate& update) = 0;
 
+  // Overlapped pairs (Action::overlap_next: DualPipe's F&B). The validator guarantees that the
+  // two parts of a pair do not depend on each other, so a backend may run them concurrently:
+  // begin_overlap() marks the fork point (before the first part), switch_to_partner() sends the
+  // work issued after it (the second part) to a second stream that starts at the fork point, and
+  // end_overlap() joins that stream back, so that later work follows both parts. The default is
+  // one stream: the parts run one after the other (the CPU device runs both on its thread).
+  virtual void begin_overlap() {}
+  virtual void switch_to_partner() {}
+  virtual void end_overlap() {}
+
   // Clock. record_event() marks the point the issued work has reached; event_time_us() gives
   // its time in microseconds since the backend's epoch (shared by all devices), once
   // synchronize() has returned. Events are numbered from 0 after clear_events().

@@ -112,7 +112,7 @@ class DeviceWorker {
     chain_.assign(models_.size(), ChainState{});
     std::vector<ActionRecord> records;
     std::vector<MemoryRecord> memory;
-    std::vector<int> weight_passes(models_.size(), 0);
+    bool partner_next = false;
     for (std::size_t i = 0; i < actions.size(); ++i) {
       const zb::Action& action = actions[i];
       if (action.chunk < 0 || action.chunk >= problem_.chunks) {
@@ -120,7 +120,14 @@ class DeviceWorker {
                                     i, zb::to_token(action), action.chunk));
       }
       const int stage = problem_.stage_of(d_, action.chunk);
+      // An overlapped pair's parts may run concurrently (Device::begin_overlap). As in the
+      // evaluator, the action after a pair's first part is its partner, whatever its own flag.
+      const bool closes_pair = partner_next;
+      const bool opens_pair = !closes_pair && action.overlap_next && i + 1 < actions.size();
+      partner_next = opens_pair;
       try {
+        if (opens_pair) device_.begin_overlap();
+        if (closes_pair) device_.switch_to_partner();
         records.push_back(run_action(action, stage, memory));
         if (action.pass == zb::Pass::W || action.pass == zb::Pass::BW) {
           if (model(action.chunk).gradients_complete()) on_gradients_complete(action.chunk);
@@ -131,6 +138,7 @@ class DeviceWorker {
           progress_chain(false);
           step_early(action.chunk);
         }
+        if (closes_pair) device_.end_overlap();
       } catch (const std::exception& error) {
         throw ExecError(fmt::format("device {}, step {}, action #{} ({} on stage {}): {}", d_,
                                     step_, i, zb::to_token(action), stage, error.what()));

@@ -57,21 +57,10 @@ CudaDevice::CudaDevice(int index, DevicePlacement placement, Precision precision
       epoch_(epoch),
       frees_(std::make_shared<FreeList>()) {
   make_current();
-  compute_ = create_stream();
-  check(cublasCreate(&blas_), where("cublasCreate"));
-  check(cublasSetStream(blas_, compute_), where("cublasSetStream"));
-  // Reproducible GEMMs: no atomics, default math (TF32 only if asked for), a workspace we own so cuBLAS
-  // never switches algorithms because its own pool is short.
-  check(cublasSetAtomicsMode(blas_, CUBLAS_ATOMICS_NOT_ALLOWED), where("cublasSetAtomicsMode"));
-  check(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), where("cublasSetMathMode"));
-  check(cudaMalloc(&blas_workspace_, kBlasWorkspaceBytes), where("cudaMalloc(cuBLAS workspace)"));
-  check(cublasSetWorkspace(blas_, blas_workspace_, kBlasWorkspaceBytes), where("cublasSetWorkspace"));
-  check(cudaMalloc(reinterpret_cast<void**>(&reduce_scratch_),
-                   (kernels::reduction_partials() + 1) * sizeof(double)),
-        where("cudaMalloc(reduction scratch)"));
-  check(cudaMallocHost(reinterpret_cast<void**>(&host_result_), sizeof(double)),
-        where("cudaMallocHost"));
+  for (Lane& lane : lanes_) create_lane(lane);
   check(cudaEventCreate(&anchor_), where("cudaEventCreate"));
+  check(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming), where("cudaEventCreate(fork)"));
+  check(cudaEventCreateWithFlags(&partner_done_, cudaEventDisableTiming), where("cudaEventCreate(join)"));
   // Keep freed memory in the pool: a training step frees and reallocates the same sizes.
   cudaMemPool_t pool = nullptr;
   check(cudaDeviceGetDefaultMemPool(&pool, placement_.ordinal), where("cudaDeviceGetDefaultMemPool"));
@@ -89,21 +78,46 @@ CudaDevice::~CudaDevice() {
     // the context is gone: the calls below fail quietly
   }
   if (range_open_) nvtxRangePop();
-  cudaStreamSynchronize(compute_);
-  for (void* p : frees_->take()) cudaFreeAsync(p, compute_);
+  const cudaStream_t compute = lanes_[kCompute].stream;
+  for (const Lane& lane : lanes_) cudaStreamSynchronize(lane.stream);
+  for (void* p : frees_->take()) cudaFreeAsync(p, compute);
   frees_->close();
-  cudaStreamSynchronize(compute_);
+  cudaStreamSynchronize(compute);
   for (cudaEvent_t e : events_) cudaEventDestroy(e);
   for (auto& slot : staging_) {
     cudaEventDestroy(slot.done);
     cudaFreeHost(slot.host);
   }
-  if (anchor_) cudaEventDestroy(anchor_);
-  if (host_result_) cudaFreeHost(host_result_);
-  if (reduce_scratch_) cudaFree(reduce_scratch_);
-  if (blas_) cublasDestroy(blas_);
-  if (blas_workspace_) cudaFree(blas_workspace_);
-  if (compute_) cudaStreamDestroy(compute_);
+  for (cudaEvent_t e : {anchor_, fork_, partner_done_}) {
+    if (e) cudaEventDestroy(e);
+  }
+  for (Lane& lane : lanes_) destroy_lane(lane);
+}
+
+// Reproducible GEMMs: no atomics, default math (TF32 only if asked for), a workspace we own so
+// cuBLAS never switches algorithms because its own pool is short. Both lanes are set up alike, so
+// a pass gives the same bits on either.
+void CudaDevice::create_lane(Lane& lane) {
+  lane.stream = create_stream();
+  check(cublasCreate(&lane.blas), where("cublasCreate"));
+  check(cublasSetStream(lane.blas, lane.stream), where("cublasSetStream"));
+  check(cublasSetAtomicsMode(lane.blas, CUBLAS_ATOMICS_NOT_ALLOWED), where("cublasSetAtomicsMode"));
+  check(cublasSetMathMode(lane.blas, CUBLAS_DEFAULT_MATH), where("cublasSetMathMode"));
+  check(cudaMalloc(&lane.blas_workspace, kBlasWorkspaceBytes), where("cudaMalloc(cuBLAS workspace)"));
+  check(cublasSetWorkspace(lane.blas, lane.blas_workspace, kBlasWorkspaceBytes), where("cublasSetWorkspace"));
+  check(cudaMalloc(reinterpret_cast<void**>(&lane.reduce_scratch),
+                   (kernels::reduction_partials() + 1) * sizeof(double)),
+        where("cudaMalloc(reduction scratch)"));
+  check(cudaMallocHost(reinterpret_cast<void**>(&lane.host_result), sizeof(double)), where("cudaMallocHost"));
+}
+
+void CudaDevice::destroy_lane(Lane& lane) {
+  if (lane.host_result) cudaFreeHost(lane.host_result);
+  if (lane.reduce_scratch) cudaFree(lane.reduce_scratch);
+  if (lane.blas) cublasDestroy(lane.blas);
+  if (lane.blas_workspace) cudaFree(lane.blas_workspace);
+  if (lane.stream) cudaStreamDestroy(lane.stream);
+  lane = Lane{};
 }
 
 std::string CudaDevice::where(const char* call) const {
@@ -134,8 +148,11 @@ cudaStream_t CudaDevice::create_stream() const {
   return stream;
 }
 
+// Frees are ordered on the compute stream. Inside a pair a dropped tensor may still be in use by
+// the other lane, so frees wait for the join, after which the compute stream follows both.
 void CudaDevice::release_pending_frees() {
-  for (void* p : frees_->take()) check(cudaFreeAsync(p, compute_), where("cudaFreeAsync"));
+  if (in_pair_) return;
+  for (void* p : frees_->take()) check(cudaFreeAsync(p, lanes_[kCompute].stream), where("cudaFreeAsync"));
 }
 
 Tensor CudaDevice::alloc_uninitialized(int rows, int cols) {
@@ -144,7 +161,7 @@ Tensor CudaDevice::alloc_uninitialized(int rows, int cols) {
   release_pending_frees();
   const std::size_t bytes = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(float);
   void* raw = nullptr;
-  check(cudaMallocAsync(&raw, bytes < kMinAllocBytes ? kMinAllocBytes : bytes, compute_),
+  check(cudaMallocAsync(&raw, bytes < kMinAllocBytes ? kMinAllocBytes : bytes, stream()),
         where(fmt::format("cudaMallocAsync({} bytes)", bytes).c_str()));
   std::shared_ptr<FreeList> frees = frees_;
   return Tensor(std::shared_ptr<float>(static_cast<float*>(raw), [frees](float* p) { frees->push(p); }),
@@ -154,7 +171,7 @@ Tensor CudaDevice::alloc_uninitialized(int rows, int cols) {
 Tensor CudaDevice::alloc(int rows, int cols) {
   Tensor out = alloc_uninitialized(rows, cols);
   if (out.size_bytes() != 0) {
-    check(cudaMemsetAsync(out.data(), 0, out.size_bytes(), compute_), where("cudaMemsetAsync"));
+    check(cudaMemsetAsync(out.data(), 0, out.size_bytes(), stream()), where("cudaMemsetAsync"));
   }
   return out;
 }
@@ -168,9 +185,9 @@ void CudaDevice::upload(Tensor& dst, std::span<const float> host) {
   cudaEvent_t* done = nullptr;
   void* pinned = staging_buffer(dst.size_bytes(), done);
   std::memcpy(pinned, host.data(), dst.size_bytes());
-  check(cudaMemcpyAsync(dst.data(), pinned, dst.size_bytes(), cudaMemcpyHostToDevice, compute_),
+  check(cudaMemcpyAsync(dst.data(), pinned, dst.size_bytes(), cudaMemcpyHostToDevice, stream()),
         where("cudaMemcpyAsync(upload)"));
-  check(cudaEventRecord(*done, compute_), where("cudaEventRecord(upload)"));
+  check(cudaEventRecord(*done, stream()), where("cudaEventRecord(upload)"));
 }
 
 void* CudaDevice::staging_buffer(std::size_t bytes, cudaEvent_t*& done) {
@@ -199,9 +216,9 @@ std::vector<float> CudaDevice::download(const Tensor& src) {
   std::vector<float> out(src.size());
   if (out.empty()) return out;
   make_current();
-  check(cudaMemcpyAsync(out.data(), src.data(), src.size_bytes(), cudaMemcpyDeviceToHost, compute_),
+  check(cudaMemcpyAsync(out.data(), src.data(), src.size_bytes(), cudaMemcpyDeviceToHost, stream()),
         where("cudaMemcpyAsync(download)"));
-  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize(download)"));
+  check(cudaStreamSynchronize(stream()), where("cudaStreamSynchronize(download)"));
   return out;
 }
 
@@ -209,14 +226,14 @@ void CudaDevice::copy(const Tensor& src, Tensor& dst) {
   require_same_shape(src, dst, "copy");
   if (src.size() == 0) return;
   make_current();
-  check(cudaMemcpyAsync(dst.data(), src.data(), src.size_bytes(), cudaMemcpyDeviceToDevice, compute_),
+  check(cudaMemcpyAsync(dst.data(), src.data(), src.size_bytes(), cudaMemcpyDeviceToDevice, stream()),
         where("cudaMemcpyAsync(copy)"));
 }
 
 Tensor CudaDevice::clone(const Tensor& src) {
   Tensor out = alloc_uninitialized(src.rows(), src.cols());
   if (src.size() != 0) {
-    check(cudaMemcpyAsync(out.data(), src.data(), src.size_bytes(), cudaMemcpyDefault, compute_),
+    check(cudaMemcpyAsync(out.data(), src.data(), src.size_bytes(), cudaMemcpyDefault, stream()),
           where("cudaMemcpyAsync(clone)"));
   }
   return out;
@@ -231,7 +248,7 @@ void CudaDevice::gemm(bool transpose_a, bool transpose_b, float alpha, const Ten
   // each transpose flag (a row-major matrix read column-major is its transpose).
   const cublasComputeType_t compute =
       precision_ == Precision::bf16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
-  check(cublasGemmEx(blas_, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+  check(cublasGemmEx(lane().blas, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                      transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b.data(), CUDA_R_32F,
                      b.cols(), a.data(), CUDA_R_32F, a.cols(), &beta, c.data(), CUDA_R_32F, c.cols(),
                      compute, CUBLAS_GEMM_DEFAULT),
@@ -242,35 +259,35 @@ void CudaDevice::add_row_vector(Tensor& x, const Tensor& bias) {
   if (bias.rows() != 1 || bias.cols() != x.cols()) throw ExecError("add_row_vector: bias shape mismatch");
   if (x.size() == 0) return;
   make_current();
-  check(kernels::add_row_vector(x.data(), bias.data(), x.rows(), x.cols(), compute_), where("add_row_vector"));
+  check(kernels::add_row_vector(x.data(), bias.data(), x.rows(), x.cols(), stream()), where("add_row_vector"));
 }
 
 void CudaDevice::gelu_forward(const Tensor& u, Tensor& z) {
   require_same_shape(u, z, "gelu_forward");
   if (u.size() == 0) return;
   make_current();
-  check(kernels::gelu_forward(u.data(), z.data(), u.size(), compute_), where("gelu_forward"));
+  check(kernels::gelu_forward(u.data(), z.data(), u.size(), stream()), where("gelu_forward"));
 }
 
 void CudaDevice::gelu_backward(const Tensor& u, Tensor& g) {
   require_same_shape(u, g, "gelu_backward");
   if (u.size() == 0) return;
   make_current();
-  check(kernels::gelu_backward(u.data(), g.data(), u.size(), compute_), where("gelu_backward"));
+  check(kernels::gelu_backward(u.data(), g.data(), u.size(), stream()), where("gelu_backward"));
 }
 
 void CudaDevice::add(Tensor& dst, const Tensor& src) {
   require_same_shape(src, dst, "add");
   if (dst.size() == 0) return;
   make_current();
-  check(kernels::add(dst.data(), src.data(), dst.size(), compute_), where("add"));
+  check(kernels::add(dst.data(), src.data(), dst.size(), stream()), where("add"));
 }
 
 void CudaDevice::column_sums(const Tensor& x, Tensor& out) {
   if (out.rows() != 1 || out.cols() != x.cols()) throw ExecError("column_sums: output shape mismatch");
   if (out.size() == 0) return;
   make_current();
-  check(kernels::column_sums(x.data(), out.data(), x.rows(), x.cols(), compute_), where("column_sums"));
+  check(kernels::column_sums(x.data(), out.data(), x.rows(), x.cols(), stream()), where("column_sums"));
 }
 
 double CudaDevice::mse_loss_and_grad(const Tensor& y, const Tensor& target, float grad_scale,
@@ -278,30 +295,34 @@ double CudaDevice::mse_loss_and_grad(const Tensor& y, const Tensor& target, floa
   require_same_shape(y, target, "mse_loss_and_grad");
   require_same_shape(y, grad, "mse_loss_and_grad");
   make_current();
-  double* result = reduce_scratch_ + kernels::reduction_partials();
+  double* const scratch = lane().reduce_scratch;
+  double* const host_result = lane().host_result;
+  double* result = scratch + kernels::reduction_partials();
   check(kernels::mse_loss_and_grad(y.data(), target.data(), grad_scale, grad.data(), y.size(),
-                                   reduce_scratch_, result, compute_),
+                                   scratch, result, stream()),
         where("mse_loss_and_grad"));
-  check(cudaMemcpyAsync(host_result_, result, sizeof(double), cudaMemcpyDeviceToHost, compute_),
+  check(cudaMemcpyAsync(host_result, result, sizeof(double), cudaMemcpyDeviceToHost, stream()),
         where("cudaMemcpyAsync(loss)"));
-  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize(loss)"));
-  return *host_result_;
+  check(cudaStreamSynchronize(stream()), where("cudaStreamSynchronize(loss)"));
+  return *host_result;
 }
 
 double CudaDevice::sum_squares(const Tensor& x) {
   make_current();
-  double* result = reduce_scratch_ + kernels::reduction_partials();
-  check(kernels::sum_squares(x.data(), x.size(), reduce_scratch_, result, compute_), where("sum_squares"));
-  check(cudaMemcpyAsync(host_result_, result, sizeof(double), cudaMemcpyDeviceToHost, compute_),
+  double* const scratch = lane().reduce_scratch;
+  double* const host_result = lane().host_result;
+  double* result = scratch + kernels::reduction_partials();
+  check(kernels::sum_squares(x.data(), x.size(), scratch, result, stream()), where("sum_squares"));
+  check(cudaMemcpyAsync(host_result, result, sizeof(double), cudaMemcpyDeviceToHost, stream()),
         where("cudaMemcpyAsync(sum of squares)"));
-  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize(sum of squares)"));
-  return *host_result_;
+  check(cudaStreamSynchronize(stream()), where("cudaStreamSynchronize(sum of squares)"));
+  return *host_result;
 }
 
 void CudaDevice::poison(Tensor& x, std::size_t index) {
   if (index >= x.size()) throw ExecError("poison: index out of range");
   make_current();
-  check(kernels::poison(x.data(), index, compute_), where("poison"));
+  check(kernels::poison(x.data(), index, stream()), where("poison"));
 }
 
 void CudaDevice::sgd_update(Tensor& param, const Tensor& grad, Tensor& velocity,
@@ -311,7 +332,7 @@ void CudaDevice::sgd_update(Tensor& param, const Tensor& grad, Tensor& velocity,
   if (param.size() == 0) return;
   make_current();
   check(kernels::sgd_update(param.data(), grad.data(), velocity.data(), param.size(), update.lr,
-                            update.momentum, update.weight_decay, update.grad_scale, compute_),
+                            update.momentum, update.weight_decay, update.grad_scale, stream()),
         where("sgd_update"));
 }
 
@@ -329,7 +350,7 @@ void CudaDevice::adamw_update(Tensor& param, const Tensor& grad, Tensor& exp_avg
   check(kernels::adamw_update(param.data(), grad.data(), exp_avg.data(), exp_avg_sq.data(),
                               param.size(), update.lr, update.beta1, update.beta2, update.eps,
                               update.weight_decay, update.grad_scale, correction1, correction2,
-                              compute_),
+                              stream()),
         where("adamw_update"));
 }
 
@@ -343,7 +364,7 @@ std::size_t CudaDevice::record_event() {
     events_.push_back(event);
   }
   const std::size_t id = used_events_++;
-  check(cudaEventRecord(events_[id], compute_), where("cudaEventRecord"));
+  check(cudaEventRecord(events_[id], stream()), where("cudaEventRecord"));
   // NVTX: event 2k starts action k, event 2k+1 ends it (the engine's pairing).
   if (!labels_.empty()) {
     if (id % 2 == 0 && id / 2 < labels_.size()) {
@@ -359,7 +380,34 @@ std::size_t CudaDevice::record_event() {
 
 void CudaDevice::synchronize() {
   make_current();
-  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize"));
+  for (const Lane& lane : lanes_) check(cudaStreamSynchronize(lane.stream), where("cudaStreamSynchronize"));
+  release_pending_frees();
+}
+
+void CudaDevice::begin_overlap() {
+  if (in_pair_) throw ExecError(fmt::format("{}: an overlapped pair inside another", placement_.label));
+  make_current();
+  check(cudaEventRecord(fork_, lanes_[kCompute].stream), where("cudaEventRecord(fork)"));
+  in_pair_ = true;
+}
+
+void CudaDevice::switch_to_partner() {
+  if (!in_pair_ || active_ == kPartner) throw ExecError(fmt::format("{}: a partner outside a pair", placement_.label));
+  make_current();
+  // The partner starts where the pair began, not after the first part: the two run together.
+  check(cudaStreamWaitEvent(lanes_[kPartner].stream, fork_, 0), where("cudaStreamWaitEvent(fork)"));
+  active_ = kPartner;
+}
+
+void CudaDevice::end_overlap() {
+  if (!in_pair_) throw ExecError(fmt::format("{}: the end of a pair that did not begin", placement_.label));
+  make_current();
+  if (active_ == kPartner) {
+    check(cudaEventRecord(partner_done_, lanes_[kPartner].stream), where("cudaEventRecord(join)"));
+    check(cudaStreamWaitEvent(lanes_[kCompute].stream, partner_done_, 0), where("cudaStreamWaitEvent(join)"));
+  }
+  active_ = kCompute;
+  in_pair_ = false;
   release_pending_frees();
 }
 
@@ -378,11 +426,11 @@ void CudaDevice::clear_events() {
     range_open_ = false;
   }
   used_events_ = 0;
-  check(cudaStreamSynchronize(compute_), where("cudaStreamSynchronize(anchor)"));
+  for (const Lane& lane : lanes_) check(cudaStreamSynchronize(lane.stream), where("cudaStreamSynchronize(anchor)"));
   // The anchor: an event whose host time is known to a few microseconds. Host time before the
   // record and after it completes bracket the GPU timestamp; the midpoint is the estimate.
   const auto before = Clock::now();
-  check(cudaEventRecord(anchor_, compute_), where("cudaEventRecord(anchor)"));
+  check(cudaEventRecord(anchor_, lanes_[kCompute].stream), where("cudaEventRecord(anchor)"));
   check(cudaEventSynchronize(anchor_), where("cudaEventSynchronize(anchor)"));
   const auto after = Clock::now();
   const double before_us = std::chrono::duration<double, std::micro>(before - epoch_).count();

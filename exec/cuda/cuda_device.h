@@ -1,5 +1,6 @@
-// One CUDA device of the executor: a GPU (or a green-context slice of one), its compute stream,
-// cuBLAS GEMMs, the small kernels, stream-ordered memory and CUDA-event timing.
+// One CUDA device of the executor: a GPU (or a green-context slice of one), its compute stream
+// (and a second one for the partner of an overlapped pair), cuBLAS GEMMs, the small kernels,
+// stream-ordered memory and CUDA-event timing.
 #pragma once
 
 #include <cublas_v2.h>
@@ -78,6 +79,12 @@ class CudaDevice final : public Device {
   void adamw_update(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq,
                     const AdamWUpdate& update) override;
 
+  // The second part of an overlapped pair runs on the partner lane, forked from the compute
+  // stream where the pair began and joined back after it (Device::begin_overlap).
+  void begin_overlap() override;
+  void switch_to_partner() override;
+  void end_overlap() override;
+
   std::size_t record_event() override;
   void synchronize() override;
   double event_time_us(std::size_t event) override;
@@ -88,7 +95,8 @@ class CudaDevice final : public Device {
   // For the backend and the fabric.
   const DevicePlacement& placement() const { return placement_; }
   Precision precision() const { return precision_; }
-  cudaStream_t compute_stream() const { return compute_; }
+  // The stream work is issued on now: the compute stream, or the partner lane's inside a pair.
+  cudaStream_t current_stream() const { return lanes_[active_].stream; }
   // Makes this device's context current on the calling thread (cudaSetDevice or the green context).
   void make_current() const;
   // A new non-blocking stream in this device's context (the caller destroys it).
@@ -106,15 +114,31 @@ class CudaDevice final : public Device {
   // A pinned host buffer of at least `bytes` whose previous copy has finished.
   void* staging_buffer(std::size_t bytes, cudaEvent_t*& done);
 
+  // A stream with what its kernels must not share with a concurrent stream: a cuBLAS handle and
+  // workspace, the reduction scratch and its pinned result.
+  struct Lane {
+    cudaStream_t stream = nullptr;
+    cublasHandle_t blas = nullptr;
+    void* blas_workspace = nullptr;
+    double* reduce_scratch = nullptr;  // partials + one result, device memory
+    double* host_result = nullptr;     // pinned
+  };
+  static constexpr int kCompute = 0;
+  static constexpr int kPartner = 1;
+  void create_lane(Lane& lane);
+  void destroy_lane(Lane& lane);
+  cudaStream_t stream() const { return lanes_[active_].stream; }
+  const Lane& lane() const { return lanes_[active_]; }
+
   int index_;
   DevicePlacement placement_;
   Precision precision_;
   Clock::time_point epoch_;
-  cudaStream_t compute_ = nullptr;
-  cublasHandle_t blas_ = nullptr;
-  void* blas_workspace_ = nullptr;
-  double* reduce_scratch_ = nullptr;  // partials + one result, device memory
-  double* host_result_ = nullptr;     // pinned
+  Lane lanes_[2];
+  int active_ = kCompute;
+  bool in_pair_ = false;           // between begin_overlap() and end_overlap()
+  cudaEvent_t fork_ = nullptr;     // the compute stream where the pair began
+  cudaEvent_t partner_done_ = nullptr;
   std::shared_ptr<FreeList> frees_;
   std::vector<cudaEvent_t> events_;
   std::size_t used_events_ = 0;

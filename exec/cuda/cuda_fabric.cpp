@@ -416,7 +416,7 @@ void CudaFabric::send(int from_device, int to_device, const MessageTag& tag, Ten
   if (c.nccl) {
     // The k-th send of this channel's communicator meets its k-th receive: no transfer record.
     cudaEvent_t ready = take_event(from_device);
-    check(cudaEventRecord(ready, source.compute_stream()), what);
+    check(cudaEventRecord(ready, source.current_stream()), what);
     check(cudaStreamWaitEvent(c.send_stream, ready, 0), what);
     give_event(from_device, ready);  // a later record does not disturb the wait already enqueued
     check(ncclSend(payload.data(), payload.size(), ncclFloat, 1, c.send_comm, c.send_stream), what);
@@ -427,7 +427,7 @@ void CudaFabric::send(int from_device, int to_device, const MessageTag& tag, Ten
     // The receiver copies from the sender's buffer; it also owns this event and destroys it.
     Transfer transfer;
     check(cudaEventCreateWithFlags(&transfer.ready, cudaEventDisableTiming), what);
-    check(cudaEventRecord(transfer.ready, source.compute_stream()), what);
+    check(cudaEventRecord(transfer.ready, source.current_stream()), what);
     transfer.source = std::move(payload);
     std::lock_guard lock(transfers_mutex_);
     transfers_[{tag.from_stage, tag.to_stage}].push_back(std::move(transfer));
@@ -459,7 +459,7 @@ Tensor CudaFabric::recv(int from_device, int to_device, const MessageTag& expect
   const std::string what = fmt::format("device {} <- {}: receiving the {}", to_device, from_device, describe(expected));
   Tensor out = target.alloc_uninitialized(header.rows(), header.cols());
   cudaEvent_t allocated = take_event(to_device);
-  check(cudaEventRecord(allocated, target.compute_stream()), what);
+  check(cudaEventRecord(allocated, target.current_stream()), what);
   check(cudaStreamWaitEvent(c.recv_stream, allocated, 0), what);
   give_event(to_device, allocated);
   Transfer transfer;
@@ -476,7 +476,7 @@ Tensor CudaFabric::recv(int from_device, int to_device, const MessageTag& expect
   }
   cudaEvent_t done = take_event(to_device);
   check(cudaEventRecord(done, c.recv_stream), what);
-  check(cudaStreamWaitEvent(target.compute_stream(), done, 0), what);
+  check(cudaStreamWaitEvent(target.current_stream(), done, 0), what);
   if (c.nccl) {
     give_event(to_device, done);
   } else {
