@@ -84,6 +84,7 @@ TraceGroup make_group(std::string label, zb::Trace trace, std::optional<double> 
     }
   }
 
+  if (trace.meta.engine == "cpu" || trace.meta.engine == "cuda") group.memory_unit = "bytes";
   group.trace = std::move(trace);
   return group;
 }
