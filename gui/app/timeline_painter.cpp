@@ -195,7 +195,8 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRect
     for (const LabelItem& label : chart.labels) {
       const QRectF box = to_qrect(label.rect);
       painter.setPen(to_qcolor(label.colour));
-      painter.drawText(box, (label.align_right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter, qstr(label.text));
+      painter.drawText(box, (label.align_right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter | Qt::TextDontClip,
+                       qstr(label.text));
       if (label.align_right && label.rect.right() <= chart.rect.x) {
         // A tick or a device name of the left column: a short mark at the chart's edge.
         painter.setPen(QPen(QColor(0x99, 0x99, 0x99), 0));
