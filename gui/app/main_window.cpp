@@ -401,7 +401,9 @@ void MainWindow::fill_table() {
     const MetricsRow& row = rows_[i];
     const int r = static_cast<int>(i);
     const QString unit = row.time_unit.empty() ? QString() : " " + qstr(row.time_unit);
-    table_->setItem(r, 0, cell(qstr(row.label)));
+    QTableWidgetItem* label = cell(qstr(row.label));
+    label->setToolTip(qstr(row.label));
+    table_->setItem(r, 0, label);
     table_->setItem(r, 1, cell(qstr(row.engine)));
     QTableWidgetItem* status = cell(qstr(row.status));
     status->setToolTip(qstr(row.status));
@@ -411,9 +413,15 @@ void MainWindow::fill_table() {
     table_->setItem(r, 4, cell(row.bubble_rate ? number(percent(*row.bubble_rate), "{:.2f}") + " %" : QString(), true));
     table_->setItem(r, 5, cell(row.peak_memory ? qstr(format_amount(*row.peak_memory)) : QString(), true));
     table_->setItem(r, 6, cell(row.step_time ? number(row.step_time) + unit : QString(), true));
-    table_->setItem(r, 7, cell(qstr(difference_text(row))));
+    QTableWidgetItem* difference = cell(qstr(difference_text(row)));
+    difference->setToolTip(difference->text());
+    table_->setItem(r, 7, difference);
   }
   table_->resizeColumnsToContents();
+  // Long file labels ("trace (torch.profiler, a.json + 3 more)") are elided, not allowed to push the
+  // difference column out of sight; the tooltip has them whole.
+  constexpr int kLabelColumnMax = 240;
+  table_->setColumnWidth(0, std::min(table_->columnWidth(0), kLabelColumnMax));
   table_->horizontalHeader()->setStretchLastSection(true);
 }
 

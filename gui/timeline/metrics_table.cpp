@@ -115,7 +115,9 @@ std::vector<MetricsRow> metrics_rows(const TimelineScene& scene) {
 
 std::string difference_text(const MetricsRow& row) {
   if (row.reference.empty()) return "";
-  return fmt::format("vs {}: {} ms, span {:+.1f}%", row.reference, row.span_delta_text, 100 * row.span_relative);
+  // The span's relative difference first: the number to read when the column is narrow.
+  return fmt::format("span {:+.1f}% vs {}; per device {} ms", 100 * row.span_relative, row.reference,
+                     row.span_delta_text);
 }
 
 std::string to_tsv(const std::vector<MetricsRow>& rows) {

@@ -39,7 +39,7 @@ int reference_group(const TimelineScene& scene, int index);
 // One row per group, with the difference against reference_group when there is one.
 std::vector<MetricsRow> metrics_rows(const TimelineScene& scene);
 
-// "vs zb-h1 (eval, sim.json): +0.5 -0.1 +0 +0 ms, span +3.2%", or "" without a reference.
+// "span +3.2% vs zb-h1 (eval, sim.json); per device +0.5 -0.1 +0 +0 ms", or "" without a reference.
 std::string difference_text(const MetricsRow& row);
 
 // The whole table as tab-separated text (for the clipboard and for tests).

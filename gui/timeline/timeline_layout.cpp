@@ -18,6 +18,11 @@ bool clip(double& x0, double& x1, const RectPx& plot) {
   return x1 > x0;
 }
 
+// A trace that recorded no memory (a torch.profiler run) gets no chart, not an empty one.
+bool shows_memory(const TraceGroup& group, const LayoutStyle& style) {
+  return style.show_memory && has_memory(group.trace);
+}
+
 double memory_chart_height(const TraceGroup& group, const LayoutStyle& style) {
   if (group.devices() <= kMaxMemoryLines) return style.memory_height_px;
   return std::max(style.memory_height_px, style.small_text_px + 3 + group.devices() * style.memory_band_px);
@@ -25,7 +30,7 @@ double memory_chart_height(const TraceGroup& group, const LayoutStyle& style) {
 
 double group_height(const TraceGroup& group, const LayoutStyle& style) {
   double h = style.group_header_px + group.devices() * (style.row_height_px + style.row_gap_px);
-  if (style.show_memory && !group.trace.memory.empty()) h += memory_chart_height(group, style) + style.row_gap_px;
+  if (shows_memory(group, style)) h += memory_chart_height(group, style) + style.row_gap_px;
   return h;
 }
 
@@ -211,8 +216,8 @@ std::string group_title(const TraceGroup& group) {
   if (!engine.empty() && engine != "eval" && lower_label.find(engine) == std::string::npos) {
     title += fmt::format(" [{}]", group.trace.meta.engine);
   }
-  title += fmt::format("   span {:.4g} {}   bubble {:.1f}%   peak mem {}", m.span, unit, percent(m.bubble_rate),
-                       format_amount(peak));
+  title += fmt::format("   span {:.4g} {}   bubble {:.1f}%", m.span, unit, percent(m.bubble_rate));
+  if (has_memory(group.trace)) title += fmt::format("   peak mem {} {}", format_amount(peak), group.memory_unit);
   return title;
 }
 
@@ -287,7 +292,7 @@ TimelineLayout layout_timeline(const TimelineScene& scene, const Viewport& viewp
       }
     }
 
-    if (style.show_memory && !group.trace.memory.empty()) {
+    if (shows_memory(group, style)) {
       const RectPx rect{out.plot.x, y, out.plot.w, memory_chart_height(group, style)};
       out.memory.push_back(memory_chart(group, gi, viewport, rect, out.plot, style));
       y += rect.h + style.row_gap_px;

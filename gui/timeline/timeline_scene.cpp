@@ -89,6 +89,10 @@ TraceGroup make_group(std::string label, zb::Trace trace, std::optional<double> 
   return group;
 }
 
+bool has_memory(const zb::Trace& trace) {
+  return std::any_of(trace.memory.begin(), trace.memory.end(), [](const auto& timeline) { return !timeline.empty(); });
+}
+
 double TimelineScene::end_time() const {
   double end = 0;
   for (const auto& group : groups_) end = std::max(end, group.end_time);

@@ -67,6 +67,9 @@ class TimelineScene {
   std::vector<TraceGroup> groups_;
 };
 
+// Whether the trace recorded any memory (a torch.profiler run records none).
+bool has_memory(const zb::Trace& trace);
+
 // Idle intervals of sorted, possibly overlapping busy intervals inside [0, end].
 std::vector<Interval> gaps_between(const std::vector<Interval>& busy_sorted, double end, double min_gap);
 

@@ -394,6 +394,23 @@ TEST(MemoryChart, ManyDevicesAreAHeatStripWhoseLabelsNeverCollide) {
   }
 }
 
+TEST(MemoryChart, ATraceThatRecordedNoMemoryHasNoChart) {
+  Trace profiled = tiny_trace();
+  profiled.memory = {{}, {}};  // a torch.profiler run: a timeline per device, none with a point
+  TimelineScene scene;
+  scene.add(make_group("measured", profiled, std::nullopt));
+  scene.add(make_group("tiny", tiny_trace(), std::nullopt));
+  Viewport viewport;
+  viewport.fit(0, scene.end_time(), plot_width(800, {}));
+  const TimelineLayout layout = layout_timeline(scene, viewport, 800);
+  ASSERT_EQ(layout.memory.size(), 1u);
+  EXPECT_EQ(layout.memory[0].group, 1);
+  EXPECT_DOUBLE_EQ(layout.height_px, layout_height(scene, {}));
+  // Nor a peak in its title; the other group gives its peak with the unit.
+  EXPECT_EQ(layout.headers[0].text.find("peak mem"), std::string::npos) << layout.headers[0].text;
+  EXPECT_NE(layout.headers[1].text.find("peak mem 1 M_B"), std::string::npos) << layout.headers[1].text;
+}
+
 TEST(MemoryChart, HeatColoursRunFromPaleToDarkAndTheLimitIsRed) {
   EXPECT_EQ(memory_heat_colour(0, 8, std::nullopt), (Rgb{0xF0, 0xF4, 0xFA}));
   EXPECT_EQ(memory_heat_colour(8, 8, std::nullopt), (Rgb{0x08, 0x30, 0x6B}));
