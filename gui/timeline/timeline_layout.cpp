@@ -146,11 +146,22 @@ MemoryChartItem memory_chart(const TraceGroup& group, int group_index, const Vie
     chart.device_bands.push_back(band_rect);
     if (static_cast<std::size_t>(d) >= group.trace.memory.size()) continue;
     double value = 0, since = 0;
+    double pixel_peak = -1;  // the largest value merged into the band's last cell while it is under a pixel wide
+    const std::size_t first_cell = chart.cells.size();
     auto add_cell = [&](double until) {
       double x0 = plot.x + viewport.x_of(since), x1 = plot.x + viewport.x_of(until);
-      if (clip(x0, x1, plot)) {
-        chart.cells.push_back({{x0, band_rect.y, x1 - x0, band}, memory_heat_colour(value, chart.max_value, group.memory_limit)});
+      if (!clip(x0, x1, plot)) return;
+      // Intervals thinner than a pixel (large m zoomed out) merge into one cell of their peak: the
+      // strip stays about a cell per pixel and never hides a peak.
+      if (chart.cells.size() > first_cell && chart.cells.back().rect.w < 1) {
+        HeatCell& last = chart.cells.back();
+        pixel_peak = std::max(pixel_peak, value);
+        last.rect.w = x1 - last.rect.x;
+        last.colour = memory_heat_colour(pixel_peak, chart.max_value, group.memory_limit);
+        return;
       }
+      pixel_peak = value;
+      chart.cells.push_back({{x0, band_rect.y, x1 - x0, band}, memory_heat_colour(value, chart.max_value, group.memory_limit)});
     };
     for (const MemoryPoint& point : group.trace.memory[static_cast<std::size_t>(d)]) {
       if (point.time > since) add_cell(point.time);

@@ -411,6 +411,25 @@ TEST(MemoryChart, ATraceThatRecordedNoMemoryHasNoChart) {
   EXPECT_NE(layout.headers[1].text.find("peak mem 1 M_B"), std::string::npos) << layout.headers[1].text;
 }
 
+// Zoomed out over many microbatches, intervals under a pixel merge into one cell of their peak:
+// about a cell per pixel per band, and the darkest (peak) cell is still there.
+TEST(MemoryChart, TheStripKeepsAboutACellPerPixelAndItsPeaks) {
+  TimelineScene scene;
+  scene.add(make_group("zb-h2", evaluated("zb-h2", uniform_spec(16, 512)), std::nullopt));
+  Viewport viewport;
+  viewport.fit(0, scene.end_time(), plot_width(600, {}));
+  const TimelineLayout layout = layout_timeline(scene, viewport, 600);
+  const MemoryChartItem& chart = layout.memory.at(0);
+  ASSERT_TRUE(chart.strip);
+  EXPECT_LE(chart.cells.size(), static_cast<std::size_t>(16 * (layout.plot.w + 2)));
+  const Rgb darkest = memory_heat_colour(chart.max_value, chart.max_value, std::nullopt);
+  EXPECT_TRUE(std::any_of(chart.cells.begin(), chart.cells.end(), [&](const HeatCell& cell) { return cell.colour == darkest; }));
+  for (const HeatCell& cell : chart.cells) {
+    EXPECT_GE(cell.rect.x, layout.plot.x - 1e-9);
+    EXPECT_LE(cell.rect.right(), layout.plot.right() + 1e-9);
+  }
+}
+
 TEST(MemoryChart, HeatColoursRunFromPaleToDarkAndTheLimitIsRed) {
   EXPECT_EQ(memory_heat_colour(0, 8, std::nullopt), (Rgb{0xF0, 0xF4, 0xFA}));
   EXPECT_EQ(memory_heat_colour(8, 8, std::nullopt), (Rgb{0x08, 0x30, 0x6B}));
