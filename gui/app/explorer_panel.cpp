@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "gui/app/qt_colour.h"
+#include "sim/schedule/problem_fields.h"
 #include "sim/schedule/error.h"
 #include "gui/timeline/time_axis.h"
 
@@ -28,6 +29,15 @@ namespace zb::view {
 namespace {
 
 constexpr int kSliderSteps = 400;
+constexpr int kOverlapSteps = 100;  // the overlap slider moves in steps of 0.01
+
+// The help text of a problem field, as zbsim's --help prints it (sim/schedule/problem_fields.h).
+QString field_help(std::string_view key) {
+  for (const ProblemField& field : problem_fields()) {
+    if (field.key == key) return QString::fromUtf8(field.help.data(), static_cast<qsizetype>(field.help.size()));
+  }
+  return {};
+}
 
 // A spin box and a slider that drive each other.
 QWidget* pair_widget(QWidget* spin, QSlider* slider) {
@@ -96,11 +106,50 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
   }
   connect(placement_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { shape_edited(); });
 
-  costs_.reserve(4);
+  costs_.reserve(5);
   add_cost(form, "t_f", "forward time per device (split over its chunks)", &ProblemSpec::t_f);
   add_cost(form, "t_b", "input-gradient backward time per device", &ProblemSpec::t_b);
   add_cost(form, "t_w", "weight-gradient backward time per device", &ProblemSpec::t_w);
   add_cost(form, "t_comm", "transfer time between neighbouring devices", &ProblemSpec::t_comm);
+  // The overlapped F&B pair (DualPipe's): the MoE all-to-all each pass waits for, and how much of a
+  // pair's two computations run at once. Tooltips are the problem fields' own help (as zbsim --help).
+  add_cost(form, "t_a2a", field_help("t_a2a"), &ProblemSpec::t_a2a);
+  overlap_ = new QDoubleSpinBox;
+  overlap_->setObjectName("overlap");
+  overlap_->setRange(0, 1);
+  overlap_->setDecimals(2);
+  overlap_->setSingleStep(0.05);
+  overlap_->setToolTip(field_help("overlap"));
+  overlap_slider_ = new QSlider(Qt::Horizontal);
+  overlap_slider_->setObjectName("overlap_slider");
+  overlap_slider_->setRange(0, kOverlapSteps);
+  connect(overlap_slider_, &QSlider::valueChanged, this,
+          [this](int step) { overlap_->setValue(static_cast<double>(step) / kOverlapSteps); });
+  connect(overlap_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double value) {
+    spec_.overlap = value;
+    const QSignalBlocker block(overlap_slider_);
+    overlap_slider_->setValue(static_cast<int>(std::lround(value * kOverlapSteps)));
+    emit changed();
+  });
+  auto* overlap_label = new QLabel("overlap");
+  overlap_label->setToolTip(field_help("overlap"));
+  form->addRow(overlap_label, pair_widget(overlap_, overlap_slider_));
+
+  // What a cluster run sends per microbatch and stage boundary; 0 leaves transfers at link latency
+  // (the window warns, as zbsim simulate does).
+  bytes_act_ = new QDoubleSpinBox;
+  bytes_act_->setObjectName("bytes_act");
+  bytes_act_->setRange(0, 1e15);
+  bytes_act_->setDecimals(0);
+  bytes_act_->setSingleStep(1 << 20);
+  bytes_act_->setSuffix(" B");
+  bytes_act_->setToolTip(field_help("bytes_act"));
+  connect(bytes_act_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double value) {
+    spec_.bytes_act = value;
+    if (model_choice()) explicit_fields_.insert("bytes_act");
+    emit changed();
+  });
+  form->addRow("bytes per activation", bytes_act_);
 
   limit_ = new QLineEdit;
   limit_->setObjectName("mem_limit");
@@ -190,7 +239,7 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
   set_spec(initial);
 }
 
-void ExplorerPanel::add_cost(QFormLayout* form, const char* name, const char* tip,
+void ExplorerPanel::add_cost(QFormLayout* form, const char* name, const QString& tip,
                              std::vector<double> ProblemSpec::*field) {
   CostControl control;
   control.field = field;
@@ -237,7 +286,12 @@ void ExplorerPanel::show_cost(CostControl& control) {
 }
 
 void ExplorerPanel::cost_edited(CostControl& control, double value) {
-  spec_.*(control.field) = {value};
+  // No all-to-all is an empty t_a2a, as when the flag is not given.
+  if (control.field == &ProblemSpec::t_a2a && value == 0) {
+    spec_.t_a2a.clear();
+  } else {
+    spec_.*(control.field) = {value};
+  }
   if (model_choice()) explicit_fields_.insert(control.spin->objectName().toStdString());
   {
     const QSignalBlocker block(control.slider);
@@ -345,6 +399,7 @@ void ExplorerPanel::set_spec(const ProblemSpec& spec) {
     placement_->setCurrentIndex(spec.placement ? static_cast<int>(*spec.placement) + 1 : 0);
   }
   for (CostControl& control : costs_) show_cost(control);
+  show_scalar_fields();
   refresh_device_table();
   const QSignalBlocker block(limit_);
   limit_->setText(spec.mem_limit ? qstr(spec.mem_limit->to_string()) : QString());
@@ -379,9 +434,17 @@ void ExplorerPanel::set_model_choice(const std::optional<ModelChoice>& choice) {
   microbatch_size_->setEnabled(model_->currentIndex() > 0);
 }
 
+void ExplorerPanel::show_scalar_fields() {
+  const QSignalBlocker b1(overlap_), b2(overlap_slider_), b3(bytes_act_);
+  bytes_act_->setValue(spec_.bytes_act);
+  overlap_->setValue(spec_.overlap);
+  overlap_slider_->setValue(static_cast<int>(std::lround(spec_.overlap * kOverlapSteps)));
+}
+
 void ExplorerPanel::show_derived(const ProblemSpec& derived) {
   spec_ = derived;
   for (CostControl& control : costs_) show_cost(control);
+  show_scalar_fields();
   refresh_device_table();
   const QSignalBlocker block(limit_);
   limit_->setText(spec_.mem_limit ? qstr(spec_.mem_limit->to_string()) : QString());

@@ -65,9 +65,10 @@ class ExplorerPanel : public QWidget {
     std::vector<double> ProblemSpec::*field = nullptr;
   };
 
-  void add_cost(QFormLayout* form, const char* name, const char* tip, std::vector<double> ProblemSpec::*field);
+  void add_cost(QFormLayout* form, const char* name, const QString& tip, std::vector<double> ProblemSpec::*field);
   void show_cost(CostControl& control);
   void cost_edited(CostControl& control, double value);
+  void show_scalar_fields();  // overlap and bytes_act from spec_
   void limit_edited();
   void shape_edited();
   // The per-device table mirrors spec_; edits of a cell make that field a per-device array.
@@ -82,6 +83,9 @@ class ExplorerPanel : public QWidget {
   QSpinBox* chunks_ = nullptr;
   QComboBox* placement_ = nullptr;
   std::vector<CostControl> costs_;
+  QDoubleSpinBox* overlap_ = nullptr;
+  QSlider* overlap_slider_ = nullptr;
+  QDoubleSpinBox* bytes_act_ = nullptr;
   QLineEdit* limit_ = nullptr;
   QListWidget* schedules_ = nullptr;
   QComboBox* engine_ = nullptr;

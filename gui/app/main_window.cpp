@@ -38,7 +38,6 @@
 #include "sim/schedule/error.h"
 #include "gui/timeline/input_files.h"
 #include "gui/timeline/model_presets.h"
-#include "sim/catalog/run_row.h"
 
 namespace zb::view {
 
@@ -58,19 +57,6 @@ QTableWidgetItem* cell(const QString& text, bool number = false) {
 
 QString number(const std::optional<double>& value, const char* format = "{:.4g}") {
   return value ? qstr(fmt::format(fmt::runtime(format), *value)) : QString();
-}
-
-// The problem `info` runs on: the spec at the generator's chunk count and placement
-// (catalog::spec_for_generator), or `fallback` when it cannot be rebuilt for them.
-Problem problem_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, const Problem& fallback) {
-  std::string reason;
-  const auto adjusted = catalog::spec_for_generator(spec, info, reason);
-  if (!adjusted) return fallback;
-  try {
-    return adjusted->build("explorer");
-  } catch (const Error&) {
-    return fallback;
-  }
 }
 
 // Writes an export atomically; false with the reason in `error`.
@@ -144,7 +130,12 @@ MainWindow::MainWindow(GeneratorRegistry registry, std::vector<EngineOption> eng
   cancel_->setObjectName("cancel");
   cancel_->setVisible(false);
   connect(cancel_, &QPushButton::clicked, this, [this] { cancel_background(); });
+  warning_ = new QLabel;
+  warning_->setObjectName("engine_warning");
+  warning_->setStyleSheet("QLabel { color: #b02020; }");
+  warning_->setVisible(false);
   statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(warning_);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_);
 
@@ -244,6 +235,12 @@ void MainWindow::recompute() {
   const EngineOption* engine = engine_index < engines_.size() && !engines_[engine_index].is_evaluator()
                                    ? &engines_[engine_index]
                                    : nullptr;
+  // A cluster run the user should not trust as it stands (0-byte transfers): said beside the
+  // status line for as long as it holds, with zbsim simulate's words.
+  engine_warning_ = engine ? view::engine_warning(*engine, spec) : std::string();
+  warning_->setText(engine_warning_.empty() ? QString() : "warning: the cluster's transfers carry 0 bytes (hover)");
+  warning_->setToolTip(qstr(engine_warning_));
+  warning_->setVisible(!engine_warning_.empty());
   auto queue = [this](std::string label, const std::string& schedule, EngineFn run, const Problem& on) {
     RunResult pending;
     pending.name = label;
@@ -255,7 +252,21 @@ void MainWindow::recompute() {
   for (const std::string& name : panel_->selected_schedules()) {
     // Each generator runs at its own chunk count and placement, as in zbsim compare (1f1b at one
     // chunk beside zb-v-h's V); a spec that cannot be reshaped leaves the generator to say why.
-    const Problem shaped = problem_for_generator(spec, registry_->get(name), problem_);
+    Problem shaped;
+    try {
+      std::string reason;
+      const auto at_shape = spec_for_schedule(spec, registry_->get(name), panel_->model_choice(),
+                                              panel_->explicit_fields(), reason);
+      if (!at_shape) throw InputError(reason);
+      shaped = at_shape->build("explorer");
+    } catch (const Error& e) {
+      // As zbsim compare's "unsupported" row: the schedule cannot run on this problem, and says why.
+      RunResult unsupported;
+      unsupported.name = name;
+      unsupported.error = e.what();
+      results_.push_back(std::move(unsupported));
+      continue;
+    }
     if (registry_->get(name).long_running) {
       queue(name, name, {}, shaped);
     } else {
@@ -360,16 +371,24 @@ void MainWindow::cancel_background() {
 void MainWindow::rebuild_scene() {
   scene_.clear();
   std::vector<MetricsRow> failed;
-  for (const auto* list : {&results_, &custom_results_}) {
+  // What the user opened comes first (it is what they came for), then the explorer's schedules.
+  for (const LoadedTrace& loaded : loaded_traces_) {
+    TraceGroup group = make_group(loaded.label, loaded.trace, loaded.memory_limit);
+    group.from_file = true;
+    scene_.add(std::move(group));
+  }
+  for (const auto* list : {&custom_results_, &results_}) {
     for (const RunResult& result : *list) {
       if (result.trace) {
-        scene_.add(make_group(result.name, *result.trace, result.memory_limit));
+        TraceGroup group = make_group(result.name, *result.trace, result.memory_limit);
+        group.from_file = list == &custom_results_;
+        if (panel_->model_choice()) group.memory_unit = "GB";  // the model's memory is in GB (models/cost_model.h)
+        scene_.add(std::move(group));
       } else {
         failed.push_back(failed_row(result.name, result.error));
       }
     }
   }
-  for (const LoadedTrace& loaded : loaded_traces_) scene_.add(make_group(loaded.label, loaded.trace, loaded.memory_limit));
   rows_ = metrics_rows(scene_);
   rows_.insert(rows_.end(), failed.begin(), failed.end());
   view_->scene_changed();
@@ -382,7 +401,9 @@ void MainWindow::fill_table() {
     const MetricsRow& row = rows_[i];
     const int r = static_cast<int>(i);
     const QString unit = row.time_unit.empty() ? QString() : " " + qstr(row.time_unit);
-    table_->setItem(r, 0, cell(qstr(row.label)));
+    QTableWidgetItem* label = cell(qstr(row.label));
+    label->setToolTip(qstr(row.label));
+    table_->setItem(r, 0, label);
     table_->setItem(r, 1, cell(qstr(row.engine)));
     QTableWidgetItem* status = cell(qstr(row.status));
     status->setToolTip(qstr(row.status));
@@ -392,10 +413,15 @@ void MainWindow::fill_table() {
     table_->setItem(r, 4, cell(row.bubble_rate ? number(percent(*row.bubble_rate), "{:.2f}") + " %" : QString(), true));
     table_->setItem(r, 5, cell(row.peak_memory ? qstr(format_amount(*row.peak_memory)) : QString(), true));
     table_->setItem(r, 6, cell(row.step_time ? number(row.step_time) + unit : QString(), true));
-    table_->setItem(r, 7, cell(row.reference.empty() ? QString()
-                                                     : qstr(fmt::format("vs {}: {}", row.reference, row.span_delta_text))));
+    QTableWidgetItem* difference = cell(qstr(difference_text(row)));
+    difference->setToolTip(difference->text());
+    table_->setItem(r, 7, difference);
   }
   table_->resizeColumnsToContents();
+  // Long file labels ("trace (torch.profiler, a.json + 3 more)") are elided, not allowed to push the
+  // difference column out of sight; the tooltip has them whole.
+  constexpr int kLabelColumnMax = 240;
+  table_->setColumnWidth(0, std::min(table_->columnWidth(0), kLabelColumnMax));
   table_->horizontalHeader()->setStretchLastSection(true);
 }
 
@@ -411,9 +437,13 @@ bool MainWindow::open_files(const QStringList& paths) {
     show_error(qstr(e.what()));
     return false;
   }
+  std::string notes;
+  for (const LoadedInput& input : inputs) {
+    if (!input.note.empty()) notes += "   " + input.note;
+  }
   for (LoadedInput& input : inputs) add_input(std::move(input));
   for (const QString& path : paths) remember_recent(path);
-  status_->setText("opened " + paths.join(", "));
+  status_->setText("opened " + paths.join(", ") + qstr(notes));
   return true;
 }
 
@@ -480,8 +510,9 @@ void MainWindow::rebuild_recent_menu() {
 
 void MainWindow::open_dialog() {
   const QStringList paths = QFileDialog::getOpenFileNames(
-      this, "Open trace, scenario or schedule", QString(),
-      "zbsim files (*.json *.txt *.sched);;Trace or scenario JSON (*.json);;Schedule text (*.txt *.sched);;All files (*)");
+      this, "Open trace, scenario, schedule or PyTorch CSV", QString(),
+      "zbsim files (*.json *.txt *.sched *.csv);;Trace or scenario JSON (*.json);;Schedule text (*.txt *.sched);;"
+      "PyTorch pipeline CSV (*.csv);;All files (*)");
   if (!paths.isEmpty()) open_files(paths);
 }
 

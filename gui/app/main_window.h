@@ -65,6 +65,8 @@ class MainWindow : public QMainWindow {
   // Opens dropped files (what a drop on the window does); returns how many opened.
   int open_urls(const QList<QUrl>& urls);
   QString last_error() const { return last_error_; }
+  // The engine's warning for the current problem (catalog::engine_warning), or "".
+  const std::string& engine_warning() const { return engine_warning_; }
   void set_dialogs_enabled(bool enabled) { dialogs_enabled_ = enabled; }
   // Removes every trace and schedule file that was opened.
   void clear_files();
@@ -118,6 +120,7 @@ class MainWindow : public QMainWindow {
   TimelineView* view_ = nullptr;
   QTableWidget* table_ = nullptr;
   QLabel* status_ = nullptr;
+  QLabel* warning_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QPushButton* cancel_ = nullptr;
   QMenu* recent_menu_ = nullptr;
@@ -137,6 +140,7 @@ class MainWindow : public QMainWindow {
   int runs_ = 0;                                     // background requests so far (for the status line)
   QTimer background_timer_;       // slow generators start once the sliders rest
   QString last_error_;
+  std::string engine_warning_;
   bool dialogs_enabled_ = true;
 };
 

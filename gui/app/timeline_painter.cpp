@@ -2,6 +2,7 @@
 #include "gui/app/timeline_painter.h"
 
 #include <QFontMetricsF>
+#include <QLinearGradient>
 #include <QPainterPath>
 #include <QHash>
 #include <QPolygonF>
@@ -165,10 +166,9 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRect
     painter.fillRect(rect, QColor(0xFA, 0xFA, 0xFA));
     painter.setPen(QPen(QColor(0xCC, 0xCC, 0xCC), 0));
     painter.drawRect(rect);
-    painter.setPen(QColor(0x44, 0x44, 0x44));
-    painter.drawText(QRectF(0, rect.y(), rect.x() - 8, rect.height()), Qt::AlignRight | Qt::AlignVCenter, "mem");
     painter.save();
     painter.setClipRect(rect.adjusted(0, -1, 0, 1));
+    for (const HeatCell& heat : chart.cells) painter.fillRect(to_qrect(heat.rect), to_qcolor(heat.colour));
     // Step lines are axis-aligned: no antialiasing needed (it was the slowest part for large m).
     for (std::size_t d = 0; d < chart.device_lines.size(); ++d) {
       QPolygonF line;
@@ -182,17 +182,27 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRect
       painter.drawLine(QPointF(rect.left(), *chart.limit_y), QPointF(rect.right(), *chart.limit_y));
     }
     painter.restore();
+    if (chart.scale.w > 0) {
+      QLinearGradient gradient(chart.scale.x, 0, chart.scale.right(), 0);
+      gradient.setColorAt(0, to_qcolor(memory_heat_colour(0, 1, std::nullopt)));
+      gradient.setColorAt(1, to_qcolor(memory_heat_colour(1, 1, std::nullopt)));
+      painter.fillRect(to_qrect(chart.scale), gradient);
+      painter.setPen(QPen(QColor(0x99, 0x99, 0x99), 0));
+      painter.drawRect(to_qrect(chart.scale));
+    }
+    // The layout placed every label so that none overlaps another: draw them where they are.
     painter.setFont(small);
-    painter.setPen(QColor(0x55, 0x55, 0x55));
-    painter.drawText(rect.adjusted(4, 1, -4, 0), Qt::AlignLeft | Qt::AlignTop, qstr(chart.caption));
-    // The colour key of the device lines, right-aligned on the caption line.
-    const QFontMetricsF key_metrics(small);
-    double key_x = rect.right() - 4;
-    for (std::size_t d = chart.device_lines.size(); d-- > 0;) {
-      const QString key = QString("d%1").arg(d);
-      key_x -= key_metrics.horizontalAdvance(key) + 6;
-      painter.setPen(to_qcolor(device_line_colour(static_cast<int>(d))));
-      painter.drawText(QPointF(key_x, rect.y() + 1 + key_metrics.ascent()), key);
+    for (const LabelItem& label : chart.labels) {
+      const QRectF box = to_qrect(label.rect);
+      painter.setPen(to_qcolor(label.colour));
+      painter.drawText(box, (label.align_right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter | Qt::TextDontClip,
+                       qstr(label.text));
+      if (label.align_right && label.rect.right() <= chart.rect.x) {
+        // A tick or a device name of the left column: a short mark at the chart's edge.
+        painter.setPen(QPen(QColor(0x99, 0x99, 0x99), 0));
+        const double y = label.rect.y + label.rect.h / 2;
+        painter.drawLine(QPointF(rect.left() - 3, y), QPointF(rect.left(), y));
+      }
     }
     painter.setFont(normal);
   }

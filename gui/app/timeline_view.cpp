@@ -124,6 +124,9 @@ bool TimelineView::event(QEvent* event) {
     if (const BoxItem* box = hit_test(layout_, help->pos().x(), help->pos().y())) {
       const auto& group = scene_->groups().at(static_cast<std::size_t>(box->group));
       QToolTip::showText(help->globalPos(), qstr(describe_span(group, box->span)), this);
+    } else if (const auto memory = hit_test_memory(layout_, *scene_, viewport_, help->pos().x(), help->pos().y())) {
+      const auto& group = scene_->groups().at(static_cast<std::size_t>(memory->group));
+      QToolTip::showText(help->globalPos(), qstr(describe_memory(group, *memory)), this);
     } else {
       QToolTip::hideText();
       event->ignore();

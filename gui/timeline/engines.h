@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/catalog/engines.h"
 #include "sim/schedule/problem.h"
+#include "sim/schedule/problem_spec.h"
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/trace.h"
 
@@ -17,8 +19,13 @@ using EngineFn = std::function<Trace(const Problem&, const Schedule&)>;
 struct EngineOption {
   std::string label;  // shown in the panel and appended to group labels: "SimGrid (ideal network)"
   EngineFn run;       // empty: the evaluator
+  catalog::EngineOptions options;  // what `run` runs with (the evaluator's defaults when empty)
   bool is_evaluator() const { return !run; }
 };
+
+// What the user should hear before trusting this engine's runs of `spec` (catalog::engine_warning,
+// as zbsim simulate prints it: a cluster with 0-byte transfers), or "".
+std::string engine_warning(const EngineOption& engine, const ProblemSpec& spec);
 
 // The evaluator first; then, with SimGrid, the idealised network and one entry per cluster file
 // (*.json, sorted by name) in `clusters_dir` (the models/clusters folder; missing is fine).

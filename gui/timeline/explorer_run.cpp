@@ -2,9 +2,11 @@
 #include "gui/timeline/explorer_run.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "sim/catalog/run_row.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/limits.h"
 #include "sim/schedule/evaluator.h"
@@ -71,6 +73,26 @@ RunResult run_generator(const GeneratorRegistry& registry, const std::string& na
   RunResult result = run_schedule(problem, schedule, engine);
   result.name = name;
   return result;
+}
+
+std::optional<ProblemSpec> spec_for_schedule(const ProblemSpec& spec, const GeneratorInfo& info,
+                                             const std::optional<ModelChoice>& model,
+                                             const std::set<std::string>& explicit_fields, std::string& reason) {
+  if (!model) return catalog::spec_for_generator(spec, info, reason);
+  // The model's costs are about to be derived anew: the per-stage values it gave for the panel's
+  // shape must not stop the reshaping.
+  ProblemSpec base = spec;
+  using Costs = std::vector<double> ProblemSpec::*;
+  const std::pair<const char*, Costs> derived[] = {{"t_f", &ProblemSpec::t_f},       {"t_b", &ProblemSpec::t_b},
+                                                   {"t_w", &ProblemSpec::t_w},       {"t_comm", &ProblemSpec::t_comm},
+                                                   {"mem_f", &ProblemSpec::mem_f},   {"mem_b", &ProblemSpec::mem_b},
+                                                   {"mem_w", &ProblemSpec::mem_w}};
+  for (const auto& [name, field] : derived) {
+    if (!explicit_fields.contains(name) && !(base.*field).empty()) (base.*field).resize(1);
+  }
+  auto shaped = catalog::spec_for_generator(base, info, reason);
+  if (!shaped) return shaped;
+  return derive_model_costs(*shaped, *model, explicit_fields);
 }
 
 ProblemSpec spec_fitting_schedule(ProblemSpec spec, const Schedule& schedule) {

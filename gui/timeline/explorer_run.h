@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,7 @@
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/trace.h"
 #include "gui/timeline/engines.h"
+#include "gui/timeline/model_presets.h"
 
 namespace zb::view {
 
@@ -30,6 +32,16 @@ RunResult run_generator(const GeneratorRegistry& registry, const std::string& na
 // drawn, with the limit, and flagged in the metrics table), then runs it on `engine` (empty: the
 // evaluator). Metrics are filled either way.
 RunResult run_schedule(const Problem& problem, const Schedule& schedule, const EngineFn& engine = {});
+
+// The spec generator `info` runs on, by zbsim compare's rule (catalog::spec_for_generator): its
+// natural chunk count and placement with the per-device costs split over the chunks, so every
+// schedule does the same total work. With a model, the costs are derived again for that shape
+// (they would otherwise be per stage for the panel's chunk count and fit no other); the fields in
+// `explicit_fields` keep the spec's values. Nullopt with `reason` when the spec cannot be reshaped
+// (costs given per stage for another chunk count), as zbsim compare's "unsupported" row.
+std::optional<ProblemSpec> spec_for_schedule(const ProblemSpec& spec, const GeneratorInfo& info,
+                                             const std::optional<ModelChoice>& model,
+                                             const std::set<std::string>& explicit_fields, std::string& reason);
 
 // The spec reshaped to what a schedule file implies: its device count, microbatch count (largest
 // microbatch + 1), chunk count (stated, else largest chunk + 1) and placement (when stated).

@@ -66,7 +66,7 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
   if (text[first] != '{' && text[first] != '[') {
     // Our text form or a PyTorch pipeline CSV: the catalog's reader tells them apart.
     input.kind = InputKind::schedule;
-    input.schedule = catalog::parse_schedule_file(text, std::string(source));
+    input.schedule = catalog::parse_schedule_file(text, std::string(source), &input.note);
     if (input.schedule->name.empty() || input.schedule->name == source) input.schedule->name = file_name_of(source);
     return input;
   }
@@ -89,6 +89,12 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
       input.kind = InputKind::schedule;
       input.schedule = catalog::parse_schedule_file(text, std::string(source));
       if (input.schedule->name.empty() || input.schedule->name == source) input.schedule->name = file_name_of(source);
+    } else if (object.is_object() && object.contains("traceEvents")) {
+      // Our Chrome trace (zbsim --chrome) is for Perfetto: it drops what a timeline needs back.
+      throw InputError(fmt::format(
+          "{}: a Chrome trace, but not torch.profiler's (no \"schemaVersion\" or \"distributedInfo\"): zbview "
+          "opens torch.profiler traces and our trace JSON (zbsim simulate --trace FILE, zbexec run --trace FILE), "
+          "not the Chrome trace written for Perfetto (--chrome)", source));
     } else {
       throw InputError(fmt::format(
           "{}: not a trace (no \"spans\", no torch.profiler \"traceEvents\"), a scenario (no \"problem\") or a "

@@ -1,6 +1,7 @@
 // The files zbview opens: trace JSON (zbsim, zbexec), torch.profiler traces of PyTorch's pipeline
-// runtime (one file per rank), scenario JSON (a "problem" object) and schedule text ("d0: F0 F1 B0
-// W0 ..."), recognised by content rather than by file name.
+// runtime (one file per rank), scenario JSON (a "problem" object), schedule text ("d0: F0 F1 B0
+// W0 ...") or JSON, and PyTorch pipeline CSVs (compute-only or compute_comms), recognised by
+// content rather than by file name.
 #pragma once
 
 #include <optional>
@@ -30,6 +31,9 @@ struct LoadedInput {
   std::optional<double> trace_memory_limit;  // from the trace's embedded problem, when it has one
   std::optional<ScenarioInput> scenario;
   std::optional<Schedule> schedule;
+  // What the user should know beyond the schedule (what a PyTorch compute_comms CSV held beside
+  // compute: catalog::parse_schedule_file's note), or "".
+  std::string note;
   // A torch.profiler file: its rank, kept so that the files of one run merge (load_input_files);
   // `trace` is that rank alone.
   std::optional<ProfiledRank> profiled_rank;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,9 @@ struct LayoutStyle {
   double group_header_px = 20;    // title line of each group (label and metrics)
   double row_height_px = 18;
   double row_gap_px = 3;
-  double memory_height_px = 46;   // memory chart under each group's device rows
+  double memory_height_px = 46;   // memory chart under each group's device rows (lines)
+  double memory_band_px = 4;      // strip mode: the height of one device's band
+  double small_text_px = 11;      // height of a chart label line (ticks, key, caption)
   double group_gap_px = 10;
   double min_tick_spacing_px = 70;
   double char_width_px = 6.5;     // average glyph width for "does the label fit" decisions
@@ -69,14 +72,43 @@ struct GroupHeaderItem {
   std::string text;  // label, span, bubble rate, peak memory
 };
 
+// A line of text the layout placed: the painter draws `text` inside `rect` (left- or right-aligned)
+// and never moves it, so that tests can check that no two labels overlap.
+struct LabelItem {
+  RectPx rect;
+  std::string text;
+  Rgb colour{0x55, 0x55, 0x55};
+  bool align_right = false;
+};
+
+// One device's memory over an interval in the heat strip, coloured by its value.
+struct HeatCell {
+  RectPx rect;
+  Rgb colour;
+};
+
+// The activation memory of a group under its device rows. Up to kMaxMemoryLines devices: a step
+// line per device, a value axis with ticks and the unit, a colour key. More devices: a heat strip,
+// a band per device (darker = more memory, the limit's colour above the limit), device names at
+// the left, and a colour scale with its ticks and unit. Every label lies in `labels`; none overlaps
+// another (layout_timeline drops the ones that would).
 struct MemoryChartItem {
   RectPx rect;
   int group = 0;
-  double max_value = 0;                           // the value at the chart's top edge
-  std::vector<std::vector<PointPx>> device_lines;  // step polylines, one per device
-  std::optional<double> limit_y;                  // the memory limit line, when inside the chart
+  double max_value = 0;                           // the value at the chart's top edge (strip: the darkest)
+  std::string unit;                               // "M_B", "GB", "bytes"
+  std::vector<std::vector<PointPx>> device_lines;  // line mode: step polylines, one per device
+  std::optional<double> limit_y;                  // line mode: the memory limit line, when inside the chart
+  bool strip = false;                             // heat strip mode
+  std::vector<HeatCell> cells;                    // strip mode
+  std::vector<RectPx> device_bands;               // strip mode: the band of device d
+  RectPx scale;                                   // strip mode: the colour scale swatch (on the caption line)
   std::string caption;
+  std::vector<LabelItem> labels;                  // caption, axis ticks, key or device names, scale ticks
 };
+
+// Devices drawn as lines at most (the line colours cycle after that many).
+inline constexpr int kMaxMemoryLines = 9;
 
 struct ArrowItem {
   PointPx from, to;
@@ -96,6 +128,25 @@ struct TimelineLayout {
   std::vector<MemoryChartItem> memory;
   std::vector<ArrowItem> arrows;
 };
+
+// The heat strip's colour for a value: pale to dark blue over [0, max_value]; over the limit, the
+// limit's colour.
+Rgb memory_heat_colour(double value, double max_value, std::optional<double> limit);
+
+// The memory value of device `device` at time `time` in a group (the step function's value).
+double memory_at(const TraceGroup& group, int device, double time);
+
+// The device and time under a point of a memory chart, if the point is on a device's band or line
+// area (for the hover readout: "d7 at 12.5 ms: 6 M_B").
+struct MemoryHit {
+  int group = 0;
+  int device = 0;  // strip: the band under the point; lines: the device whose value is nearest
+  double time = 0;
+  double value = 0;
+};
+std::optional<MemoryHit> hit_test_memory(const TimelineLayout& layout, const TimelineScene& scene,
+                                         const Viewport& viewport, double x_px, double y_px);
+std::string describe_memory(const TraceGroup& group, const MemoryHit& hit);
 
 // Lays out every group top to bottom. Items entirely outside the plot's time range are dropped and
 // the rest are clipped to it, so the painter never draws outside the plot.

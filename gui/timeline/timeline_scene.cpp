@@ -84,8 +84,13 @@ TraceGroup make_group(std::string label, zb::Trace trace, std::optional<double> 
     }
   }
 
+  if (trace.meta.engine == "cpu" || trace.meta.engine == "cuda") group.memory_unit = "bytes";
   group.trace = std::move(trace);
   return group;
+}
+
+bool has_memory(const zb::Trace& trace) {
+  return std::any_of(trace.memory.begin(), trace.memory.end(), [](const auto& timeline) { return !timeline.empty(); });
 }
 
 double TimelineScene::end_time() const {

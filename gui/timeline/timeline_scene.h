@@ -28,6 +28,12 @@ struct TraceGroup {
   std::string label;
   zb::Trace trace;
   std::optional<double> memory_limit;  // absolute, in the units of the memory timeline
+  // Opened from a file (a trace, or a schedule file evaluated on the panel's problem) rather than
+  // made by the explorer: comparisons look among groups of the same origin first (metrics_table.h).
+  bool from_file = false;
+  // The unit of the memory timeline: zbexec counts bytes, the simulators M_B (one microbatch's
+  // activations of one stage) unless the costs came from a model (GB: the window says so).
+  std::string memory_unit = "M_B";
 
   std::vector<std::vector<int>> device_spans;  // per device: compute span indices sorted by start
   std::vector<std::vector<Interval>> idle;     // per device: gaps in [0, end_time]
@@ -60,6 +66,9 @@ class TimelineScene {
  private:
   std::vector<TraceGroup> groups_;
 };
+
+// Whether the trace recorded any memory (a torch.profiler run records none).
+bool has_memory(const zb::Trace& trace);
 
 // Idle intervals of sorted, possibly overlapping busy intervals inside [0, end].
 std::vector<Interval> gaps_between(const std::vector<Interval>& busy_sorted, double end, double min_gap);

@@ -16,7 +16,9 @@ namespace po = boost::program_options;
 namespace {
 
 po::options_description describe_options() {
-  po::options_description files("Files (trace JSON from zbsim/zbexec, torch.profiler traces (a file per rank), scenario JSON, schedule text)");
+  po::options_description files(
+      "Files (trace JSON from zbsim/zbexec, torch.profiler traces (a file per rank), scenario JSON, schedule text or "
+      "JSON, PyTorch pipeline CSV)");
   files.add_options()
       ("help,h", "show this help")
       ("version", "print the version and exit")

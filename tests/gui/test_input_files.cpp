@@ -144,3 +144,35 @@ TEST(InputFiles, TorchProfilerFilesOfOneRunBecomeOneTrace) {
 
 }  // namespace
 }  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+// PyTorch's CSVs open by content, compute-only and compute_comms (PyTorch's default dump): the
+// transfers and FSDP actions are checked and counted, and the note says so.
+TEST(InputFiles, PyTorchCsvsOpenAndSayWhatTheyHeldBesideCompute) {
+  const LoadedInput comms = load_input_file(testing::source_path("tests/data/pytorch/1f1bi_4rank_8mb_comms.csv"));
+  ASSERT_EQ(comms.kind, InputKind::schedule);
+  EXPECT_EQ(comms.schedule->device_count(), 4);
+  EXPECT_EQ(comms.schedule->chunk_count(), 2);
+  EXPECT_EQ(comms.schedule->microbatch_count(), 8);
+  EXPECT_FALSE(comms.note.empty());
+  const LoadedInput compute = load_input_file(testing::source_path("tests/data/kineto/zb-h1_4rank_4mb.csv"));
+  ASSERT_EQ(compute.kind, InputKind::schedule);
+  EXPECT_EQ(compute.schedule->device_count(), 4);
+  EXPECT_TRUE(compute.note.empty());
+}
+
+// A Chrome trace that is not torch.profiler's (ours, written for Perfetto) is refused with the way
+// to the file zbview reads.
+TEST(InputFiles, AChromeTraceForPerfettoSaysWhichFileToOpenInstead) {
+  const std::string message = error_of([] {
+    parse_input_text(R"({"traceEvents": [{"ph": "X", "name": "F0", "pid": 0, "tid": 0, "ts": 0, "dur": 1}]})",
+                     "run.chrome.json");
+  });
+  EXPECT_NE(message.find("run.chrome.json: a Chrome trace, but not torch.profiler's"), std::string::npos) << message;
+  EXPECT_NE(message.find("--trace FILE"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace zb::view

@@ -8,6 +8,8 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSettings>
+#include <QSlider>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
@@ -149,7 +151,7 @@ TEST_F(MainWindowTest, LoadingAMalformedTraceShowsAnErrorAndKeepsThePreviousView
   ASSERT_TRUE(window_->open_file(good)) << window_->last_error().toStdString();
   const auto before = labels(window_->scene());
   ASSERT_EQ(before.size(), 4u);
-  EXPECT_EQ(before[3], "zb-h1 (cpu, good.json)");
+  EXPECT_EQ(before[0], "zb-h1 (cpu, good.json)");  // opened files first
   const auto rows_before = window_->timeline()->layout().rows.size();
 
   const QString bad = dir_.filePath("bad.json");
@@ -185,11 +187,14 @@ TEST_F(MainWindowTest, AMeasuredTraceShowsItsSpanDifferenceToTheSimulatedOne) {
   const QString path = dir_.filePath("measured.json");
   write_text(path, to_json(measured).dump());
   ASSERT_TRUE(window_->open_file(path));
-  const MetricsRow& row = window_->metrics().back();
+  // Opened files come first; with no simulated file beside it, the explorer's zb-h1 is the reference.
+  const MetricsRow& row = window_->metrics().front();
   EXPECT_EQ(row.reference, "zb-h1");
   ASSERT_EQ(row.span_delta.size(), 4u);
-  EXPECT_NEAR(row.span_delta[0], window_->scene().groups()[1].trace.metrics.device_span[0] * 0.5, 1e-9);
-  EXPECT_TRUE(window_->metrics_table()->item(3, 7)->text().startsWith("vs zb-h1:"));
+  EXPECT_NEAR(row.span_delta[0], window_->scene().groups()[2].trace.metrics.device_span[0] * 0.5, 1e-9);
+  EXPECT_TRUE(window_->metrics_table()->item(0, 7)->text().startsWith("span +50.0% vs zb-h1; per device +"))
+      << window_->metrics_table()->item(0, 7)->text().toStdString();
+  EXPECT_TRUE(window_->metrics_table()->item(0, 7)->text().endsWith(" ms"));
 }
 
 TEST_F(MainWindowTest, OpensScenarioAndScheduleFilesAndDroppedFiles) {
@@ -209,11 +214,11 @@ TEST_F(MainWindowTest, OpensScenarioAndScheduleFilesAndDroppedFiles) {
   // What dropping the file onto the window does (Qt's drag plumbing itself is not simulated offscreen).
   EXPECT_EQ(window_->open_urls({QUrl::fromLocalFile(schedule)}), 1);
   EXPECT_EQ(window_->panel()->findChild<QSpinBox*>("p")->value(), 2);
-  EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"zb-h1", "mine.txt (file)"}));
+  EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"mine.txt (file)", "zb-h1"}));
   // The schedule file follows the panel: a slower t_f lengthens it.
-  const double span = window_->scene().groups()[1].trace.metrics.span;
+  const double span = window_->scene().groups()[0].trace.metrics.span;
   window_->panel()->findChild<QDoubleSpinBox*>("t_f")->setValue(4);
-  EXPECT_GT(window_->scene().groups()[1].trace.metrics.span, span);
+  EXPECT_GT(window_->scene().groups()[0].trace.metrics.span, span);
   window_->clear_files();
   EXPECT_EQ(labels(window_->scene()), (std::vector<std::string>{"zb-h1"}));
 }
@@ -228,9 +233,34 @@ TEST_F(MainWindowTest, DroppedTorchProfilerFilesOfOneRunAreOneTrace) {
   EXPECT_EQ(window_->open_urls(urls), 4);
   const auto after = labels(window_->scene());
   ASSERT_EQ(after.size(), before.size() + 1);
-  EXPECT_EQ(after.back(), "trace (torch.profiler, zb-h1_4rank_4mb.rank1.json + 3 more)");
-  EXPECT_EQ(window_->scene().groups().back().trace.devices, 4);
-  EXPECT_EQ(window_->metrics().back().engine, "torch.profiler");
+  EXPECT_EQ(after.front(), "trace (torch.profiler, zb-h1_4rank_4mb.rank1.json + 3 more)");
+  EXPECT_EQ(window_->scene().groups().front().trace.devices, 4);
+  EXPECT_EQ(window_->metrics().front().engine, "torch.profiler");
+}
+
+// A real measured run opened with its simulation: the measured group is compared with the
+// simulated file, not with the explorer's unit-cost zb-h1 of the same pipeline.
+TEST_F(MainWindowTest, AMeasuredRunIsComparedWithTheSimulatedFileOpenedWithIt) {
+  window_->set_problem(uniform_spec(4, 4), {"zb-h1"});
+  Trace simulated = evaluated("zb-h1", uniform_spec(4, 4, 20, 20, 20));
+  const QString sim = dir_.filePath("sim.json");
+  write_text(sim, to_json(simulated).dump());
+  QStringList paths{sim};
+  for (int r = 0; r < 4; ++r) {
+    paths.push_back(QString::fromStdString(
+        testing::source_path("tests/data/kineto/zb-h1_4rank_4mb.rank" + std::to_string(r) + ".json")));
+  }
+  ASSERT_TRUE(window_->open_files(paths)) << window_->last_error().toStdString();
+  EXPECT_EQ(labels(window_->scene()),
+            (std::vector<std::string>{"zb-h1 (eval, sim.json)", "trace (torch.profiler, zb-h1_4rank_4mb.rank0.json + 3 more)",
+                                      "zb-h1"}));
+  const MetricsRow& measured = window_->metrics()[1];
+  EXPECT_EQ(measured.reference, "zb-h1 (eval, sim.json)");
+  const Trace& run = window_->scene().groups()[1].trace;
+  ASSERT_EQ(measured.span_delta.size(), 4u);
+  EXPECT_NEAR(measured.span_delta[3], run.metrics.device_span[3] - simulated.metrics.device_span[3], 1e-9);
+  EXPECT_NEAR(measured.span_relative, run.metrics.span / simulated.metrics.span - 1, 1e-12);
+  EXPECT_TRUE(window_->metrics_table()->item(1, 7)->text().contains(" vs zb-h1 (eval, sim.json); per device "));
 }
 
 TEST_F(MainWindowTest, ABadMemoryLimitIsReportedAndIgnored) {
@@ -347,7 +377,7 @@ namespace {
 // result, compared device by device.
 TEST(MainWindowBackground, AnotherEngineAddsAComparedGroupPerSchedule) {
   testing::test_app();
-  std::vector<EngineOption> engines{{"evaluator", {}},
+  std::vector<EngineOption> engines{{"evaluator", {}, {}},
                                     {"slow network", [](const Problem& problem, const Schedule& schedule) {
                                        std::this_thread::sleep_for(std::chrono::milliseconds(50));
                                        Problem slower = problem;
@@ -355,7 +385,8 @@ TEST(MainWindowBackground, AnotherEngineAddsAComparedGroupPerSchedule) {
                                        Trace trace = evaluate(slower, schedule);
                                        trace.meta.engine = "test";
                                        return trace;
-                                     }}};
+                                     },
+                                     {}}};
   MainWindow window(catalog::generators(), engines);
   window.set_problem(uniform_spec(4, 8), {"1f1b", "zb-h1"});
   window.show();
@@ -508,6 +539,65 @@ TEST_F(MainWindowTest, PerDeviceCostsAreEditableAndFollowP) {
   EXPECT_EQ(window_->panel()->spec().t_f, std::vector<double>{1});
   window_->panel()->findChild<QSpinBox*>("p")->setValue(6);
   EXPECT_EQ(table->rowCount(), 6);
+}
+
+}  // namespace
+}  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+// The overlapped F&B pair's knobs (zbsim's --overlap and --t-a2a) drive DualPipeV's pairs.
+TEST_F(MainWindowTest, OverlapAndAllToAllWidgetsDriveTheProblem) {
+  window_->set_problem(uniform_spec(4, 8), {"1f1b", "dualpipe-v"});
+  auto group_span = [&](const std::string& label) {
+    for (const auto& group : window_->scene().groups()) {
+      if (group.label == label) return group.trace.metrics.span;
+    }
+    ADD_FAILURE() << "no group " << label;
+    return 0.0;
+  };
+  auto* overlap = window_->panel()->findChild<QDoubleSpinBox*>("overlap");
+  auto* a2a = window_->panel()->findChild<QDoubleSpinBox*>("t_a2a");
+  ASSERT_NE(overlap, nullptr);
+  ASSERT_NE(a2a, nullptr);
+  const double serial = group_span("dualpipe-v");
+  overlap->setValue(1);
+  EXPECT_DOUBLE_EQ(window_->panel()->spec().overlap, 1);
+  EXPECT_EQ(window_->panel()->findChild<QSlider*>("overlap_slider")->value(), 100);
+  EXPECT_LT(group_span("dualpipe-v"), serial);  // a pair now takes max(t_f, t_b), not t_f + t_b
+  const double one_f_one_b = group_span("1f1b");
+  a2a->setValue(0.25);
+  EXPECT_EQ(window_->panel()->spec().t_a2a, std::vector<double>{0.25});
+  // 1F1B runs every pass alone: each F and BW waits for its all-to-all.
+  EXPECT_GT(group_span("1f1b"), one_f_one_b);
+  a2a->setValue(0);
+  EXPECT_TRUE(window_->panel()->spec().t_a2a.empty());
+  EXPECT_DOUBLE_EQ(group_span("1f1b"), one_f_one_b);
+}
+
+// A SimGrid cluster with 0-byte activations warns, as zbsim simulate does; bytes make it go away.
+TEST(MainWindowEngines, AClusterWithZeroByteTransfersWarns) {
+  testing::test_app();
+  const auto engines = viewer_engines(testing::source_path("models/clusters"));
+  if (engines.size() < 3) GTEST_SKIP() << "built without SimGrid";
+  MainWindow window(catalog::generators(), engines);
+  window.set_problem(uniform_spec(4, 8), {"zb-h1"});
+  auto* engine = window.panel()->findChild<QComboBox*>("engine");
+  EXPECT_TRUE(window.engine_warning().empty());
+  engine->setCurrentIndex(1);  // the idealised network: nothing to warn about
+  EXPECT_TRUE(window.engine_warning().empty());
+  engine->setCurrentIndex(2);  // the first cluster preset
+  EXPECT_NE(window.engine_warning().find("0-byte activations"), std::string::npos) << window.engine_warning();
+  auto* warning = window.findChild<QLabel*>("engine_warning");
+  ASSERT_NE(warning, nullptr);
+  EXPECT_FALSE(warning->isHidden());
+  EXPECT_EQ(warning->toolTip().toStdString(), window.engine_warning());
+  window.panel()->findChild<QDoubleSpinBox*>("bytes_act")->setValue(8 << 20);
+  EXPECT_DOUBLE_EQ(window.panel()->spec().bytes_act, 8 << 20);
+  EXPECT_TRUE(window.engine_warning().empty());
+  EXPECT_TRUE(warning->isHidden());
+  window.cancel_background();
 }
 
 }  // namespace

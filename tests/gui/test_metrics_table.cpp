@@ -1,6 +1,8 @@
 // The metrics table: one row per trace, the memory-limit status, and simulated-vs-measured differences.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "tests/gui/gui_test_support.h"
 #include "gui/timeline/explorer_run.h"
 #include "gui/timeline/metrics_table.h"
@@ -61,8 +63,83 @@ TEST(MetricsTable, MeasuredTraceIsComparedWithTheSimulatedOnePerDevice) {
   EXPECT_DOUBLE_EQ(rows[1].span_delta[0], 0);
   EXPECT_NEAR(rows[1].span_delta[2], simulated.metrics.device_span[2] * 0.1, 1e-9);
   EXPECT_NE(rows[1].span_delta_text.find("+0 +0 +"), std::string::npos) << rows[1].span_delta_text;
+  // The span (first start to last end over all devices) grows by what device 2's late end adds.
+  EXPECT_NEAR(rows[1].span_relative, measured.metrics.span / simulated.metrics.span - 1, 1e-12);
+  EXPECT_GT(rows[1].span_relative, 0.01);
   const std::string tsv = to_tsv(rows);
-  EXPECT_NE(tsv.find("vs zb-h1:"), std::string::npos);
+  EXPECT_NE(tsv.find(fmt::format("span +{:.1f}% vs zb-h1; per device +0 +0 +", 100 * rows[1].span_relative)),
+            std::string::npos)
+      << tsv;
+}
+
+// A measured trace read beside the simulated file of its run: that file is the reference, not the
+// explorer's group of the same name (whose costs are the panel's); the explorer's own SimGrid run
+// still compares with the explorer's evaluator run.
+TEST(MetricsTable, AMeasuredFileIsComparedWithTheSimulatedFileBesideIt) {
+  const Trace unit_costs = evaluated("zb-h1", uniform_spec(4, 8));
+  const Trace simulated_file = evaluated("zb-h1", uniform_spec(4, 8, 20, 22, 15));
+  Trace measured = simulated_file;
+  measured.meta.engine = "cuda";
+  for (Span& span : measured.spans) span.end += 0.5;  // every pass 0.5 ms slower than simulated
+  measured.metrics = compute_metrics(measured, simulated_file.metrics.work);
+  Trace simgrid = unit_costs;
+  simgrid.meta.engine = "simgrid";
+
+  TimelineScene scene;
+  auto add = [&](std::string label, const Trace& trace, bool from_file) {
+    TraceGroup group = make_group(std::move(label), trace, std::nullopt);
+    group.from_file = from_file;
+    scene.add(std::move(group));
+  };
+  add("zb-h1 (cuda, run.json)", measured, true);
+  add("zb-h1 (eval, sim.json)", simulated_file, true);
+  add("zb-h1", unit_costs, false);
+  add("zb-h1 (SimGrid)", simgrid, false);
+  EXPECT_EQ(reference_group(scene, 0), 1);
+  EXPECT_EQ(reference_group(scene, 1), -1);  // simulated: no reference
+  EXPECT_EQ(reference_group(scene, 3), 2);
+  const auto rows = metrics_rows(scene);
+  EXPECT_EQ(rows[0].reference, "zb-h1 (eval, sim.json)");
+  for (std::size_t d = 0; d < 4; ++d) {
+    EXPECT_NEAR(rows[0].span_delta[d], measured.metrics.device_span[d] - simulated_file.metrics.device_span[d], 1e-9);
+  }
+  EXPECT_LT(std::abs(rows[0].span_relative), 0.05);  // not the +125 of a unit-cost comparison
+  EXPECT_EQ(rows[3].reference, "zb-h1");
+
+  // Without the simulated file, the explorer's group of the same pipeline is the reference.
+  TimelineScene alone;
+  alone.add(scene.groups()[0]);
+  alone.add(scene.groups()[2]);
+  EXPECT_EQ(reference_group(alone, 0), 1);
+}
+
+TEST(MetricsTable, OnlyTheSamePipelineIsAReferenceAndUnitsAreConverted) {
+  const Trace simulated = evaluated("zb-h1", uniform_spec(4, 8));
+  Trace measured = evaluated("zb-h1", uniform_spec(4, 6));
+  measured.meta.engine = "cpu";
+  TimelineScene scene;
+  scene.add(make_group("zb-h1 (cpu)", measured, std::nullopt));
+  scene.add(make_group("zb-h1", simulated, std::nullopt));
+  EXPECT_EQ(reference_group(scene, 0), -1);  // m = 6 against m = 8: not the same run
+  EXPECT_TRUE(metrics_rows(scene)[0].reference.empty());
+
+  // A torch.profiler run names no schedule: it matches on the pipeline; its us become ms.
+  Trace profiled = simulated;
+  profiled.meta.engine = "torch.profiler";
+  profiled.meta.schedule.clear();
+  profiled.meta.time_unit = TimeUnit::us;
+  for (Span& span : profiled.spans) {
+    span.start *= 2000;  // twice the simulated times, in us
+    span.end *= 2000;
+  }
+  profiled.metrics = compute_metrics(profiled, simulated.metrics.work * 2000);
+  TimelineScene run;
+  run.add(make_group("trace (torch.profiler, rank0.json)", profiled, std::nullopt));
+  run.add(make_group("zb-h1", simulated, std::nullopt));
+  const auto rows = metrics_rows(run);
+  ASSERT_EQ(rows[0].reference, "zb-h1");
+  EXPECT_NEAR(rows[0].span_delta[0], simulated.metrics.device_span[0], 1e-9);
+  EXPECT_NEAR(rows[0].span_relative, 1.0, 1e-12);
 }
 
 TEST(MetricsTable, FailedSchedulesAreRowsWithAStatus) {

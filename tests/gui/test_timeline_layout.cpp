@@ -304,3 +304,139 @@ TEST(Layout, AMemoryLimitFarAboveThePeakDoesNotFlattenTheChart) {
 
 }  // namespace
 }  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+bool intersect(const RectPx& a, const RectPx& b) {
+  return a.x < b.right() && b.x < a.right() && a.y < b.bottom() && b.y < a.bottom();
+}
+
+// Every label of every memory chart against every other label of the layout's charts.
+void expect_no_label_overlaps(const TimelineLayout& layout) {
+  std::vector<const LabelItem*> labels;
+  for (const MemoryChartItem& chart : layout.memory) {
+    for (const LabelItem& label : chart.labels) labels.push_back(&label);
+  }
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    EXPECT_GE(labels[i]->rect.x, 0) << labels[i]->text;
+    EXPECT_LE(labels[i]->rect.right(), layout.width_px) << labels[i]->text;
+    for (std::size_t j = i + 1; j < labels.size(); ++j) {
+      EXPECT_FALSE(intersect(labels[i]->rect, labels[j]->rect)) << labels[i]->text << " / " << labels[j]->text;
+    }
+  }
+}
+
+std::vector<std::string> texts(const MemoryChartItem& chart) {
+  std::vector<std::string> out;
+  for (const LabelItem& label : chart.labels) out.push_back(label.text);
+  return out;
+}
+
+TEST(MemoryChart, LinesHaveAValueAxisWithTheUnitAndAKey) {
+  TimelineScene scene;
+  scene.add(make_group("zb-h2", evaluated("zb-h2", uniform_spec(4, 8)), 4.0));
+  for (double width : {1400.0, 300.0}) {
+    Viewport viewport;
+    viewport.fit(0, scene.end_time(), plot_width(width, {}));
+    const TimelineLayout layout = layout_timeline(scene, viewport, width);
+    const MemoryChartItem& chart = layout.memory.at(0);
+    EXPECT_FALSE(chart.strip);
+    expect_no_label_overlaps(layout);
+    const auto all = texts(chart);
+    // ZB-H2 peaks at 7 M_B, the chart's top is 7.7: round ticks at least a label line (13 px of
+    // 46) apart are 0 and 5, the top one with the unit.
+    EXPECT_NE(std::find(all.begin(), all.end(), "5 M_B"), all.end()) << ::testing::PrintToString(all);
+    EXPECT_NE(std::find(all.begin(), all.end(), "0"), all.end());
+    EXPECT_NE(all.front().find("memory, M_B (peak 7, limit 4)"), std::string::npos) << all.front();
+    const bool has_key = std::find(all.begin(), all.end(), "d3") != all.end();
+    EXPECT_EQ(has_key, width > 1000);  // too narrow for the whole key beside the caption: no key at all
+  }
+}
+
+TEST(MemoryChart, ManyDevicesAreAHeatStripWhoseLabelsNeverCollide) {
+  for (int p : {16, 32}) {
+    TimelineScene scene;
+    scene.add(make_group("zb-h1", evaluated("zb-h1", uniform_spec(p, 2 * p)), static_cast<double>(p)));
+    scene.add(make_group("zb-h2", evaluated("zb-h2", uniform_spec(p, 2 * p)), static_cast<double>(p)));
+    Viewport viewport;
+    viewport.fit(0, scene.end_time(), plot_width(1400, {}));
+    const TimelineLayout layout = layout_timeline(scene, viewport, 1400);
+    ASSERT_EQ(layout.memory.size(), 2u);
+    expect_no_label_overlaps(layout);
+    const MemoryChartItem& chart = layout.memory[1];
+    EXPECT_TRUE(chart.strip);
+    EXPECT_TRUE(chart.device_lines.empty());
+    ASSERT_EQ(chart.device_bands.size(), static_cast<std::size_t>(p));
+    // Bands do not overlap each other, and the strip does not run into the next group.
+    for (int d = 1; d < p; ++d) EXPECT_GE(chart.device_bands[d].y, chart.device_bands[d - 1].bottom() - 1e-9);
+    EXPECT_LE(chart.device_bands.back().bottom(), chart.rect.bottom() + 1e-9);
+    EXPECT_LT(layout.memory[0].rect.bottom(), layout.headers[1].rect.y);
+    const auto all = texts(chart);
+    EXPECT_NE(std::find(all.begin(), all.end(), "d0"), all.end());
+    EXPECT_NE(std::find(all.begin(), all.end(), "d3"), all.end()) << ::testing::PrintToString(all);  // every third device at 4 px per band
+    EXPECT_GT(chart.scale.w, 0);
+    // ZB-H2 keeps 2p-1 forwards live on device 0: over the limit p, drawn in the limit's colour.
+    const std::string top = format_amount(2.0 * p - 1) + " M_B";
+    EXPECT_NE(std::find(all.begin(), all.end(), top), all.end()) << ::testing::PrintToString(all);
+    EXPECT_TRUE(std::any_of(chart.cells.begin(), chart.cells.end(),
+                            [](const HeatCell& cell) { return cell.colour == limit_colour(); }));
+
+    // The hover readout: the band under the point names its device and value.
+    const RectPx& band = chart.device_bands[5];
+    const double x = band.x + band.w / 2;
+    const auto hit = hit_test_memory(layout, scene, viewport, x, band.y + band.h / 2);
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->group, 1);
+    EXPECT_EQ(hit->device, 5);
+    EXPECT_DOUBLE_EQ(hit->value, memory_at(scene.groups()[1], 5, viewport.time_of(x - layout.plot.x)));
+    EXPECT_NE(describe_memory(scene.groups()[1], *hit).find("d5 at "), std::string::npos);
+  }
+}
+
+TEST(MemoryChart, ATraceThatRecordedNoMemoryHasNoChart) {
+  Trace profiled = tiny_trace();
+  profiled.memory = {{}, {}};  // a torch.profiler run: a timeline per device, none with a point
+  TimelineScene scene;
+  scene.add(make_group("measured", profiled, std::nullopt));
+  scene.add(make_group("tiny", tiny_trace(), std::nullopt));
+  Viewport viewport;
+  viewport.fit(0, scene.end_time(), plot_width(800, {}));
+  const TimelineLayout layout = layout_timeline(scene, viewport, 800);
+  ASSERT_EQ(layout.memory.size(), 1u);
+  EXPECT_EQ(layout.memory[0].group, 1);
+  EXPECT_DOUBLE_EQ(layout.height_px, layout_height(scene, {}));
+  // Nor a peak in its title; the other group gives its peak with the unit.
+  EXPECT_EQ(layout.headers[0].text.find("peak mem"), std::string::npos) << layout.headers[0].text;
+  EXPECT_NE(layout.headers[1].text.find("peak mem 1 M_B"), std::string::npos) << layout.headers[1].text;
+}
+
+// Zoomed out over many microbatches, intervals under a pixel merge into one cell of their peak:
+// about a cell per pixel per band, and the darkest (peak) cell is still there.
+TEST(MemoryChart, TheStripKeepsAboutACellPerPixelAndItsPeaks) {
+  TimelineScene scene;
+  scene.add(make_group("zb-h2", evaluated("zb-h2", uniform_spec(16, 512)), std::nullopt));
+  Viewport viewport;
+  viewport.fit(0, scene.end_time(), plot_width(600, {}));
+  const TimelineLayout layout = layout_timeline(scene, viewport, 600);
+  const MemoryChartItem& chart = layout.memory.at(0);
+  ASSERT_TRUE(chart.strip);
+  EXPECT_LE(chart.cells.size(), static_cast<std::size_t>(16 * (layout.plot.w + 2)));
+  const Rgb darkest = memory_heat_colour(chart.max_value, chart.max_value, std::nullopt);
+  EXPECT_TRUE(std::any_of(chart.cells.begin(), chart.cells.end(), [&](const HeatCell& cell) { return cell.colour == darkest; }));
+  for (const HeatCell& cell : chart.cells) {
+    EXPECT_GE(cell.rect.x, layout.plot.x - 1e-9);
+    EXPECT_LE(cell.rect.right(), layout.plot.right() + 1e-9);
+  }
+}
+
+TEST(MemoryChart, HeatColoursRunFromPaleToDarkAndTheLimitIsRed) {
+  EXPECT_EQ(memory_heat_colour(0, 8, std::nullopt), (Rgb{0xF0, 0xF4, 0xFA}));
+  EXPECT_EQ(memory_heat_colour(8, 8, std::nullopt), (Rgb{0x08, 0x30, 0x6B}));
+  EXPECT_EQ(memory_heat_colour(8, 8, 8.0), (Rgb{0x08, 0x30, 0x6B}));  // at the limit is not over it
+  EXPECT_EQ(memory_heat_colour(9, 10, 8.0), limit_colour());
+  EXPECT_LT(memory_heat_colour(6, 8, std::nullopt).r, memory_heat_colour(2, 8, std::nullopt).r);
+}
+
+}  // namespace
+}  // namespace zb::view
