@@ -15,6 +15,7 @@
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/memory.h"
+#include "sim/solver/time_grid.h"
 
 namespace zb {
 
@@ -673,15 +674,17 @@ Schedule make_v_auto(const Problem& problem) {
   // no limit) the span at m minus the span at 2p is 288 for most candidates but 287 or 286 for a
   // few (their squeeze does better with a longer steady phase), so the order at 2p can differ from
   // the order at m; there the winner still reaches zero bubble at m.
+  // Spans are compared on the solvers' time grid (time_grid.h), so the time unit decides nothing.
   Problem ranking = problem;
   ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices);
+  const TimeGrid grid(problem);
   const VBlock* best = nullptr;
-  double best_span = 0;
+  Ticks best_span = 0;
   double best_peak = 0;
   for (const auto& [peak, block] : candidates) {
-    const double span = evaluate(ranking, build(ranking, *block, "v-auto"),
-                                 {.record_spans = false, .record_transfers = false, .record_memory = false})
-                            .metrics.span;
+    const Ticks span = grid.ticks(evaluate(ranking, build(ranking, *block, "v-auto"),
+                                           {.record_spans = false, .record_transfers = false, .record_memory = false})
+                                      .metrics.span);
     if (!best || span < best_span || (span == best_span && peak < best_peak)) {
       best = block;
       best_span = span;
