@@ -91,6 +91,7 @@ class VRun {
     }
     worst_bubble_ = 0;
     forwards_and_backwards_ = 0;
+    decisions_.clear();
     try {
       place_all();
     } catch (const OutOfMemory&) {
@@ -99,6 +100,18 @@ class VRun {
       return std::nullopt;
     }
     return RunBubbles{bubble_, worst_bubble_};
+  }
+
+  // Whether a rerun with `approved` would repeat the last run pass for pass: the allowed idle
+  // enters only the extra-W decisions, so it does when every one of them comes out the same
+  // (everything before a decision is then the same too).
+  bool rerun_would_repeat(const std::vector<Ticks>& approved) const {
+    const Ticks max_approved = *std::max_element(approved.begin(), approved.end());
+    for (const ExtraWDecision& decision : decisions_) {
+      const Ticks allowed = std::max(decision.worst, max_approved - approved[ix(decision.device)]);
+      if ((decision.gap > allowed - decision.bubble) != decision.extra) return false;
+    }
+    return true;
   }
 
   // Swaps the last run's per-device order (valid after a run that returned a result) with `into`,
@@ -207,9 +220,11 @@ class VRun {
     if (up < 0 || count(up, cat, chunk) <= count(d, cat, chunk)) return;
     const Ticks arrival = end(cat, chunk, up, count(d, cat, chunk)) + comm(chunk, d, up);
     while (has_pending(d) && arrival >= clock_[ix(d)] + cost(kW, oldest_pending_chunk(d), d)) put_w(d);
-    if (allow_extra && has_pending(d) && arrival - clock_[ix(d)] > worst_allowed_bubble(d) - bubble_[ix(d)]) {
-      put_w(d);
-    }
+    if (!allow_extra || !has_pending(d)) return;
+    const Ticks gap = arrival - clock_[ix(d)];
+    const bool extra = gap > worst_allowed_bubble(d) - bubble_[ix(d)];
+    decisions_.push_back({d, gap, bubble_[ix(d)], worst_bubble_, extra});
+    if (extra) put_w(d);
   }
 
   void warm_up() {
@@ -328,6 +343,13 @@ class VRun {
   Ticks max_approved_ = -1;
   Ticks worst_bubble_ = 0;  // the largest of bubble_ (bubbles only grow)
   int forwards_and_backwards_ = 0;
+  // Every extra-W decision of the run, with what it compared (see rerun_would_repeat).
+  struct ExtraWDecision {
+    int device = 0;
+    Ticks gap = 0, bubble = 0, worst = 0;
+    bool extra = false;
+  };
+  std::vector<ExtraWDecision> decisions_;
 };
 
 // A candidate's best run with its order, on the grid.
@@ -339,13 +361,14 @@ struct Candidate {
 
 // One candidate with its refinement: rerun with the last kept run's bubbles as the idle each
 // device is allowed, while the worst bubble drops. A rerun is kept only when strictly better, so
-// it is given up as soon as its worst bubble reaches the kept one's (nothing beats zero).
+// it is given up as soon as its worst bubble reaches the kept one's (nothing beats zero), and not
+// run at all when it would repeat the kept run.
 std::optional<Candidate> refined_candidate(VRun& runner, double limit, ZbVFill fill) {
   std::optional<RunBubbles> first = runner.run(limit, fill, nullptr, kNothingToBeat);
   if (!first) return std::nullopt;
   Candidate best{std::move(*first), {}, fill};
   runner.swap_order(best.order);
-  while (best.bubbles.worst > 0) {
+  while (best.bubbles.worst > 0 && !runner.rerun_would_repeat(best.bubbles.bubble)) {
     std::optional<RunBubbles> next = runner.run(limit, fill, &best.bubbles.bubble, best.bubbles.worst);
     if (!next) break;
     best.bubbles = std::move(*next);
@@ -389,6 +412,7 @@ ZbVResult zb_v_greedy(const Problem& problem, std::optional<double> memory_limit
   require_vshape(problem, "zb-v");
   const double limit = zb_v_memory_limit(problem, memory_limit);
   const TimeGrid grid(problem);
+  const StageTicks costs = stage_ticks(problem, grid);
   VRun runner(problem, stage_ticks(problem, grid));
   std::optional<Candidate> best;
   for (bool before_b : {true, false}) {
