@@ -662,10 +662,16 @@ Schedule make_v_auto(const Problem& problem) {
                                  "for this problem",
                                  given, by_peak.begin()->first));
   }
+  // Blocks above ZB-V's memory (p M_B, 2p chunk activations) are not searched, as the reference's
+  // v-auto does not: at unit costs ZB-V's memory already reaches zero bubble, and the larger blocks
+  // ranked lower, so a limit above it gave a longer schedule than ZB-V's memory (p=4 m=9: +5.7% at
+  // 12 chunk activations against 11). So every limit from p M_B up gives the same schedule.
+  const double searched_limit = std::min(limit, problem.devices * problem.activation_unit());
+  auto searched = [&](double peak) { return !first_over_limit({peak}, searched_limit); };
   std::vector<std::pair<double, const VBlock*>> candidates;  // (peak, block), larger peaks first
   int levels = 0;
   for (auto level = by_peak.rbegin(); level != by_peak.rend() && levels < 2; ++level) {
-    if (!fits(level->first)) continue;
+    if (!searched(level->first)) continue;
     for (const VBlock* block : level->second) candidates.emplace_back(level->first, block);
     ++levels;
   }
