@@ -640,7 +640,7 @@ Schedule make_v_half(const Problem& problem) {
   return build(problem, v_half_block(problem.devices), "v-half");
 }
 
-Schedule make_v_auto(const Problem& problem) {
+std::vector<VBlock> v_auto_candidates(const Problem& problem) {
   require_vshape(problem, "v-auto");
   const double limit = problem.memory_limit().value_or(problem.devices * problem.activation_unit());
   // Blocks by the peak of their unsqueezed grid. The squeeze never raises the largest peak, so that
@@ -668,16 +668,19 @@ Schedule make_v_auto(const Problem& problem) {
   // 12 chunk activations against 11). So every limit from p M_B up gives the same schedule.
   const double searched_limit = std::min(limit, problem.devices * problem.activation_unit());
   auto searched = [&](double peak) { return !first_over_limit({peak}, searched_limit); };
-  // The blocks of the two largest peaks that fit, smaller peak first (each level in enumeration
-  // order): the tie order, so the first strictly shortest wins.
-  std::vector<const VBlock*> candidates;
+  std::vector<VBlock> candidates;
   std::vector<const std::vector<const VBlock*>*> levels;
   for (auto level = by_peak.rbegin(); level != by_peak.rend() && levels.size() < 2; ++level) {
     if (searched(level->first)) levels.push_back(&level->second);
   }
   for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
-    candidates.insert(candidates.end(), (*level)->begin(), (*level)->end());
+    for (const VBlock* block : **level) candidates.push_back(*block);
   }
+  return candidates;
+}
+
+Schedule make_v_auto(const Problem& problem) {
+  const std::vector<VBlock> candidates = v_auto_candidates(problem);
   // The bubble lies in the warm-up and cool-down, which 2p microbatches already show: rank there.
   // Equal spans go to the smaller peak. This is a heuristic, not exact: at p=8 m=64 (unit costs,
   // no limit) the span at m minus the span at 2p is 288 for most candidates but 287 or 286 for a
@@ -694,12 +697,12 @@ Schedule make_v_auto(const Problem& problem) {
   const Ticks no_span_below = grid.ticks(busiest);
   const VBlock* best = nullptr;
   Ticks best_span = 0;
-  for (const VBlock* block : candidates) {
-    const Ticks span = grid.ticks(evaluate(ranking, build(ranking, *block, "v-auto"),
+  for (const VBlock& block : candidates) {
+    const Ticks span = grid.ticks(evaluate(ranking, build(ranking, block, "v-auto"),
                                            {.record_spans = false, .record_transfers = false, .record_memory = false})
                                       .metrics.span);
     if (!best || span < best_span) {
-      best = block;
+      best = &block;
       best_span = span;
     }
     if (best_span <= no_span_below) break;
