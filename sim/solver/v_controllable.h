@@ -29,10 +29,16 @@ VBlock v_half_block(int p);
 // placed, then with W left to fill the gaps), W put into the gaps: the per-device order.
 Schedule schedule_from_block(const Problem& problem, const VBlock& block);
 
+// The blocks v-auto ranks: those of the two largest unsqueezed peaks that fit the limit (capped
+// at p * M_B), smaller peak first, each level in enumeration order (the tie order). InputError
+// when the limit is below every block's peak.
+std::vector<VBlock> v_auto_candidates(const Problem& problem);
+
 Schedule make_v_min(const Problem& problem);
 Schedule make_v_half(const Problem& problem);
-// The block with the smallest span (with the problem's costs) whose peak fits the problem's limit,
-// or p * M_B (ZB-V's memory) without one. Throws InputError when the limit is below every block's.
+// The first candidate with the smallest span (with the problem's costs, at min(m, 2p)
+// microbatches, on the time grid), built at m. The limit is the problem's, or p * M_B (ZB-V's
+// memory) without one. Throws InputError when the limit is below every block's.
 Schedule make_v_auto(const Problem& problem);
 
 }  // namespace zb

@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <deque>
+#include <limits>
+#include <optional>
 
 #include "sim/schedule/error.h"
 #include "sim/schedule/memory.h"
+#include "sim/solver/time_grid.h"
 
 namespace zb {
 
@@ -23,15 +25,27 @@ constexpr Pass kPassOf[3] = {Pass::F, Pass::B, Pass::W};
 
 // A candidate ran out of memory: no W is left to free any before a pass that must go next.
 struct OutOfMemory {};
+// A run's worst bubble reached the one it had to beat: it can no longer be kept.
+struct CannotWin {};
 
+constexpr Ticks kNothingToBeat = std::numeric_limits<Ticks>::max();
+
+// One run's outcome on the time grid.
+struct RunBubbles {
+  std::vector<Ticks> bubble;  // per device
+  Ticks worst = 0;
+};
+
+// The scheduler's state; one object serves every run of a problem (candidates and refinements), so
+// its tables are allocated once. Times are integers on the solvers' time grid (time_grid.h): a W
+// that exactly fills a wait fills it whatever the time unit.
 class VRun {
  public:
-  VRun(const Problem& problem, double limit, ZbVFill fill, const std::vector<double>* approved)
-      : problem_(problem), limit_(limit), fill_(fill), p_(problem.devices), m_(problem.microbatches),
-        clock_(static_cast<std::size_t>(p_), 0.0), memory_(clock_), bubble_(clock_), pending_(clock_.size()),
-        count_(clock_.size()), order_(clock_.size()) {
+  VRun(const Problem& problem, const StageTicks& costs)
+      : problem_(problem), p_(problem.devices), m_(problem.microbatches), clock_(ix(p_), 0), memory_(ix(p_), 0.0),
+        bubble_(ix(p_), 0), pending_(ix(p_)), oldest_pending_(ix(p_), 0), count_(ix(p_)), order_(ix(p_)) {
     for (auto& per_cat : end_) {
-      for (auto& per_chunk : per_cat) per_chunk.assign(static_cast<std::size_t>(p_ * m_), 0.0);
+      for (auto& per_chunk : per_cat) per_chunk.assign(ix(p_ * m_), 0);
     }
     // Costs, memory deltas and links looked up once: each run places 6pm passes.
     lanes_.resize(ix(p_));
@@ -39,26 +53,73 @@ class VRun {
       for (int chunk = 0; chunk < 2; ++chunk) {
         const auto s = ix(stage(d, chunk));
         Lane& lane = lanes_[ix(d)][ix(chunk)];
-        lane.cost = {problem.t_f[s], problem.t_b[s], problem.t_w[s]};
+        lane.cost = {costs.f[s], costs.b[s], costs.w[s]};
         for (int cat = 0; cat < 3; ++cat) {
           lane.delta[ix(cat)] = memory_delta(problem, kPassOf[cat], static_cast<int>(s)).net();
         }
       }
-      order_[ix(d)].reserve(ix(6 * m_));
+      pending_[ix(d)].reserve(ix(2 * m_));
     }
     for (int chunk = 0; chunk < 2; ++chunk) {
-      link_[ix(chunk)].assign(ix(p_), 0.0);
+      link_[ix(chunk)].assign(ix(p_), 0);
       for (int d = 0; d + 1 < p_; ++d) {
-        link_[ix(chunk)][ix(d)] = problem.comm_after(std::min(stage(d, chunk), stage(d + 1, chunk)));
+        link_[ix(chunk)][ix(d)] = costs.comm_after[ix(std::min(stage(d, chunk), stage(d + 1, chunk)))];
       }
     }
-    // Each device may idle up to (the worst approved bubble - its own) without an extra W: the
-    // refinement hands the previous run's bubbles in, so devices that idled less may idle more.
-    approved_ = approved ? *approved : std::vector<double>(clock_.size(), -1.0);
-    max_approved_ = *std::max_element(approved_.begin(), approved_.end());
   }
 
-  void run() {
+  // One run; nullopt when it runs out of memory or its worst bubble reaches `to_beat`. Each device
+  // may idle up to (the worst approved bubble - its own) without an extra W: the refinement hands
+  // the previous run's bubbles in, so devices that idled less may idle more.
+  std::optional<RunBubbles> run(double limit, ZbVFill fill, const std::vector<Ticks>* approved, Ticks to_beat) {
+    limit_ = limit;
+    fill_ = fill;
+    to_beat_ = to_beat;
+    approved_.assign(ix(p_), -1);
+    if (approved) approved_ = *approved;
+    max_approved_ = *std::max_element(approved_.begin(), approved_.end());
+    std::fill(clock_.begin(), clock_.end(), 0);
+    std::fill(memory_.begin(), memory_.end(), 0.0);
+    std::fill(bubble_.begin(), bubble_.end(), 0);
+    for (auto& pending : pending_) pending.clear();
+    std::fill(oldest_pending_.begin(), oldest_pending_.end(), std::size_t{0});
+    for (auto& counts : count_) counts = {};
+    order_.resize(ix(p_));
+    for (auto& order : order_) {
+      order.clear();
+      order.reserve(ix(6 * m_));
+    }
+    worst_bubble_ = 0;
+    forwards_and_backwards_ = 0;
+    decisions_.clear();
+    try {
+      place_all();
+    } catch (const OutOfMemory&) {
+      return std::nullopt;
+    } catch (const CannotWin&) {
+      return std::nullopt;
+    }
+    return RunBubbles{bubble_, worst_bubble_};
+  }
+
+  // Whether a rerun with `approved` would repeat the last run pass for pass: the allowed idle
+  // enters only the extra-W decisions, so it does when every one of them comes out the same
+  // (everything before a decision is then the same too).
+  bool rerun_would_repeat(const std::vector<Ticks>& approved) const {
+    const Ticks max_approved = *std::max_element(approved.begin(), approved.end());
+    for (const ExtraWDecision& decision : decisions_) {
+      const Ticks allowed = std::max(decision.worst, max_approved - approved[ix(decision.device)]);
+      if ((decision.gap > allowed - decision.bubble) != decision.extra) return false;
+    }
+    return true;
+  }
+
+  // Swaps the last run's per-device order (valid after a run that returned a result) with `into`,
+  // whose buffers the next run reuses.
+  void swap_order(std::vector<std::vector<Action>>& into) { std::swap(into, order_); }
+
+ private:
+  void place_all() {
     warm_up();
     // 2m rounds place every pass when costs are equal (the official scheduler's case). With other
     // costs a pass can come up before its input, where the official scheduler stops on an
@@ -72,28 +133,16 @@ class VRun {
       }
     }
     for (int d = 0; d < p_; ++d) {
-      while (!pending_[ix(d)].empty()) put_w(d);
+      while (has_pending(d)) put_w(d);
     }
   }
 
-  ZbVResult result() && {
-    ZbVResult result;
-    result.schedule = Schedule::empty("zb-v", p_);
-    result.schedule.devices = std::move(order_);
-    result.worst_bubble = worst_bubble_;
-    result.bubble = std::move(bubble_);
-    result.memory_limit = limit_;
-    result.fill = fill_;
-    return result;
-  }
-
- private:
   static std::size_t ix(int i) { return static_cast<std::size_t>(i); }
   int count(int d, int cat, int chunk) const { return count_[ix(d)][ix(cat)][ix(chunk)]; }
   int stage(int d, int chunk) const { return problem_.stage_of(d, chunk); }
-  double cost(int cat, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].cost[ix(cat)]; }
+  Ticks cost(int cat, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].cost[ix(cat)]; }
   double delta(int cat, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].delta[ix(cat)]; }
-  double& end(int cat, int chunk, int d, int mb) { return end_[ix(cat)][ix(chunk)][ix(d * m_ + mb)]; }
+  Ticks& end(int cat, int chunk, int d, int mb) { return end_[ix(cat)][ix(chunk)][ix(d * m_ + mb)]; }
 
   // The device this pass's input comes from: chunk 0's forward and chunk 1's backward travel up
   // the V's left arm (from d-1), the others down (from d+1); -1 at the V's ends.
@@ -102,9 +151,9 @@ class VRun {
     const int up = from_below ? d - 1 : d + 1;
     return up >= 0 && up < p_ ? up : -1;
   }
-  double comm(int chunk, int d, int up) const { return link_[ix(chunk)][ix(std::min(d, up))]; }
+  Ticks comm(int chunk, int d, int up) const { return link_[ix(chunk)][ix(std::min(d, up))]; }
 
-  double worst_allowed_bubble(int d) const { return std::max(worst_bubble_, max_approved_ - approved_[ix(d)]); }
+  Ticks worst_allowed_bubble(int d) const { return std::max(worst_bubble_, max_approved_ - approved_[ix(d)]); }
 
   // Whether the next `cat` pass of `chunk` on d has its inputs placed: its own device's earlier
   // passes of the microbatch and the upstream device's pass.
@@ -128,14 +177,16 @@ class VRun {
     }
     const double change = delta(cat, chunk, d);
     if (!fits_limit(memory_[ix(d)] + change, limit_)) throw OutOfMemory{};
-    const double no_wait = clock_[ix(d)] + cost(cat, chunk, d);
-    double finish = no_wait;
+    const Ticks no_wait = clock_[ix(d)] + cost(cat, chunk, d);
+    Ticks finish = no_wait;
     const int up = upstream(cat, chunk, d);
     if (cat != kW && up >= 0) finish = std::max(finish, end(cat, chunk, up, mb) + comm(chunk, d, up) + cost(cat, chunk, d));
     // Idle before a device's first forward is the pipeline's fill, not this device's bubble.
-    if (count(d, kF, 0) > 0) {
+    if (count(d, kF, 0) > 0 && finish > no_wait) {
       bubble_[ix(d)] += finish - no_wait;
       worst_bubble_ = std::max(worst_bubble_, bubble_[ix(d)]);
+      // Bubbles only grow: this run can no longer be kept.
+      if (worst_bubble_ >= to_beat_) throw CannotWin{};
     }
     if (cat != kW) end(cat, chunk, d, mb) = finish;
     clock_[ix(d)] = finish;
@@ -146,11 +197,14 @@ class VRun {
     if (cat != kW) ++forwards_and_backwards_;
   }
 
+  bool has_pending(int d) const { return oldest_pending_[ix(d)] < pending_[ix(d)].size(); }
+  int oldest_pending_chunk(int d) const { return pending_[ix(d)][oldest_pending_[ix(d)]]; }
+
   // The oldest pending W (each chunk's Ws come in microbatch order).
   void put_w(int d) {
-    if (pending_[ix(d)].empty()) throw OutOfMemory{};
-    const int chunk = pending_[ix(d)].front();
-    pending_[ix(d)].pop_front();
+    if (!has_pending(d)) throw OutOfMemory{};
+    const int chunk = oldest_pending_chunk(d);
+    ++oldest_pending_[ix(d)];
     put(kW, chunk, d);
   }
 
@@ -164,12 +218,13 @@ class VRun {
     const int up = upstream(cat, chunk, d);
     // At the V's ends the input is local: nothing to wait for, nothing to fill.
     if (up < 0 || count(up, cat, chunk) <= count(d, cat, chunk)) return;
-    auto& pending = pending_[ix(d)];
-    const double arrival = end(cat, chunk, up, count(d, cat, chunk)) + comm(chunk, d, up);
-    while (!pending.empty() && arrival >= clock_[ix(d)] + cost(kW, pending.front(), d)) put_w(d);
-    if (allow_extra && !pending.empty() && arrival - clock_[ix(d)] > worst_allowed_bubble(d) - bubble_[ix(d)]) {
-      put_w(d);
-    }
+    const Ticks arrival = end(cat, chunk, up, count(d, cat, chunk)) + comm(chunk, d, up);
+    while (has_pending(d) && arrival >= clock_[ix(d)] + cost(kW, oldest_pending_chunk(d), d)) put_w(d);
+    if (!allow_extra || !has_pending(d)) return;
+    const Ticks gap = arrival - clock_[ix(d)];
+    const bool extra = gap > worst_allowed_bubble(d) - bubble_[ix(d)];
+    decisions_.push_back({d, gap, bubble_[ix(d)], worst_bubble_, extra});
+    if (extra) put_w(d);
   }
 
   void warm_up() {
@@ -178,7 +233,7 @@ class VRun {
     // ahead) while they fit in memory and end before chunk 1's first forward reaches it.
     for (int i = p_ - 1; i >= 0; --i) {
       if (i < p_ - 1) {
-        const double arrival = end(kF, 1, i + 1, 0) + comm(1, i, i + 1);
+        const Ticks arrival = end(kF, 1, i + 1, 0) + comm(1, i, i + 1);
         while (fits_limit(memory_[ix(i)] + delta(kF, 0, i) * (2 + 2 * i), limit_) &&
                clock_[ix(i)] + cost(kF, 0, i) <= arrival && count(i, kF, 0) < m_) {
           for (int j = 0; j <= i; ++j) put(kF, 0, j);
@@ -220,7 +275,10 @@ class VRun {
   }
 
   void backward_step() {
-    std::vector<int> chunk0, chunk1;
+    std::vector<int>& chunk0 = chunk0_backwards_;
+    std::vector<int>& chunk1 = chunk1_backwards_;
+    chunk0.clear();
+    chunk1.clear();
     for (int d = 0; d < p_; ++d) {
       if (count(d, kB, 0) + count(d, kB, 1) == 2 * m_) continue;
       make_room(d, std::max(delta(kB, 0, d), delta(kB, 1, d)));
@@ -260,35 +318,74 @@ class VRun {
   }
 
   const Problem& problem_;
-  double limit_;
-  ZbVFill fill_;
   int p_;
   int m_;
-  std::vector<double> clock_, memory_, bubble_;
-  std::vector<std::deque<int>> pending_;               // chunks of the Bs whose W is still to run
+  double limit_ = 0;
+  ZbVFill fill_;
+  Ticks to_beat_ = kNothingToBeat;
+  std::vector<Ticks> clock_;
+  std::vector<double> memory_;
+  std::vector<Ticks> bubble_;
+  // Chunks of the Bs in placement order; those from oldest_pending_ on still wait for their W.
+  std::vector<std::vector<int>> pending_;
+  std::vector<std::size_t> oldest_pending_;
+  std::vector<int> chunk0_backwards_, chunk1_backwards_;  // backward_step's devices, kept for their capacity
   std::vector<std::array<std::array<int, 2>, 3>> count_;  // [device][cat][chunk]: passes placed
-  std::array<std::array<std::vector<double>, 2>, 2> end_;  // [cat F/B][chunk][device * m + mb]
+  std::array<std::array<std::vector<Ticks>, 2>, 2> end_;  // [cat F/B][chunk][device * m + mb]
   std::vector<std::vector<Action>> order_;
   struct Lane {
-    std::array<double, 3> cost{}, delta{};  // per cat F/B/W on this device's stage of the chunk
+    std::array<Ticks, 3> cost{};    // per cat F/B/W on this device's stage of the chunk
+    std::array<double, 3> delta{};  // memory, likewise
   };
-  std::vector<std::array<Lane, 2>> lanes_;           // [device][chunk]
-  std::array<std::vector<double>, 2> link_;          // [chunk][d]: transfer between d and d+1
-  std::vector<double> approved_;
-  double max_approved_ = -1;
-  double worst_bubble_ = 0;  // the largest of bubble_ (bubbles only grow)
+  std::vector<std::array<Lane, 2>> lanes_;  // [device][chunk]
+  std::array<std::vector<Ticks>, 2> link_;  // [chunk][d]: transfer between d and d+1
+  std::vector<Ticks> approved_;
+  Ticks max_approved_ = -1;
+  Ticks worst_bubble_ = 0;  // the largest of bubble_ (bubbles only grow)
   int forwards_and_backwards_ = 0;
+  // Every extra-W decision of the run, with what it compared (see rerun_would_repeat).
+  struct ExtraWDecision {
+    int device = 0;
+    Ticks gap = 0, bubble = 0, worst = 0;
+    bool extra = false;
+  };
+  std::vector<ExtraWDecision> decisions_;
 };
 
-std::optional<ZbVResult> run_once(const Problem& problem, double limit, ZbVFill fill,
-                                  const std::vector<double>* approved) {
-  VRun run(problem, limit, fill, approved);
-  try {
-    run.run();
-  } catch (const OutOfMemory&) {
-    return std::nullopt;
+// A candidate's best run with its order, on the grid.
+struct Candidate {
+  RunBubbles bubbles;
+  std::vector<std::vector<Action>> order;
+  ZbVFill fill;
+};
+
+// One candidate with its refinement: rerun with the last kept run's bubbles as the idle each
+// device is allowed, while the worst bubble drops. A rerun is kept only when strictly better, so
+// it is given up as soon as its worst bubble reaches the kept one's (nothing beats zero), and not
+// run at all when it would repeat the kept run.
+std::optional<Candidate> refined_candidate(VRun& runner, double limit, ZbVFill fill) {
+  std::optional<RunBubbles> first = runner.run(limit, fill, nullptr, kNothingToBeat);
+  if (!first) return std::nullopt;
+  Candidate best{std::move(*first), {}, fill};
+  runner.swap_order(best.order);
+  while (best.bubbles.worst > 0 && !runner.rerun_would_repeat(best.bubbles.bubble)) {
+    std::optional<RunBubbles> next = runner.run(limit, fill, &best.bubbles.bubble, best.bubbles.worst);
+    if (!next) break;
+    best.bubbles = std::move(*next);
+    runner.swap_order(best.order);
   }
-  return std::move(run).result();
+  return best;
+}
+
+ZbVResult to_result(Candidate candidate, const TimeGrid& grid, double limit) {
+  ZbVResult result;
+  result.schedule = Schedule::empty("zb-v", static_cast<int>(candidate.order.size()));
+  result.schedule.devices = std::move(candidate.order);
+  result.worst_bubble = grid.time(candidate.bubbles.worst);
+  for (Ticks bubble : candidate.bubbles.bubble) result.bubble.push_back(grid.time(bubble));
+  result.memory_limit = limit;
+  result.fill = candidate.fill;
+  return result;
 }
 
 }  // namespace
@@ -304,25 +401,25 @@ double zb_v_memory_limit(const Problem& problem, std::optional<double> limit) {
 
 std::optional<ZbVResult> zb_v_candidate(const Problem& problem, double memory_limit, ZbVFill fill) {
   require_vshape(problem, "zb-v");
-  std::optional<ZbVResult> best = run_once(problem, memory_limit, fill, nullptr);
-  // A rerun is kept only when strictly better: nothing beats a zero bubble.
-  while (best && best->worst_bubble > 0) {
-    std::optional<ZbVResult> next = run_once(problem, memory_limit, fill, &best->bubble);
-    if (!next || !(next->worst_bubble < best->worst_bubble)) break;
-    best = std::move(next);
-  }
-  return best;
+  const TimeGrid grid(problem);
+  VRun runner(problem, stage_ticks(problem, grid));
+  std::optional<Candidate> best = refined_candidate(runner, memory_limit, fill);
+  if (!best) return std::nullopt;
+  return to_result(std::move(*best), grid, memory_limit);
 }
 
 ZbVResult zb_v_greedy(const Problem& problem, std::optional<double> memory_limit) {
   require_vshape(problem, "zb-v");
   const double limit = zb_v_memory_limit(problem, memory_limit);
-  std::optional<ZbVResult> best;
+  const TimeGrid grid(problem);
+  const StageTicks costs = stage_ticks(problem, grid);
+  VRun runner(problem, stage_ticks(problem, grid));
+  std::optional<Candidate> best;
   for (bool before_b : {true, false}) {
     for (bool before_f : {true, false}) {
-      if (best && best->worst_bubble <= 0) break;  // the first strictly smallest is kept: done
-      std::optional<ZbVResult> candidate = zb_v_candidate(problem, limit, {before_b, before_f});
-      if (candidate && (!best || candidate->worst_bubble < best->worst_bubble)) best = std::move(candidate);
+      if (best && best->bubbles.worst <= 0) break;  // the first strictly smallest is kept: done
+      std::optional<Candidate> candidate = refined_candidate(runner, limit, {before_b, before_f});
+      if (candidate && (!best || candidate->bubbles.worst < best->bubbles.worst)) best = std::move(candidate);
     }
   }
   if (!best) {
@@ -331,7 +428,7 @@ ZbVResult zb_v_greedy(const Problem& problem, std::optional<double> memory_limit
         "raise --mem-limit (1F1B's memory is {:g}) or use v-auto, which goes down to a third of it",
         limit, limit / problem.activation_unit(), problem.devices * problem.activation_unit()));
   }
-  return *std::move(best);
+  return to_result(std::move(*best), grid, limit);
 }
 
 }  // namespace zb

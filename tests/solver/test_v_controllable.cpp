@@ -2,12 +2,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
+#include <random>
 #include <string>
 
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/validator.h"
 #include "sim/solver/solver_registry.h"
+#include "sim/solver/time_grid.h"
 #include "sim/solver/v_controllable.h"
 #include "tests/support/problems.h"
 
@@ -131,6 +134,58 @@ TEST(VAuto, BubbleFollowsTheClosedForm) {
       }
     }
   }
+}
+
+// v-auto stops ranking once a span reaches the busiest device's work: the choice is the one of
+// ranking every candidate (the first strictly shortest in tie order), on random problems with
+// m <= 2p (where the ranking runs at m itself), with unit and with random per-stage costs.
+TEST(VAuto, StoppingEarlyChoosesWhatRankingEveryCandidateChooses) {
+  std::mt19937 rng(8675309);  // fixed seed: the same cases every run
+  std::uniform_real_distribution<double> cost(0.5, 3.0);
+  int stopped_early = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int p = 2 + static_cast<int>(rng() % 5);
+    const int m = 1 + static_cast<int>(rng() % static_cast<unsigned>(2 * p));
+    ProblemSpec spec = v_spec(p, m, 1, 1, 1);
+    if (trial % 2 == 1) {
+      spec.t_f.clear();
+      spec.t_b.clear();
+      spec.t_w.clear();
+      for (int s = 0; s < 2 * p; ++s) {
+        spec.t_f.push_back(cost(rng));
+        spec.t_b.push_back(cost(rng));
+        spec.t_w.push_back(cost(rng));
+      }
+    }
+    const int lowest = 2 * ((p + 4) / 3);
+    spec.mem_limit = MemoryLimit{static_cast<double>(lowest + static_cast<int>(rng() % static_cast<unsigned>(p + 1))), false};
+    const Problem problem = spec.build();
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m << " limit "
+                                      << *problem.memory_limit());
+    const TimeGrid grid(problem);
+    std::optional<Ticks> best_span;
+    Schedule best;
+    std::size_t candidates = 0;
+    double busiest = 0;
+    for (int d = 0; d < p; ++d) busiest = std::max(busiest, problem.device_work(d));
+    bool reached_work = false;
+    for (const VBlock& block : v_auto_candidates(problem)) {
+      const Schedule schedule = schedule_from_block(problem, block);
+      const Ticks span = grid.ticks(evaluate(problem, schedule).metrics.span);
+      ++candidates;
+      reached_work = reached_work || span <= grid.ticks(busiest);
+      if (!best_span || span < *best_span) {
+        best_span = span;
+        best = schedule;
+      }
+    }
+    ASSERT_GT(candidates, 0u);
+    const Schedule chosen = make_v_auto(problem);
+    EXPECT_EQ(chosen.devices, best.devices);
+    EXPECT_EQ(grid.ticks(evaluate(problem, chosen).metrics.span), *best_span);
+    stopped_early += reached_work && candidates > 1 ? 1 : 0;
+  }
+  EXPECT_GT(stopped_early, 0);  // the shortcut was taken in some cases
 }
 
 TEST(VAuto, AtVMinAndVHalfMemoryMatchesThem) {
