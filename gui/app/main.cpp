@@ -87,7 +87,7 @@ int run(int argc, char** argv) {
   if (options.engine) {
     std::vector<std::string> labels;
     for (const EngineOption& engine : viewer_engines(default_clusters_dir())) labels.push_back(engine.label);
-    window.panel()->set_engine_index(find_engine(labels, *options.engine));
+    window.panel()->set_engine_index(find_engine(labels, *options.engine, options.cluster));
   }
   window.set_dialogs_enabled(!headless);
   window.set_show_memory(options.show_memory);
@@ -101,9 +101,7 @@ int run(int argc, char** argv) {
   }
   window.set_problem(spec, schedules);
 
-  std::vector<std::string> files = options.traces;
-  files.insert(files.end(), options.files.begin(), options.files.end());
-  for (const std::string& file : files) {
+  for (const std::string& file : options.files) {
     // The window draws a schedule that cannot run (with its deadlock report); a picture of one
     // written with exit 0 would hide the error, so headless runs refuse it as zbsim does.
     if (headless) {
@@ -120,7 +118,7 @@ int run(int argc, char** argv) {
   }
   // Together, so that the torch.profiler files of one run (a file per rank) become one trace.
   QStringList paths;
-  for (const std::string& file : files) paths.push_back(QString::fromStdString(file));
+  for (const std::string& file : options.files) paths.push_back(QString::fromStdString(file));
   if (!paths.isEmpty() && !window.open_files(paths) && headless) throw zb::InputError(window.last_error().toStdString());
 
   if (!headless) {

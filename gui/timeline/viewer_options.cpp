@@ -1,10 +1,12 @@
 // zbview's command line (see viewer_options.h).
 #include "gui/timeline/viewer_options.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/catalog/command_line.h"
 #include "sim/schedule/error.h"
@@ -23,7 +25,6 @@ po::options_description describe_options() {
       ("help,h", "show this help")
       ("version", "print the version and exit")
       ("scenario", po::value<std::string>(), "scenario file (JSON with a \"problem\" object)")
-      ("trace", po::value<std::vector<std::string>>()->composing(), "trace JSON to show (repeatable)")
       ("file", po::value<std::vector<std::string>>()->composing(), "any file (also positional)");
   po::options_description problem("Explorer problem (as zbsim)");
   problem.add_options()
@@ -33,7 +34,10 @@ po::options_description describe_options() {
       ("model", po::value<std::string>(), "derive costs from a transformer preset (models/transformers)")
       ("hardware", po::value<std::string>(), "the GPU preset for --model (models/hardware), default h100-sxm")
       ("microbatch-size", po::value<int>(), "sequences per microbatch for --model (default 1)")
-      ("engine", po::value<std::string>(), "also run on: simgrid (ideal network) or a cluster preset name");
+      ("engine", po::value<std::string>(), "also run on: eval (default: only the evaluator) | simgrid")
+      ("cluster", po::value<std::string>(),
+       "simgrid: a cluster preset name (models/clusters), or 'ideal' (default; latency = t_comm, no bandwidth "
+       "limit)");
   po::options_description output("Headless output");
   output.add_options()
       ("screenshot", po::value<std::string>(), "render the window offscreen to a PNG and exit")
@@ -70,6 +74,12 @@ ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
   ViewerOptions options;
   po::positional_options_description positional;
   positional.add("file", -1);
+  for (const std::string& arg : args) {
+    if (arg == "--trace" || arg.starts_with("--trace=")) {
+      throw InputError("zbview: --trace was renamed: give the files to open as arguments (zbview t.json); "
+                       "--trace is an output in zbsim and zbexec");
+    }
+  }
   po::variables_map vm;
   try {
     const po::options_description described = describe_options();
@@ -83,13 +93,16 @@ ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
   }
   options.help = vm.count("help") > 0;
   if (auto files = get<std::vector<std::string>>(vm, "file")) options.files = *files;
-  if (auto traces = get<std::vector<std::string>>(vm, "trace")) options.traces = *traces;
   options.scenario = get<std::string>(vm, "scenario");
   options.schedules = get<std::string>(vm, "schedules");
   options.problem_flags = catalog::given_problem_flags(vm);
   ProblemSpec checked;  // bad values fail here, naming the flag, before any window opens
   for (const catalog::GivenField& given : options.problem_flags) given.apply(checked);
   options.engine = get<std::string>(vm, "engine");
+  options.cluster = get<std::string>(vm, "cluster");
+  if (options.cluster && options.engine.value_or("eval") != "simgrid") {
+    throw InputError("zbview: --cluster applies to --engine simgrid only");
+  }
   options.model = get<std::string>(vm, "model");
   options.hardware = get<std::string>(vm, "hardware");
   if (auto b = get<int>(vm, "microbatch-size")) {
@@ -143,20 +156,29 @@ std::vector<std::string> split_names(const std::string& text) {
   return names;
 }
 
-int find_engine(const std::vector<std::string>& labels, const std::string& wanted) {
-  if (wanted == "eval" || wanted == "evaluator") return 0;
+int find_engine(const std::vector<std::string>& labels, const std::string& engine,
+                const std::optional<std::string>& cluster) {
+  std::vector<std::string> clusters;  // the presets the labels offer, "SimGrid: NAME"
   for (std::size_t i = 1; i < labels.size(); ++i) {
-    const std::string& label = labels[i];
-    const bool ideal = label.find("ideal") != std::string::npos;
-    if ((ideal && (wanted == "simgrid" || wanted == "ideal")) || label == "SimGrid: " + wanted) return static_cast<int>(i);
+    if (labels[i].find("ideal") == std::string::npos) clusters.push_back(labels[i].substr(labels[i].find(": ") + 2));
   }
-  std::string known = "eval";
+  if (engine == "eval" || engine == "evaluator") {
+    if (cluster) throw InputError("zbview: --cluster applies to --engine simgrid only");
+    return 0;
+  }
+  if (engine != "simgrid") {
+    const bool is_cluster = std::find(clusters.begin(), clusters.end(), engine) != clusters.end();
+    throw InputError(fmt::format("zbview: --engine '{}': expected eval or simgrid{}", engine,
+                                 is_cluster ? fmt::format(" (a cluster: --engine simgrid --cluster {})", engine) : ""));
+  }
+  if (labels.size() <= 1) throw InputError("zbview: --engine simgrid: zbview was built without SimGrid");
+  const std::string wanted = cluster.value_or("ideal");
   for (std::size_t i = 1; i < labels.size(); ++i) {
-    const std::string& label = labels[i];
-    known += label.find("ideal") != std::string::npos ? ", simgrid" : ", " + label.substr(label.find(": ") + 2);
+    const bool ideal = labels[i].find("ideal") != std::string::npos;
+    if ((ideal && wanted == "ideal") || labels[i] == "SimGrid: " + wanted) return static_cast<int>(i);
   }
-  if (labels.size() <= 1) known += " (zbview was built without SimGrid)";
-  throw InputError(fmt::format("zbview: --engine: unknown engine \"{}\" (known: {})", wanted, known));
+  throw InputError(fmt::format("zbview: --cluster '{}': no such cluster preset (known: ideal{}{})", wanted,
+                               clusters.empty() ? "" : ", ", fmt::join(clusters, ", ")));
 }
 
 ProblemSpec apply_problem_flags(ProblemSpec spec, const ViewerOptions& options) {

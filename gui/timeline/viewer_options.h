@@ -14,13 +14,13 @@ struct ViewerOptions {
   bool help = false;
   std::vector<std::string> files;      // positional: any kind, recognised by content
   std::optional<std::string> scenario;
-  std::vector<std::string> traces;
   std::optional<std::string> schedules;  // "1f1b,zb-h1"
   // Problem flags (zbsim's, from the catalog), applied over the scenario or the default problem.
   std::vector<catalog::GivenField> problem_flags;
   std::optional<std::string> model, hardware;  // model preset (models/transformers, models/hardware)
   int microbatch_size = 1;
-  std::optional<std::string> engine;      // "eval", "simgrid" (ideal network) or a cluster preset name
+  std::optional<std::string> engine;      // "eval" or "simgrid", as zbsim simulate's --engine
+  std::optional<std::string> cluster;     // with simgrid: a cluster preset name or "ideal" (default)
   std::optional<std::string> screenshot;  // PNG of the whole window, then exit
   std::optional<std::string> svg;         // SVG of the timeline, then exit
   int width_px = 1400;
@@ -38,9 +38,11 @@ ProblemSpec default_problem_spec();
 // The schedules the explorer starts with: those of `wanted` that the registry offers.
 std::vector<std::string> split_names(const std::string& text);
 
-// The index of the engine `wanted` names among `labels` (see viewer_engines): "eval", "simgrid" or
-// "ideal" for the idealised network, or a cluster preset's name ("1x8-nvlink"); InputError listing them.
-int find_engine(const std::vector<std::string>& labels, const std::string& wanted);
+// The index among `labels` (see viewer_engines) of what --engine and --cluster name, as zbsim
+// simulate takes them: "eval"; or "simgrid" on the idealised network ("ideal", the default) or on a
+// cluster preset ("1x8-nvlink"). InputError naming the flag and listing the presets.
+int find_engine(const std::vector<std::string>& labels, const std::string& engine,
+                const std::optional<std::string>& cluster = std::nullopt);
 
 // Applies the problem flags that were given.
 ProblemSpec apply_problem_flags(ProblemSpec spec, const ViewerOptions& options);

@@ -1,6 +1,8 @@
 // zbview's command line.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "sim/schedule/error.h"
 #include "gui/timeline/viewer_options.h"
 #include "sim/schedule/problem_fields.h"
@@ -9,12 +11,11 @@ namespace zb::view {
 namespace {
 
 TEST(ViewerOptions, ParsesFilesProblemFlagsAndHeadlessOutput) {
-  const ViewerOptions options = parse_viewer_args({"a.json", "--trace", "t1.json", "--trace", "t2.json", "--p", "8", "--m",
+  const ViewerOptions options = parse_viewer_args({"a.json", "--file", "t1.json", "--p", "8", "--m",
                                                    "32", "--tw", "0.5", "--mem-limit", "2p", "--schedules",
                                                    "1f1b, zb-h1", "--screenshot", "out.png", "--size", "800x600",
                                                    "--arrows", "--no-memory", "b.txt"});
-  EXPECT_EQ(options.files, (std::vector<std::string>{"a.json", "b.txt"}));
-  EXPECT_EQ(options.traces, (std::vector<std::string>{"t1.json", "t2.json"}));
+  EXPECT_EQ(options.files, (std::vector<std::string>{"a.json", "t1.json", "b.txt"}));
   EXPECT_EQ(*options.screenshot, "out.png");
   EXPECT_EQ(options.width_px, 800);
   EXPECT_EQ(options.height_px, 600);
@@ -74,19 +75,35 @@ TEST(ViewerOptions, UsageListsTheHeadlessFlags) {
 namespace zb::view {
 namespace {
 
-TEST(ViewerOptions, EnginesAreFoundByShortName) {
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// --engine and --cluster mean what they mean to zbsim simulate.
+TEST(ViewerOptions, EngineAndClusterAreZbsimsFlags) {
   const std::vector<std::string> labels{"evaluator", "SimGrid (ideal network)", "SimGrid: 1x8-nvlink"};
   EXPECT_EQ(find_engine(labels, "eval"), 0);
   EXPECT_EQ(find_engine(labels, "simgrid"), 1);
-  EXPECT_EQ(find_engine(labels, "1x8-nvlink"), 2);
-  try {
-    find_engine(labels, "tpu");
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("tpu"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("1x8-nvlink"), std::string::npos) << e.what();
-  }
+  EXPECT_EQ(find_engine(labels, "simgrid", "ideal"), 1);
+  EXPECT_EQ(find_engine(labels, "simgrid", "1x8-nvlink"), 2);
+  EXPECT_NE(error_of([&] { find_engine(labels, "1x8-nvlink"); }).find("--engine simgrid --cluster 1x8-nvlink"),
+            std::string::npos);
+  const std::string unknown = error_of([&] { find_engine(labels, "simgrid", "tpu"); });
+  EXPECT_NE(unknown.find("--cluster 'tpu'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("1x8-nvlink"), std::string::npos) << unknown;
+  EXPECT_NE(error_of([&] { find_engine(labels, "eval", "1x8-nvlink"); }).find("--engine simgrid only"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_viewer_args({"--cluster", "1x8-nvlink"}); }).find("--engine simgrid only"),
+            std::string::npos);
+  EXPECT_EQ(*parse_viewer_args({"--engine", "simgrid", "--cluster", "1x8-nvlink"}).cluster, "1x8-nvlink");
   EXPECT_THROW(find_engine({"evaluator"}, "simgrid"), InputError);
+  // A trace is a file to open, not an output as zbsim's and zbexec's --trace: no such flag here.
+  EXPECT_NE(error_of([] { parse_viewer_args({"--trace", "t.json"}); }).find("zbview t.json"), std::string::npos);
 }
 
 }  // namespace
