@@ -28,7 +28,7 @@ po::options_description describe_options() {
       ("file", po::value<std::vector<std::string>>()->composing(), "any file (also positional)");
   po::options_description problem("Explorer problem (as zbsim)");
   problem.add_options()
-      ("schedules", po::value<std::string>(), "schedules to compare, e.g. 1f1b,zb-h1,zb-h2");
+      ("schedules", po::value<std::string>(), "schedules to compare, e.g. 1f1b,zb-h1,zb-h2; none: only the files given");
   catalog::add_problem_flags(problem);
   problem.add_options()
       ("model", po::value<std::string>(), "derive costs from a transformer preset (models/transformers)")
@@ -144,6 +144,7 @@ ProblemSpec default_problem_spec() {
 
 std::vector<std::string> split_names(const std::string& text) {
   std::vector<std::string> names;
+  if (text == "none") return names;  // only the files given: no explorer groups
   std::string current;
   for (char c : text + ",") {
     if (c == ',') {

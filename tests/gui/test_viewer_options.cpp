@@ -22,6 +22,7 @@ TEST(ViewerOptions, ParsesFilesProblemFlagsAndHeadlessOutput) {
   EXPECT_TRUE(options.show_arrows);
   EXPECT_FALSE(options.show_memory);
   EXPECT_EQ(split_names(*options.schedules), (std::vector<std::string>{"1f1b", "zb-h1"}));
+  EXPECT_TRUE(split_names("none").empty());
 
   const ProblemSpec spec = apply_problem_flags(default_problem_spec(), options);
   EXPECT_EQ(spec.devices, 8);
