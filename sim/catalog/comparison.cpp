@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "sim/catalog/generators.h"
+#include "sim/catalog/single_run.h"
 #include "sim/schedule/error.h"
 
 namespace zb::catalog {
@@ -26,6 +27,8 @@ Comparison compare_schedules(const Scenario& scenario, const std::optional<std::
   comparison.traces.resize(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     comparison.rows.push_back(run_generator_row(names[i], scenario.spec, engine, &comparison.traces[i]));
+    const ResultRow& row = comparison.rows.back();
+    if (row.has_metrics) describe_problem(comparison.traces[i], scenario.spec.with_chunks(row.chunks), scenario);
   }
   return comparison;
 }
