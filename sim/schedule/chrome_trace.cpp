@@ -211,7 +211,6 @@ class TraceWriter {
       emit(fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})", name,
                        kPipelineCategory, pid(span.device), tid_[i], ts(span.start), dur(span.start, span.end), args));
       if (span.stream == Stream::compute && span.pass != Pass::W) producer_.emplace(output_of(span), i);
-      if (span.stream == Stream::send) send_.emplace(output_of(span), i);
       if (span.stream == Stream::recv) recv_.emplace(output_of(span), i);
     }
   }
@@ -256,10 +255,11 @@ class TraceWriter {
     }
   }
 
-  // Flow arrows: each output that crosses devices, from its producer through the send and recv
-  // slices that carry it (when the engine recorded the transfer) to its consumer. Every point has
-  // its slice's pid, tid, ts and category: bound for DevTools (equal fields) and Perfetto (the
-  // deepest slice open at ts; the end binds to its enclosing slice, "bp":"e").
+  // Flow arrows: each output that crosses devices, from its producer through the recv slice
+  // where it arrives (when the engine recorded the transfer) to its consumer. Every point has its
+  // slice's pid, tid, ts and category: bound for DevTools (equal fields) and Perfetto (the deepest
+  // slice open at ts; the end binds to its enclosing slice, "bp":"e"). Not through the send as
+  // well: it starts with the recv, and DevTools keeps one point per ts of a flow.
   void write_flows() {
     const std::vector<Span>& spans = trace_->spans;
     for (std::size_t i = 0; i < spans.size(); ++i) {
@@ -277,7 +277,6 @@ class TraceWriter {
                          tid_[k], ts(spans[k].start)));
       };
       point('s', producer->second);
-      if (const auto send = send_.find(input); send != send_.end()) point('t', send->second);
       if (const auto recv = recv_.find(input); recv != recv_.end()) point('t', recv->second);
       point('f', i);
     }
@@ -305,7 +304,7 @@ class TraceWriter {
   std::vector<std::vector<Row>> rows_;      // per device, by tid
   std::vector<int> steps_tid_;              // per device
   std::map<int, int> device_of_stage_;
-  std::map<OutputKey, std::size_t> producer_, send_, recv_;  // span index by the output it makes or carries
+  std::map<OutputKey, std::size_t> producer_, recv_;  // span index by the output it makes or receives
 };
 
 }  // namespace
