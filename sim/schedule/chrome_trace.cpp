@@ -41,6 +41,23 @@ std::string us_text(long long ns) {
   return text;
 }
 
+// The duration from `start_ns` to `end_ns`. Readers that add ts and dur in double microseconds
+// (DevTools, chrome://tracing) must land exactly on the end's ts, or a slice that ends where the
+// next begins would overlap it by a rounding; when the whole-ns decimal does not, the nearest
+// double that does (a few ulps away, still the same ns for Perfetto's llround) is written.
+std::string duration_text(long long start_ns, long long end_ns) {
+  const std::string exact = us_text(end_ns - start_ns);
+  const double start = std::stod(us_text(start_ns)), end = std::stod(us_text(end_ns));
+  double duration = std::stod(exact);
+  if (start + duration == end) return exact;
+  const double toward = start + duration > end ? -INFINITY : INFINITY;
+  for (int step = 0; step < 64; ++step) {
+    duration = std::nextafter(duration, toward);
+    if (start + duration == end) return fmt::format("{}", duration);
+  }
+  return exact;
+}
+
 // What a produced output is known by: (forward or backward, producing stage, microbatch, step).
 using OutputKey = std::tuple<bool, int, int, int>;
 OutputKey output_of(const Span& span) { return {span.pass == Pass::F, span.stage, span.microbatch, span.step}; }
@@ -102,7 +119,7 @@ class TraceWriter {
     out_ += event;
   }
   std::string ts(double time) const { return us_text(to_ns(time, us_)); }
-  std::string dur(double start, double end) const { return us_text(to_ns(end, us_) - to_ns(start, us_)); }
+  std::string dur(double start, double end) const { return duration_text(to_ns(start, us_), to_ns(end, us_)); }
   int pid(int device) const { return pid_base_ + device; }
 
   // Lanes per device and stream (trace_lanes.h); an overlapped pair is one interval, its block.

@@ -17,6 +17,7 @@ namespace zb::testing {
 
 struct ChromeTraceCheck {
   int slices = 0;
+  // Counted once as Perfetto reads the times and once as DevTools does.
   int partial_overlaps = 0;   // two slices of a thread where one starts inside the other and ends after it
   int unintended_nesting = 0; // a slice inside another that is not an overlapped pair's block
   int flows = 0;              // flow ids
@@ -28,46 +29,54 @@ struct ChromeTraceCheck {
 
 inline ChromeTraceCheck check_chrome_trace(const nlohmann::json& file) {
   struct Slice {
-    long long start, end;
+    long long start, end;  // as Perfetto reads them: whole ns, each field rounded
     std::string cat;
+    double start_us, end_us;  // as DevTools reads them: ts + dur in double microseconds
   };
   auto ns = [](double us) { return std::llround(us * 1000.0); };
   ChromeTraceCheck check;
   std::map<std::pair<long long, long long>, std::vector<Slice>> threads;
   for (const auto& event : file.at("traceEvents")) {
     if (event.at("ph") != "X") continue;
-    const long long start = ns(event.at("ts").get<double>());
+    const double ts = event.at("ts").get<double>(), dur = event.at("dur").get<double>();
+    const long long start = ns(ts);
     threads[{event.at("pid").get<long long>(), event.at("tid").get<long long>()}].push_back(
-        {start, start + ns(event.at("dur").get<double>()), event.value("cat", "")});
+        {start, start + ns(dur), event.value("cat", ""), ts, ts + dur});
     ++check.slices;
   }
-  for (auto& [key, slices] : threads) {
-    std::sort(slices.begin(), slices.end(),
-              [](const Slice& a, const Slice& b) { return std::tie(a.start, b.end) < std::tie(b.start, a.end); });
-    std::vector<const Slice*> stack;
-    for (const Slice& slice : slices) {
-      while (!stack.empty() && stack.back()->end <= slice.start) stack.pop_back();
-      if (!stack.empty()) {
-        const Slice& outer = *stack.back();
-        if (slice.end > outer.end) {
-          if (check.first_problem.empty()) {
-            check.first_problem = "partial overlap on pid " + std::to_string(key.first) + " tid " +
-                                  std::to_string(key.second) + " at " + std::to_string(slice.start) + " ns";
+  // The stack check, once on Perfetto's ns and once on DevTools' doubles.
+  auto nest = [&](auto start_of, auto end_of, std::map<std::pair<long long, long long>, std::vector<Slice>> sorted) {
+    for (auto& [key, slices] : sorted) {
+      std::sort(slices.begin(), slices.end(), [&](const Slice& a, const Slice& b) {
+        return start_of(a) != start_of(b) ? start_of(a) < start_of(b) : end_of(a) > end_of(b);
+      });
+      std::vector<const Slice*> stack;
+      for (const Slice& slice : slices) {
+        while (!stack.empty() && end_of(*stack.back()) <= start_of(slice)) stack.pop_back();
+        if (!stack.empty()) {
+          const Slice& outer = *stack.back();
+          if (end_of(slice) > end_of(outer)) {
+            if (check.first_problem.empty()) {
+              check.first_problem = "partial overlap on pid " + std::to_string(key.first) + " tid " +
+                                    std::to_string(key.second) + " at " + std::to_string(slice.start) + " ns";
+            }
+            ++check.partial_overlaps;
+            continue;
           }
-          ++check.partial_overlaps;
-          continue;
-        }
-        if (outer.cat != "overlap") {
-          if (check.first_problem.empty()) {
-            check.first_problem = "nesting on pid " + std::to_string(key.first) + " tid " + std::to_string(key.second) +
-                                  " at " + std::to_string(slice.start) + " ns";
+          if (outer.cat != "overlap") {
+            if (check.first_problem.empty()) {
+              check.first_problem = "nesting on pid " + std::to_string(key.first) + " tid " + std::to_string(key.second) +
+                                    " at " + std::to_string(slice.start) + " ns";
+            }
+            ++check.unintended_nesting;
           }
-          ++check.unintended_nesting;
         }
+        stack.push_back(&slice);
       }
-      stack.push_back(&slice);
     }
-  }
+  };
+  nest([](const Slice& s) { return s.start; }, [](const Slice& s) { return s.end; }, threads);
+  nest([](const Slice& s) { return s.start_us; }, [](const Slice& s) { return s.end_us; }, threads);
   struct Point {
     std::string ph, cat, name;
     long long ts;
