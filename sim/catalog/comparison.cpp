@@ -27,8 +27,10 @@ Comparison compare_schedules(const Scenario& scenario, const std::optional<std::
   comparison.traces.resize(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     comparison.rows.push_back(run_generator_row(names[i], scenario.spec, engine, &comparison.traces[i]));
-    const ResultRow& row = comparison.rows.back();
-    if (row.has_metrics) describe_problem(comparison.traces[i], scenario.spec.with_chunks(row.chunks), scenario);
+    // The problem as the generator ran it (its chunks and, for the V schedules, its placement).
+    std::string reason;
+    const std::optional<ProblemSpec> ran = spec_for_generator(scenario.spec, generators().get(names[i]), reason);
+    if (comparison.rows.back().has_metrics && ran) describe_problem(comparison.traces[i], *ran, scenario);
   }
   return comparison;
 }
