@@ -97,7 +97,7 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
       ("mode", po::value(&flags.mode)->default_value("sync"), "sync | post-validation")
       ("inject-nonfinite", po::value(&flags.inject), "STEP:STAGE: poison a gradient of STAGE in STEP")
       ("trace", po::value(&flags.trace_path), "write the last step's measured trace (our JSON)")
-      ("chrome", po::value(&flags.chrome_path), "write it as a Chrome trace (Perfetto)")
+      ("chrome", po::value(&flags.chrome_path), "write every measured step as a Chrome trace (Perfetto, DevTools)")
       ("svg", po::value(&flags.svg_path), "write it as an SVG timeline")
       ("verify", po::bool_switch(&flags.verify), "also train the single-device reference; fail unless max |dw| = 0")
       ("predict", po::bool_switch(&flags.predict), "compare measured spans with the evaluator's prediction from a calibration")
@@ -272,7 +272,12 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
     fmt::print("trace written: {}\n", flags.trace_path);
   }
   if (!flags.chrome_path.empty()) {
-    zb::write_file_atomically(flags.chrome_path, zb::to_chrome_trace(labeled));
+    // Every step on one clock, so that the steady state and the steps' skew are visible.
+    zb::Trace all_steps = all_steps_trace(result);
+    all_steps.meta.problem_json = last.meta.problem_json;
+    std::vector<zb::LabeledTrace> chrome = labeled;
+    chrome.front().trace = &all_steps;
+    zb::write_file_atomically(flags.chrome_path, zb::to_chrome_trace(chrome));
     fmt::print("chrome trace written: {}\n", flags.chrome_path);
   }
   if (!flags.svg_path.empty()) {

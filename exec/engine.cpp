@@ -373,6 +373,7 @@ zb::Trace build_trace(const std::vector<DeviceOutput>& outputs, int step, const 
   trace.meta.schedule = schedule.name;
   trace.meta.engine = engine;
   trace.meta.time_unit = zb::TimeUnit::ms;
+  trace.meta.memory_unit = "bytes";  // the tracker counts bytes
   trace.devices = static_cast<int>(outputs.size());
   const double origin_us = step_origin_us(outputs, step);
   std::vector<double> busy(outputs.size(), 0.0);
@@ -397,6 +398,31 @@ zb::Trace build_trace(const std::vector<DeviceOutput>& outputs, int step, const 
 }
 
 }  // namespace
+
+zb::Trace all_steps_trace(const ExecResult& result) {
+  if (result.traces.empty()) return {};
+  zb::Trace all = result.traces.front();
+  all.spans.clear();
+  for (auto& points : all.memory) points.clear();
+  for (std::size_t k = 0; k < result.traces.size(); ++k) {
+    const double origin = result.step_origins_ms.at(k);
+    const zb::Trace& step = result.traces[k];
+    for (zb::Span span : step.spans) {
+      span.step = static_cast<std::int32_t>(k);
+      span.start += origin;
+      span.end += origin;
+      all.spans.push_back(span);
+    }
+    for (std::size_t d = 0; d < step.memory.size() && d < all.memory.size(); ++d) {
+      for (zb::MemoryPoint point : step.memory[d]) {
+        point.time += origin;
+        all.memory[d].push_back(point);
+      }
+    }
+  }
+  // The first step's spans are those of result.traces[0]: its metrics stand.
+  return all;
+}
 
 ExecResult run_schedule(Backend& backend, const zb::Problem& problem, const zb::Schedule& schedule,
                         const ExecOptions& options) {

@@ -63,6 +63,11 @@ struct ExecResult {
   ModelWeights weights;                       // after the last step, in layer order (if gathered)
 };
 
+// The measured steps as one trace on the first step's clock (span.step = k, times shifted by
+// step_origins_ms[k]): what the Chrome trace shows. Metrics are the first step's, as for every
+// multi-step trace.
+zb::Trace all_steps_trace(const ExecResult& result);
+
 // Validates (zb::validate, channel order, model shape) and runs. Throws ScheduleError or
 // InputError before anything runs, ExecError naming device, step and action when a run fails.
 ExecResult run_schedule(Backend& backend, const zb::Problem& problem, const zb::Schedule& schedule,

@@ -10,6 +10,11 @@
 
 namespace zb::catalog {
 
+void describe_problem(Trace& trace, const ProblemSpec& spec, const Scenario& scenario) {
+  trace.meta.problem_json = to_json(spec).dump();
+  if (scenario.model_driven()) trace.meta.memory_unit = "GB";  // the cost model's memory (models/README.md)
+}
+
 SingleRun run_single(Scenario scenario, const std::optional<std::string>& name,
                      const std::optional<GivenSchedule>& given, EngineOptions engine) {
   if (engine.engine == "simgrid" && engine.cluster.empty()) engine.cluster = scenario_cluster_file(scenario);
@@ -27,7 +32,7 @@ SingleRun run_single(Scenario scenario, const std::optional<std::string>& name,
     if (!run.row.has_metrics) throw InputError(fmt::format("{}: {}", chosen, run.row.reason));
   }
   run.spec = scenario.spec.with_chunks(run.row.chunks);
-  run.trace.meta.problem_json = to_json(run.spec).dump();
+  describe_problem(run.trace, run.spec, scenario);
   return run;
 }
 

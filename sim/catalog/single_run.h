@@ -26,6 +26,10 @@ struct SingleRun {
   Trace trace;  // meta.problem_json holds `spec`
 };
 
+// What a trace needs to say about the problem it ran: `spec` as meta.problem_json, and the memory
+// unit of a model-driven scenario (GB, the cost model's).
+void describe_problem(Trace& trace, const ProblemSpec& spec, const Scenario& scenario);
+
 // The engine is checked first; with simgrid and no cluster, a model-driven scenario's own cluster
 // is used. A given schedule fills the shape the scenario leaves open (a conflict is an InputError
 // naming both), then it is validated and run; otherwise generator `name` (default: the scenario's

@@ -58,6 +58,9 @@ struct TraceMeta {
   std::string engine;           // "eval", "simgrid", "cpu", "cuda", ...
   TimeUnit time_unit = TimeUnit::ms;
   std::string problem_json;     // the problem as JSON text (may be empty)
+  // What the memory values count: "bytes" (measured), "GB" (a model-driven problem), or empty:
+  // the units of the problem's mem_f (M_B when mem_f is 1).
+  std::string memory_unit;
 };
 
 struct Trace {

@@ -61,6 +61,7 @@ json to_json(const Metrics& metrics) {
 json to_json(const Trace& trace) {
   json meta = {{"schedule", trace.meta.schedule}, {"engine", trace.meta.engine}, {"time_unit", time_unit_name(trace.meta.time_unit)}};
   if (!trace.meta.problem_json.empty()) meta["problem"] = json::parse(trace.meta.problem_json);
+  if (!trace.meta.memory_unit.empty()) meta["memory_unit"] = trace.meta.memory_unit;
   json spans = json::array();
   for (const Span& s : trace.spans) {
     json item = {{"device", s.device},         {"stream", stream_name(s.stream)}, {"kind", pass_name(s.pass)},
@@ -104,6 +105,7 @@ Trace trace_from_json(const json& object, std::string_view source) {
     if (meta.contains("engine")) trace.meta.engine = text(meta, "engine", context);
     if (meta.contains("time_unit")) trace.meta.time_unit = parse_time_unit(text(meta, "time_unit", context), context + ": field 'time_unit'");
     if (meta.contains("problem")) trace.meta.problem_json = meta.at("problem").dump();
+    if (meta.contains("memory_unit")) trace.meta.memory_unit = text(meta, "memory_unit", context);
   }
   const json& spans = field(object, "spans", source);
   if (!spans.is_array()) throw InputError(fmt::format("{}: field 'spans' must be an array", source));

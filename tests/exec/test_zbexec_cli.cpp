@@ -11,6 +11,7 @@
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/trace_json.h"
 
+#include "tests/support/chrome_trace_check.h"
 #include "tests/support/cli_test.h"
 
 namespace {
@@ -56,8 +57,23 @@ TEST(ZbexecCli, AVerifiedRunPrintsLossesWritesTracesAndFindsNoDifference) {
   const zb::Trace trace = zb::trace_from_json(nlohmann::json::parse(zb::read_file((dir / "t.json").string())), "t.json");
   EXPECT_EQ(trace.meta.engine, "cpu");
   EXPECT_EQ(trace.spans.size(), 2u * 4u * 3u);  // p * m * (F, B, W)
-  EXPECT_TRUE(nlohmann::json::accept(zb::read_file((dir / "c.json").string())));
   EXPECT_NE(zb::read_file((dir / "t.svg").string()).find("<svg"), std::string::npos);
+  // The Chrome trace holds every measured step, nested and with every flow bound, memory in bytes.
+  const auto chrome = nlohmann::json::parse(zb::read_file((dir / "c.json").string()));
+  const zb::testing::ChromeTraceCheck check = zb::testing::check_chrome_trace(chrome);
+  EXPECT_EQ(check.partial_overlaps + check.unintended_nesting, 0) << check.first_problem;
+  EXPECT_EQ(check.unbound_points + check.broken_flows, 0);
+  EXPECT_EQ(check.flows, 2 * 1 * 4 * 2);  // both directions x 1 boundary x m x steps
+  int compute = 0, steps = 0;
+  bool bytes = false;
+  for (const auto& event : chrome["traceEvents"]) {
+    if (event["ph"] == "X" && event["cat"] == "pipeline") ++compute;
+    if (event["ph"] == "X" && event["cat"] == "step") ++steps;
+    if (event["ph"] == "C") bytes = bytes || event["args"].contains("(bytes)");
+  }
+  EXPECT_EQ(compute, 2 * 2 * 4 * 3);  // steps * p * m * (F, B, W)
+  EXPECT_EQ(steps, 2 * 2);            // a step slice per device and step
+  EXPECT_TRUE(bytes);
 }
 
 // As in zbsim, a generator brings the shape it runs at: the V schedules two chunks in a V, the

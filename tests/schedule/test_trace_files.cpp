@@ -81,7 +81,8 @@ TEST(ChromeTrace, ValidJsonWithProcessesThreadsFlowsAndCounters) {
     if (ph == "C") ++counters;
   }
   EXPECT_EQ(processes, 8);
-  EXPECT_EQ(complete, static_cast<int>(h1.spans.size() + f1b1.spans.size()));
+  // Every span, and a step slice per device (one step each).
+  EXPECT_EQ(complete, static_cast<int>(h1.spans.size() + f1b1.spans.size()) + 2 * 4);
   // One arrow per cross-device dependency: (p-1)*m forwards and (p-1)*m backwards per trace.
   EXPECT_EQ(flow_starts, 2 * 2 * 3 * 8);
   EXPECT_EQ(flow_ends, flow_starts);
