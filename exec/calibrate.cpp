@@ -103,8 +103,11 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
     if (d > 0 && !options.concurrent) fabric.recv_control(d - 1, d, token);  // one device at a time
     for (int s = 0; s < stages; ++s) {
       if (shape.device_of_stage(s) != d) continue;
-      measured[static_cast<std::size_t>(s)] =
-          measure_stage(device, options.model, options.optimizer, s, stages, options.repeats);
+      // Two model copies: stage s and p + s are the same slice s of the layers.
+      const bool two_copies = options.placement == zb::Placement::bidirectional;
+      measured[static_cast<std::size_t>(s)] = measure_stage(device, options.model, options.optimizer,
+                                                            two_copies ? s % p : s, two_copies ? p : stages,
+                                                            options.repeats);
     }
     const std::uint64_t done = control_key(1, 0, ControlKind::verdict);
     if (d + 1 < p && !options.concurrent) fabric.send_control(d, d + 1, token, {});

@@ -83,8 +83,20 @@ class DeviceWorker {
   void run() {
     for (int c = 0; c < problem_.chunks; ++c) {
       const int stage = problem_.stage_of(d_, c);
-      models_.push_back(std::make_unique<StageModel>(device_, options_.model, stage,
-                                                     problem_.stages(), problem_.microbatches));
+      stages_.push_back(stage);
+      if (two_copies()) {
+        // Stage s of the down copy and p + s of the up copy hold slice s; the up copy's gradient
+        // sum continues the down copy's (sync_copies).
+        const int p = problem_.devices;
+        const bool up = stage >= p;
+        const int first = up ? problem_.microbatches / 2 : 0;
+        const GradientSum sum{first, first + problem_.microbatches_through(stage), up};
+        models_.push_back(std::make_unique<StageModel>(device_, options_.model, up ? stage - p : stage, p,
+                                                       problem_.microbatches, sum));
+      } else {
+        models_.push_back(std::make_unique<StageModel>(device_, options_.model, stage,
+                                                       problem_.stages(), problem_.microbatches));
+      }
       optimizers_.push_back(std::make_unique<StageOptimizer>(*models_.back(), options_.optimizer));
     }
     const auto& actions = schedule_.devices[static_cast<std::size_t>(d_)];
@@ -93,12 +105,19 @@ class DeviceWorker {
       run_step(actions);
     }
     if (options_.gather_weights) {
-      for (auto& m : models_) output_.stage_weights.emplace_back(m->stage(), m->download_weights());
+      for (std::size_t c = 0; c < models_.size(); ++c) {
+        output_.stage_weights.emplace_back(stages_[c], models_[c]->download_weights());
+      }
     }
   }
 
  private:
   StageModel& model(int chunk) { return *models_[static_cast<std::size_t>(chunk)]; }
+  // The bidirectional placement: two copies of the model, half the microbatches through each.
+  bool two_copies() const { return problem_.placement == zb::Placement::bidirectional; }
+  // The up copy's losses travel under the norm-partial key of its last stage, which the norm
+  // chain (down copy only) never uses.
+  std::uint64_t copy_losses_key(int up_last) const { return control_key(step_, up_last, ControlKind::norm_partial); }
 
   double live_bytes() const {
     std::size_t total = 0;
@@ -129,7 +148,8 @@ class DeviceWorker {
         if (opens_pair) device_.begin_overlap();
         if (closes_pair) device_.switch_to_partner();
         records.push_back(run_action(action, stage, memory));
-        if (action.pass == zb::Pass::W || action.pass == zb::Pass::BW) {
+        // With two copies a copy's own sum is not the gradient yet (sync_copies makes it).
+        if (!two_copies() && (action.pass == zb::Pass::W || action.pass == zb::Pass::BW)) {
           if (model(action.chunk).gradients_complete()) on_gradients_complete(action.chunk);
         }
         if (options_.mode == SyncMode::post_validation) {
@@ -145,10 +165,10 @@ class DeviceWorker {
       }
     }
     try {
+      if (two_copies()) sync_copies();
       for (std::size_t c = 0; c < models_.size(); ++c) {
         if (!chain_[c].grads_done) {
-          throw ExecError(fmt::format("stage {} did not complete its gradients",
-                                      models_[c]->stage()));
+          throw ExecError(fmt::format("stage {} did not complete its gradients", stages_[c]));
         }
       }
       progress_chain(true);
@@ -182,7 +202,8 @@ class DeviceWorker {
   ActionRecord run_action(const zb::Action& action, int stage, std::vector<MemoryRecord>& memory) {
     StageModel& m = model(action.chunk);
     const int mb = action.microbatch;
-    const int stages = problem_.stages();
+    // Where the microbatch enters and leaves (two copies: its copy's first and last stage).
+    const zb::StagePath path = problem_.path(mb);
     ActionRecord record{action, stage, 0, 0};
     switch (action.pass) {
       case zb::Pass::F: {
@@ -190,16 +211,16 @@ class DeviceWorker {
         Tensor input;
         Tensor target;
         const auto rows = options_.model.microbatch_size;
-        if (stage == 0) {
+        if (stage == path.first) {
           input = device_.alloc(rows, options_.model.hidden);
           device_.upload(input, synthetic_input(options_.model, step_, mb));
         }
-        if (stage == stages - 1) {
+        if (stage == path.last) {
           target = device_.alloc(rows, options_.model.hidden);
           device_.upload(target, synthetic_target(options_.model, step_, mb));
         }
         // Waiting for the input is idle time, not F: the clock starts once it is here.
-        if (stage > 0) {
+        if (stage > path.first) {
           input = fabric_.recv(problem_.device_of_stage(stage - 1), d_,
                                MessageTag{step_, stage - 1, stage, mb}, device_);
         }
@@ -209,7 +230,7 @@ class DeviceWorker {
         memory.push_back({record.start_event, live_bytes()});
         // F ends when its output exists; the send is the transfer that follows.
         record.end_event = device_.record_event();
-        if (stage < stages - 1) {
+        if (stage < path.last) {
           fabric_.send(d_, problem_.device_of_stage(stage + 1), MessageTag{step_, stage, stage + 1, mb},
                        std::move(output));
         }
@@ -218,14 +239,14 @@ class DeviceWorker {
       case zb::Pass::B:
       case zb::Pass::BW: {
         Tensor grad_output;
-        if (stage < stages - 1) {
+        if (stage < path.last) {
           grad_output = fabric_.recv(problem_.device_of_stage(stage + 1), d_,
                                      MessageTag{step_, stage + 1, stage, mb}, device_);
         }
         record.start_event = device_.record_event();
         Tensor grad_input = m.backward_input(mb, std::move(grad_output));
         if (action.pass == zb::Pass::B) record.end_event = device_.record_event();
-        if (stage > 0) {
+        if (stage > path.first) {
           // The input gradient goes upstream at once, before any weight-gradient work (BW).
           fabric_.send(d_, problem_.device_of_stage(stage - 1), MessageTag{step_, stage, stage - 1, mb},
                        std::move(grad_input));
@@ -248,12 +269,54 @@ class DeviceWorker {
     throw ExecError("unknown pass");
   }
 
+  // Two copies: slice s's gradient is the in-order sum over every microbatch, down's first. The
+  // down copy sends its partial sum to the up copy's device, which adds its own contributions in
+  // microbatch order and sends the total back, so both copies hold the reference's bits. Sends
+  // never block: every device sends its partials before it waits.
+  void sync_copies() {
+    const int p = problem_.devices;
+    auto tag = [&](int from, int to, std::size_t index) { return MessageTag{step_, from, to, static_cast<int>(index)}; };
+    auto send_all = [&](std::size_t c, int to_stage) {
+      const int to = problem_.device_of_stage(to_stage);
+      std::size_t index = 0;
+      for (auto& layer : models_[c]->grads()) {
+        for (auto& grad : layer) fabric_.send(d_, to, tag(stages_[c], to_stage, index++), device_.clone(grad));
+      }
+    };
+    auto recv_all = [&](std::size_t c, int from_stage) {
+      const int from = problem_.device_of_stage(from_stage);
+      std::vector<Tensor> tensors;
+      const std::size_t count = models_[c]->grads().size() * kParamsPerLayer;
+      for (std::size_t index = 0; index < count; ++index) {
+        tensors.push_back(fabric_.recv(from, d_, tag(from_stage, stages_[c], index), device_));
+      }
+      return tensors;
+    };
+    for (std::size_t c = 0; c < models_.size(); ++c) {
+      if (stages_[c] < p) send_all(c, stages_[c] + p);
+    }
+    for (std::size_t c = 0; c < models_.size(); ++c) {
+      if (stages_[c] < p) continue;
+      models_[c]->continue_sum(recv_all(c, stages_[c] - p));
+      send_all(c, stages_[c] - p);
+    }
+    for (std::size_t c = 0; c < models_.size(); ++c) {
+      if (stages_[c] < p) models_[c]->take_gradients(recv_all(c, stages_[c] + p));
+    }
+    for (std::size_t c = 0; c < models_.size(); ++c) {
+      if (!models_[c]->gradients_complete()) {
+        throw ExecError(fmt::format("stage {} did not complete its gradients", stages_[c]));
+      }
+      on_gradients_complete(static_cast<int>(c));
+    }
+  }
+
   void on_gradients_complete(int chunk) {
     StageModel& m = model(chunk);
     ChainState& state = chain_[static_cast<std::size_t>(chunk)];
     if (state.grads_done) return;
     if (options_.inject_nonfinite && options_.inject_nonfinite->step == step_ &&
-        options_.inject_nonfinite->stage == m.stage()) {
+        options_.inject_nonfinite->stage == stages_[static_cast<std::size_t>(chunk)]) {
       device_.poison(m.grads()[0][kW1], 0);
     }
     state.square_sums = m.gradient_square_sums();
@@ -275,18 +338,22 @@ class DeviceWorker {
 
   // Moves the norm partial down the stages: stage s adds its squared sums to what stage s+1 sent
   // and passes the result to stage s-1; stage 0 holds the total and sends it to every device.
+  // With two copies the chain runs through the down copy only (the up copy holds the same bits).
   void progress_chain(bool blocking) {
-    const int stages = problem_.stages();
+    const int last = problem_.path(0).last;
     std::vector<std::size_t> order(models_.size());
     for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t a, std::size_t b) { return models_[a]->stage() > models_[b]->stage(); });
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return stages_[a] > stages_[b]; });
     for (std::size_t c : order) {
       ChainState& state = chain_[c];
-      const int s = models_[c]->stage();
+      const int s = stages_[c];
       if (state.forwarded || !state.grads_done) continue;
+      if (s > last) {
+        state.forwarded = true;
+        continue;
+      }
       if (!state.incoming) {
-        if (s == stages - 1) {
+        if (s == last) {
           state.incoming = 0.0;
         } else {
           const int from = problem_.device_of_stage(s + 1);
@@ -336,10 +403,25 @@ class DeviceWorker {
     outcome.decision = decision;
     outcome.early_steps = early;
     outcome.rollbacks = rollbacks;
-    for (const auto& m : models_) {
-      if (m->is_last()) {
-        outcome.has_loss = true;
-        outcome.loss_sum = m->loss_sum();
+    const int down_last = problem_.path(0).last;
+    for (std::size_t c = 0; c < models_.size(); ++c) {
+      const StageModel& m = *models_[c];
+      if (!m.is_last()) continue;
+      if (stages_[c] != down_last) {
+        // The up copy's losses go to the down copy's last stage, which adds them after its own,
+        // in microbatch order, as the reference does.
+        fabric_.send_control(d_, problem_.device_of_stage(down_last), copy_losses_key(stages_[c]), m.losses());
+        continue;
+      }
+      outcome.has_loss = true;
+      outcome.loss_sum = m.loss_sum();
+      if (two_copies()) {
+        const int up_last = problem_.stages() - 1;
+        const std::vector<double> up =
+            fabric_.recv_control(problem_.device_of_stage(up_last), d_, copy_losses_key(up_last));
+        for (int mb = problem_.microbatches / 2; mb < problem_.microbatches; ++mb) {
+          outcome.loss_sum += up.at(static_cast<std::size_t>(mb));
+        }
       }
     }
     output_.steps.push_back(outcome);
@@ -352,6 +434,7 @@ class DeviceWorker {
   Device& device_;
   Fabric& fabric_;
   DeviceOutput& output_;
+  std::vector<int> stages_;  // the stage of each chunk (models_ name their copy's slice)
   std::vector<std::unique_ptr<StageModel>> models_;
   std::vector<std::unique_ptr<StageOptimizer>> optimizers_;
   std::vector<ChainState> chain_;
@@ -431,12 +514,19 @@ ExecResult run_schedule(Backend& backend, const zb::Problem& problem, const zb::
     throw InputError(fmt::format("schedule '{}' has {} devices but the problem has p = {}",
                                  schedule.name, schedule.device_count(), problem.devices));
   }
+  // The CUDA fabric prepares NCCL channels for stage boundaries only, not the copies' exchange.
+  if (problem.placement == zb::Placement::bidirectional && backend.name() == "cuda") {
+    throw InputError(fmt::format("schedule '{}': the cuda backend does not run placement bidirectional yet (its "
+                                 "fabric has no channel between a slice's two copies); use --backend cpu",
+                                 schedule.name));
+  }
   if (backend.device_count() != problem.devices) {
     throw InputError(fmt::format("backend '{}' has {} devices but the problem has p = {}",
                                  backend.name(), backend.device_count(), problem.devices));
   }
   if (options.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", options.steps));
-  options.model.validate(problem.stages());
+  // Two copies split the layers into p slices, one model into p * v stages.
+  options.model.validate(problem.placement == zb::Placement::bidirectional ? problem.devices : problem.stages());
   options.optimizer.validate();
   if (options.inject_nonfinite && (options.inject_nonfinite->step >= options.steps ||
                                    options.inject_nonfinite->stage >= problem.stages())) {
@@ -500,6 +590,17 @@ ExecResult run_schedule(Backend& backend, const zb::Problem& problem, const zb::
     }
     for (const ModelWeights* layers : by_stage) {
       if (layers == nullptr) throw ExecError("a stage's weights did not reach device 0 (its process kept them)");
+    }
+    // Two copies: the model is the down copy, and the up copy must hold the same bits.
+    const int model_stages = problem.path(0).last + 1;
+    for (int s = model_stages; s < problem.stages(); ++s) {
+      if (*by_stage[static_cast<std::size_t>(s)] != *by_stage[static_cast<std::size_t>(s - model_stages)]) {
+        throw ExecError(fmt::format("the up copy's stage {} differs from the down copy's stage {} after the run", s,
+                                    s - model_stages));
+      }
+    }
+    for (int s = 0; s < model_stages; ++s) {
+      const ModelWeights* layers = by_stage[static_cast<std::size_t>(s)];
       result.weights.insert(result.weights.end(), layers->begin(), layers->end());
     }
   }

@@ -7,13 +7,23 @@
 
 namespace zb::exec {
 
+namespace {
+
+// A next-in-order value no microbatch has: the up copy parks every contribution until the down
+// copy's partial sum arrives.
+constexpr int kAwaitingPartialSum = -1;
+
+}  // namespace
+
 StageModel::StageModel(Device& device, const ModelConfig& config, int stage, int stages,
-                       int microbatches)
+                       int microbatches, GradientSum sum)
     : device_(device),
       config_(config),
       stage_(stage),
       stages_(stages),
       microbatches_(microbatches),
+      sum_(sum),
+      end_(sum.end < 0 ? microbatches : sum.end),
       layers_(layers_of_stage(stage, stages, config.layers)),
       // The loss is the mean over every element of the step's microbatches of 0.5 (y - target)^2.
       loss_grad_scale_(1.0f / static_cast<float>(microbatches * config.microbatch_size * config.hidden)) {
@@ -41,7 +51,7 @@ void StageModel::begin_step() {
     throw ExecError(fmt::format("stage {}: a step begins with {} microbatches still holding "
                                 "activations", stage_, live_.size()));
   }
-  next_in_order_ = 0;
+  next_in_order_ = sum_.continues ? kAwaitingPartialSum : sum_.first;
   losses_.assign(static_cast<std::size_t>(microbatches_), 0.0);
 }
 
@@ -173,7 +183,7 @@ void StageModel::backward_weight(int microbatch) {
   if (microbatch == next_in_order_) {
     for (int j = 0; j < slots; ++j) {
       const BlockSaved& saved = state.blocks[static_cast<std::size_t>(j)];
-      if (microbatch == 0) {
+      if (microbatch == sum_.first && !sum_.continues) {
         compute_contribution(saved, true, j);  // the first term: straight into the buffers
       } else {
         // Same kernels as the first term, then one add: the order of the sum is fixed.
@@ -185,11 +195,7 @@ void StageModel::backward_weight(int microbatch) {
       }
     }
     ++next_in_order_;
-    for (auto it = parked_.find(next_in_order_); it != parked_.end(); it = parked_.find(next_in_order_)) {
-      for (int j = 0; j < slots; ++j) accumulate(j, it->second[static_cast<std::size_t>(j)]);
-      parked_.erase(it);
-      ++next_in_order_;
-    }
+    add_parked_in_order();
   } else {
     // Early: park the contribution until every earlier microbatch has been added.
     std::vector<Grads> contribution;
@@ -200,6 +206,33 @@ void StageModel::backward_weight(int microbatch) {
   }
   saved_bytes_ -= bytes_of(state);
   live_.erase(microbatch);
+}
+
+void StageModel::add_parked_in_order() {
+  const int slots = static_cast<int>(grads_.size());
+  for (auto it = parked_.find(next_in_order_); it != parked_.end(); it = parked_.find(next_in_order_)) {
+    for (int j = 0; j < slots; ++j) accumulate(j, it->second[static_cast<std::size_t>(j)]);
+    parked_.erase(it);
+    ++next_in_order_;
+  }
+}
+
+void StageModel::take_gradients(const std::vector<Tensor>& total) {
+  if (total.size() != grads_.size() * kParamsPerLayer) {
+    throw ExecError(fmt::format("stage {}: {} gradient tensors for {} layers", stage_, total.size(), grads_.size()));
+  }
+  for (std::size_t j = 0; j < grads_.size(); ++j) {
+    for (std::size_t p = 0; p < kParamsPerLayer; ++p) device_.copy(total[j * kParamsPerLayer + p], grads_[j][p]);
+  }
+}
+
+void StageModel::continue_sum(const std::vector<Tensor>& partial) {
+  if (!sum_.continues || next_in_order_ != kAwaitingPartialSum) {
+    throw ExecError(fmt::format("stage {}: a partial gradient sum it does not wait for", stage_));
+  }
+  take_gradients(partial);
+  next_in_order_ = sum_.first;
+  add_parked_in_order();
 }
 
 double StageModel::loss_sum() const {

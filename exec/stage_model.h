@@ -21,9 +21,21 @@ struct BlockSaved {
   Tensor gu;  // dL/du [B x 4h], from B, needed by W (dW1, db1)
 };
 
+// Which microbatches run through a stage and where its gradient sum starts: all of them from
+// microbatch 0 (one model), or under the bidirectional placement one copy's half, the up copy's
+// sum continuing the down copy's partial sum (continue_sum), so that the two copies end with the
+// in-order sum of the single-device reference.
+struct GradientSum {
+  int first = 0;           // the first microbatch through the stage
+  int end = -1;            // one past the last; -1: all of them
+  bool continues = false;  // the sum starts from another copy's partial sum, not from `first`
+};
+
 class StageModel {
  public:
-  StageModel(Device& device, const ModelConfig& config, int stage, int stages, int microbatches);
+  // `stage` of `stages` picks the layers (a copy's slice under the bidirectional placement).
+  StageModel(Device& device, const ModelConfig& config, int stage, int stages, int microbatches,
+             GradientSum sum = {});
 
   int stage() const { return stage_; }
   LayerRange layers() const { return layers_; }
@@ -48,9 +60,16 @@ class StageModel {
   std::size_t saved_bytes() const { return saved_bytes_; }
   // Gradient contributions parked because their microbatch ran W early (not activation memory).
   std::size_t parked_bytes() const;
-  bool gradients_complete() const { return next_in_order_ == microbatches_; }
+  bool gradients_complete() const { return next_in_order_ == end_; }
+  // The up copy: the gradient buffers become `partial` (per layer, per parameter: the down copy's
+  // in-order sum up to `first`), then its own contributions are added in microbatch order.
+  void continue_sum(const std::vector<Tensor>& partial);
+  // The down copy: the gradient buffers become the total the up copy finished.
+  void take_gradients(const std::vector<Tensor>& total);
   // Sum over microbatches, in order, of sum 0.5 (y - target)^2 (last stage; 0 elsewhere).
   double loss_sum() const;
+  // Each microbatch's 0.5 (y - target)^2 (last stage; 0 for microbatches that did not run here).
+  const std::vector<double>& losses() const { return losses_; }
 
   // Parameters, gradients: [layer - layers().begin][param].
   std::vector<std::array<Tensor, kParamsPerLayer>>& params() { return params_; }
@@ -74,6 +93,8 @@ class StageModel {
   std::size_t bytes_of(const MicrobatchState& state) const;
   MicrobatchState& state_of(int microbatch, const char* pass);
   void accumulate(int slot, const Grads& contribution);
+  // Adds the parked contributions that are next in microbatch order.
+  void add_parked_in_order();
   Grads compute_contribution(const BlockSaved& saved, bool into_grads, int slot);
 
   Device& device_;
@@ -81,6 +102,8 @@ class StageModel {
   int stage_;
   int stages_;
   int microbatches_;
+  GradientSum sum_;
+  int end_;  // one past the last microbatch through the stage
   LayerRange layers_;
   float loss_grad_scale_;
   std::vector<Grads> params_;

@@ -50,6 +50,9 @@ ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, con
   row.has_metrics = true;
   row.metrics = run.trace.metrics;
   row.extras = std::move(run.extras);
+  // Static memory beyond activations: a placement with two model copies doubles the parameters,
+  // their gradients and optimizer state (docs/design.md section 16).
+  if (problem.parameter_copies() > 1) row.extras.emplace_back("parameter_copies", problem.parameter_copies());
   if (const auto over = first_over_limit(problem, row.metrics.peak_memory)) {
     row.status = "over-limit";
     row.reason = over->reason();

@@ -44,6 +44,7 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
   // channel_of[2 * boundary + backward]: index into plan.channels, -1 inside one device.
   std::vector<int> channel_of(static_cast<std::size_t>(2 * stages), -1);
   for (int boundary = 0; boundary + 1 < stages; ++boundary) {
+    if (!problem.crosses(boundary)) continue;
     const int low = problem.device_of_stage(boundary);
     const int high = problem.device_of_stage(boundary + 1);
     if (low == high) continue;
@@ -71,6 +72,11 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
                                         schedule.name, d, step, to_token(action), m, problem.chunks));
       }
       const int stage = problem.stage_of(d, action.chunk);
+      if (!problem.path(action.microbatch).contains(stage)) {
+        throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is on stage {}, which microbatch {} "
+                                        "does not run",
+                                        schedule.name, d, step, to_token(action), stage, action.microbatch));
+      }
       Position& position = slot(product_of(action.pass), stage, action.microbatch);
       if (position.device >= 0) {
         throw ScheduleError(fmt::format("schedule '{}': d{} step {}: {} of stage {} is already scheduled at d{} step {}",
@@ -93,6 +99,7 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
       item.action = action;
       item.stage = problem.stage_of(d, action.chunk);
       const int mb = action.microbatch;
+      const StagePath path = problem.path(mb);
       item.time = pass_time(problem, action.pass, item.stage);
       // A same-device input is ready exactly when it was scheduled earlier in this list.
       auto local = [&](Product product, int stage) {
@@ -101,21 +108,21 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
       };
       switch (action.pass) {
         case Pass::F:
-          if (item.stage > 0) {
+          if (item.stage > path.first) {
             item.input_channel = channel(item.stage - 1, false);
             item.input = item.input_channel >= 0 ? InputKind::channel : local(kForward, item.stage - 1);
           }
-          if (item.stage + 1 < stages) item.output_channel = channel(item.stage, false);
+          if (item.stage < path.last) item.output_channel = channel(item.stage, false);
           break;
         case Pass::B:
         case Pass::BW:
-          if (item.stage + 1 < stages) {
+          if (item.stage < path.last) {
             item.input_channel = channel(item.stage, true);
             item.input = item.input_channel >= 0 ? InputKind::channel : local(kBackward, item.stage + 1);
           } else {
             item.input = local(kForward, item.stage);
           }
-          if (item.stage > 0) item.output_channel = channel(item.stage - 1, true);
+          if (item.stage > path.first) item.output_channel = channel(item.stage - 1, true);
           break;
         case Pass::W:
           item.input = local(kBackward, item.stage);

@@ -13,14 +13,15 @@ namespace {
 std::string needs(const Problem& problem, int device, const Action& action) {
   if (action.chunk < 0 || action.chunk >= problem.chunks) return "its chunk does not exist";
   const int stage = problem.stage_of(device, action.chunk);
-  const int last = problem.stages() - 1;
+  const StagePath path = problem.path(action.microbatch);
+  if (!path.contains(stage)) return fmt::format("nothing: microbatch {} does not run stage {}", action.microbatch, stage);
   switch (action.pass) {
     case Pass::F:
-      if (stage == 0) return "nothing (it should be runnable)";
+      if (stage == path.first) return "nothing (it should be runnable)";
       return fmt::format("F{} of stage {} on d{}", action.microbatch, stage - 1, problem.device_of_stage(stage - 1));
     case Pass::B:
     case Pass::BW:
-      if (stage == last) return fmt::format("F{} of stage {} on d{}", action.microbatch, stage, device);
+      if (stage == path.last) return fmt::format("F{} of stage {} on d{}", action.microbatch, stage, device);
       return fmt::format("the backward of microbatch {} from stage {} on d{}", action.microbatch, stage + 1,
                          problem.device_of_stage(stage + 1));
     case Pass::W:

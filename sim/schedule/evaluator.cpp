@@ -150,16 +150,23 @@ class Evaluation {
                                       schedule_.name, d, step, to_token(action), m_, problem_.chunks));
     }
     const int stage = problem_.stage_of(d, action.chunk);
+    const StagePath path = problem_.path(action.microbatch);
+    if (!path.contains(stage)) {
+      throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (microbatch {} "
+                                      "runs stages {}..{}, not stage {})",
+                                      schedule_.name, d, step, to_token(action), action.microbatch, path.first,
+                                      path.last, stage));
+    }
     const std::size_t key = static_cast<std::size_t>(stage) * m_ + action.microbatch;
     switch (action.pass) {
       case Pass::F: {
-        if (stage == 0) return 0;
+        if (stage == path.first) return 0;
         const double input = end_f_[key - m_];
         return input < 0 ? kNotDone : input + problem_.comm_after(stage - 1);
       }
       case Pass::B:
       case Pass::BW: {
-        if (stage + 1 == stages_) return end_f_[key];
+        if (stage == path.last) return end_f_[key];
         const double grad = end_b_[key + m_];
         return grad < 0 ? kNotDone : grad + problem_.comm_after(stage);
       }
@@ -183,14 +190,15 @@ class Evaluation {
     record(d, step, action, stage, start, end);
     ++state.next;
     // Wake the device that consumes this output across a device boundary.
+    const StagePath path = problem_.path(action.microbatch);
     if (action.pass == Pass::F) {
       end_f_[key] = output_at;
-      if (stage + 1 < stages_) wake(problem_.device_of_stage(stage + 1), d, worklist);
-      if (stage + 1 < stages_ && !transfer_cursor_.empty()) transfer(Pass::F, action, stage, stage + 1, output_at);
+      if (stage < path.last) wake(problem_.device_of_stage(stage + 1), d, worklist);
+      if (stage < path.last && !transfer_cursor_.empty()) transfer(Pass::F, action, stage, stage + 1, output_at);
     } else if (action.pass != Pass::W) {
       end_b_[key] = output_at;
-      if (stage > 0) wake(problem_.device_of_stage(stage - 1), d, worklist);
-      if (stage > 0 && !transfer_cursor_.empty()) transfer(action.pass, action, stage, stage - 1, output_at);
+      if (stage > path.first) wake(problem_.device_of_stage(stage - 1), d, worklist);
+      if (stage > path.first && !transfer_cursor_.empty()) transfer(action.pass, action, stage, stage - 1, output_at);
     }
   }
 
@@ -205,10 +213,14 @@ class Evaluation {
     std::vector<std::size_t> counts(problem_.devices, 0);
     for (int d = 0; d < problem_.devices; ++d) {
       for (const Action& action : schedule_.devices[d]) {
-        if (action.chunk < 0 || action.chunk >= problem_.chunks) continue;  // refused when it is reached
+        if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
+          continue;  // refused when it is reached
+        }
         const int stage = problem_.stage_of(d, action.chunk);
+        const StagePath path = problem_.path(action.microbatch);
         const bool forward = action.pass == Pass::F;
-        if (action.pass == Pass::W || (forward && stage + 1 >= stages_) || (!forward && stage == 0)) continue;
+        if (!path.contains(stage)) continue;  // refused when it is reached
+        if (action.pass == Pass::W || (forward && stage >= path.last) || (!forward && stage <= path.first)) continue;
         const int other = forward ? stage + 1 : stage - 1;
         if (problem_.comm_after(std::min(stage, other)) <= 0) continue;
         ++counts[d];

@@ -57,6 +57,10 @@ GeneratorRegistry GeneratorRegistry::with_builtins() {
                 "DualPipeV: V placement, F of one chunk overlapped with BW of the other (--overlap, --t-a2a), m >= 2p "
                 "(memory p*M_B + M_B/2)",
                 ChunkSupport::multi, false, make_dualpipe_v, false, Placement::vshape});
+  registry.add({"dualpipe",
+                "DualPipe: two model copies (2x parameter memory) on p devices, m/2 microbatches each way, F of one "
+                "direction overlapped with BW of the other; p even, m even >= 2p (memory p*M_B + M_B)",
+                ChunkSupport::multi, false, make_dualpipe, false, Placement::bidirectional});
   return registry;
 }
 
@@ -67,6 +71,12 @@ Schedule generate(const GeneratorRegistry& registry, std::string_view name, cons
   }
   if (info.chunks == ChunkSupport::multi && problem.chunks < 2) {
     throw InputError(fmt::format("{}: needs --chunks >= 2, got chunks={}", name, problem.chunks));
+  }
+  // Only a generator made for it knows that each microbatch runs through one of the two copies.
+  if (problem.placement == Placement::bidirectional && info.placement != Placement::bidirectional) {
+    throw InputError(fmt::format("{}: placement bidirectional (two model copies, half the microbatches each way) is "
+                                 "run by dualpipe only",
+                                 name));
   }
   Schedule schedule = info.make(problem);
   schedule.name = info.name;

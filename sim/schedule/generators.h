@@ -26,5 +26,8 @@ Schedule make_zb_v_handcrafted(const Problem& problem);
 // DualPipeV (PyTorch's ScheduleDualPipeV): vshape, F&B pairs overlapped in the steady state,
 // m >= 2p.
 Schedule make_dualpipe_v(const Problem& problem);
+// DualPipe (DeepSeek-V3): bidirectional placement (two model copies), half the microbatches each
+// way, the same F&B pairing; p even, m even and >= 2p.
+Schedule make_dualpipe(const Problem& problem);
 
 }  // namespace zb

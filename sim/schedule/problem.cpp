@@ -18,6 +18,7 @@ std::string_view placement_name(Placement placement) {
     case Placement::linear: return "linear";
     case Placement::interleaved: return "interleaved";
     case Placement::vshape: return "vshape";
+    case Placement::bidirectional: return "bidirectional";
   }
   return "?";
 }
@@ -26,8 +27,9 @@ Placement parse_placement(std::string_view text, std::string_view context) {
   if (text == "linear") return Placement::linear;
   if (text == "interleaved" || text == "looped") return Placement::interleaved;
   if (text == "vshape" || text == "v") return Placement::vshape;
-  throw InputError(fmt::format("{}: unknown placement '{}' (expected linear, interleaved or vshape)",
-                               context, text));
+  if (text == "bidirectional") return Placement::bidirectional;
+  throw InputError(fmt::format(
+      "{}: unknown placement '{}' (expected linear, interleaved, vshape or bidirectional)", context, text));
 }
 
 MemoryLimit MemoryLimit::parse(std::string_view text, std::string_view context) {
@@ -56,15 +58,29 @@ int Problem::device_of_stage(int stage) const {
   switch (placement) {
     case Placement::linear:
     case Placement::interleaved: return stage % devices;
-    case Placement::vshape: return stage < devices ? stage : 2 * devices - 1 - stage;
+    case Placement::vshape:
+    case Placement::bidirectional: return stage < devices ? stage : 2 * devices - 1 - stage;
   }
   return 0;
+}
+
+int chunks_per_path(Placement placement, int chunks) { return placement == Placement::bidirectional ? 1 : chunks; }
+
+StagePath Problem::path(int microbatch) const {
+  if (placement != Placement::bidirectional) return {0, stages() - 1};
+  return microbatch < microbatches / 2 ? StagePath{0, devices - 1} : StagePath{devices, 2 * devices - 1};
+}
+
+int Problem::microbatches_through(int stage) const {
+  if (placement != Placement::bidirectional) return microbatches;
+  return stage < devices ? microbatches / 2 : microbatches - microbatches / 2;
 }
 
 int Problem::chunk_of_stage(int stage) const { return stage / devices; }
 
 int Problem::stage_of(int device, int chunk) const {
-  if (placement == Placement::vshape && chunk % 2 == 1) return (chunk + 1) * devices - 1 - device;
+  const bool mirrored = placement == Placement::vshape || placement == Placement::bidirectional;
+  if (mirrored && chunk % 2 == 1) return (chunk + 1) * devices - 1 - device;
   return chunk * devices + device;
 }
 
@@ -75,7 +91,10 @@ double Problem::comm_after(int stage) const {
 
 double Problem::activation_per_microbatch(int device) const {
   double total = 0;
-  for (int c = 0; c < chunks; ++c) total += mem_f[stage_of(device, c)];
+  for (int c = 0; c < chunks; ++c) {
+    const double held = mem_f[stage_of(device, c)];
+    total = placement == Placement::bidirectional ? std::max(total, held) : total + held;
+  }
   return total;
 }
 
@@ -91,12 +110,12 @@ std::optional<double> Problem::memory_limit() const {
 }
 
 double Problem::device_work(int device) const {
-  double per_microbatch = 0;
+  double total = 0;
   for (int c = 0; c < chunks; ++c) {
     const int s = stage_of(device, c);
-    per_microbatch += t_f[s] + t_b[s] + t_w[s];
+    total += microbatches_through(s) * (t_f[s] + t_b[s] + t_w[s]);
   }
-  return microbatches * per_microbatch;
+  return total;
 }
 
 double Problem::optimizer_time(int device) const {
@@ -143,6 +162,11 @@ void Problem::validate() const {
   if (placement == Placement::vshape && chunks != 2) {
     throw InputError(fmt::format("problem: placement 'vshape' needs chunks = 2, got {}", chunks));
   }
+  if (placement == Placement::bidirectional && chunks != 2) {
+    throw InputError(fmt::format("problem: placement 'bidirectional' needs chunks = 2 (one per model copy), got {}",
+                                 chunks));
+  }
+
   const int s = stages();
   check_array(t_f, "t_f", s, false, true);
   check_array(t_b, "t_b", s, false, true);

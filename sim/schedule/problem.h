@@ -11,8 +11,10 @@
 namespace zb {
 
 // How a device's chunks map to stages. linear: v = 1. interleaved (looped): device d holds
-// stages d, d+p, d+2p, ... vshape: v = 2, device d holds stages d and 2p-1-d.
-enum class Placement { linear, interleaved, vshape };
+// stages d, d+p, d+2p, ... vshape: v = 2, device d holds stages d and 2p-1-d. bidirectional
+// (DualPipe): the stages of vshape, but two model copies: stages 0..p-1 are the "down" copy and
+// p..2p-1 the "up" copy, and each microbatch runs through one copy only (Problem::path).
+enum class Placement { linear, interleaved, vshape, bidirectional };
 
 std::string_view placement_name(Placement placement);
 Placement parse_placement(std::string_view text, std::string_view context);
@@ -25,6 +27,17 @@ struct MemoryLimit {
 
   static MemoryLimit parse(std::string_view text, std::string_view context);
   std::string to_string() const;
+};
+
+// How many of a device's v chunks one microbatch runs through: v, except under bidirectional,
+// where a microbatch visits one of the device's two copies (so a per-device cost is not split).
+int chunks_per_path(Placement placement, int chunks);
+
+// The stages one microbatch runs through, first to last (its forward's direction).
+struct StagePath {
+  int first = 0;
+  int last = 0;
+  bool contains(int stage) const { return stage >= first && stage <= last; }
 };
 
 // The normalised problem: every cost is a per-stage array (size stages()).
@@ -58,17 +71,32 @@ struct Problem {
   int chunk_of_stage(int stage) const;
   int stage_of(int device, int chunk) const;
 
+  // The stages microbatch i runs through: every stage, except under bidirectional, where the
+  // first m/2 (rounded down) microbatches run the down copy (stages 0..p-1) and the others the up
+  // copy (p..2p-1).
+  StagePath path(int microbatch) const;
+  // Whether any microbatch goes from stage s to s+1 (bidirectional: not from one copy to the other).
+  bool crosses(int stage) const {
+    return stage + 1 < stages() && !(placement == Placement::bidirectional && stage + 1 == devices);
+  }
+  // How many microbatches run through `stage`: m, or about m/2 under bidirectional.
+  int microbatches_through(int stage) const;
+  // Copies of the model's parameters the placement keeps (static memory): 2 under bidirectional.
+  int parameter_copies() const { return placement == Placement::bidirectional ? 2 : 1; }
+
   // Transfer time between stage s and s+1: zero when both live on the same device.
   double comm_after(int stage) const;
 
-  // Activation memory one microbatch's forwards leave on a device (sum of mem_f over its stages).
+  // Activation memory one microbatch's forwards leave on a device (sum of mem_f over the device's
+  // stages on its path; the larger copy's under bidirectional).
   double activation_per_microbatch(int device) const;
   // M_B of the memory-limit notation: the largest activation_per_microbatch over devices.
   double activation_unit() const;
   // The limit in absolute units, if any.
   std::optional<double> memory_limit() const;
 
-  // m * sum over the device's stages of (t_f + t_b + t_w): the bubble-free time of one device.
+  // Sum over the device's stages of microbatches_through * (t_f + t_b + t_w): the bubble-free
+  // time of one device.
   double device_work(int device) const;
   // The bubble-rate denominator's work: the largest device_work.
   double work() const;

@@ -21,7 +21,9 @@ constexpr ProblemField kFields[] = {
     {"p", "p", "devices (pipeline stages when chunks = 1)", Kind::integer, &ProblemSpec::devices},
     {"m", "m", "microbatches per step", Kind::integer, &ProblemSpec::microbatches},
     {"chunks", "chunks", "chunks (stages) per device, default 1", Kind::integer, &ProblemSpec::chunks},
-    {"placement", "placement", "linear | interleaved | vshape (default: linear, or interleaved when chunks > 1)",
+    {"placement", "placement",
+     "linear | interleaved | vshape | bidirectional (two model copies, dualpipe) (default: linear, or interleaved "
+     "when chunks > 1)",
      Kind::placement},
     {"t_f", "tf", "forward time per device: X, or a list per device or per stage", Kind::numbers, nullptr,
      &ProblemSpec::t_f},

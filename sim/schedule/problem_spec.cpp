@@ -16,21 +16,22 @@ namespace zb {
 
 namespace {
 
-// Scalars and per-device arrays are split evenly over the device's chunks; per-stage arrays are
-// taken as they are.
+// Scalars and per-device arrays are split evenly over the chunks one microbatch runs through on the
+// device (chunks_per_path); per-stage arrays are taken as they are.
 std::vector<double> per_stage(const std::vector<double>& values, std::string_view field,
                               const ProblemSpec& spec, bool split_over_chunks, std::string_view source) {
   const int p = spec.devices;
   const int v = spec.chunks;
   const int stages = p * v;
-  const double share = split_over_chunks ? 1.0 / v : 1.0;
+  const Placement placement = spec.placement.value_or(v == 1 ? Placement::linear : Placement::interleaved);
+  const double share = split_over_chunks ? 1.0 / chunks_per_path(placement, v) : 1.0;
   if (values.size() == 1) return std::vector<double>(stages, values[0] * share);
   if (static_cast<int>(values.size()) == stages) return values;
   if (split_over_chunks && static_cast<int>(values.size()) == p) {
     Problem shape;
     shape.devices = p;
     shape.chunks = v;
-    shape.placement = spec.placement.value_or(v == 1 ? Placement::linear : Placement::interleaved);
+    shape.placement = placement;
     std::vector<double> out(stages);
     for (int d = 0; d < p; ++d) {
       for (int c = 0; c < v; ++c) out[shape.stage_of(d, c)] = values[d] * share;

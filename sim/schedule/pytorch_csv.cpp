@@ -130,6 +130,14 @@ ImportedSchedule parse_pytorch_csv(std::string_view text, std::string_view sourc
 }
 
 std::string to_pytorch_csv(const Problem& problem, const Schedule& schedule, PytorchCsvForm form) {
+  // PyTorch's stages are one model's, each microbatch through all of them in order: a cell of the
+  // up copy would read as a stage after the down copy's last (a V), another schedule.
+  if (problem.placement == Placement::bidirectional) {
+    throw InputError(fmt::format("schedule '{}': PyTorch pipeline CSV cannot express placement bidirectional (two "
+                                 "model copies, half the microbatches each way: PyTorch runs every microbatch through "
+                                 "one model's stages in order); use the text or JSON form",
+                                 schedule.name));
+  }
   PtRows rows(schedule.device_count());
   for (int d = 0; d < schedule.device_count(); ++d) {
     const auto& actions = schedule.devices[d];

@@ -102,7 +102,7 @@ ValidationReport check_schedule(const Problem& problem, const Schedule& schedule
     return report;
   }
   const int m = problem.microbatches;
-  // Every (stage, microbatch) needs an F and a backward. When the schedule is far shorter than that
+  // Every (stage, microbatch) on the microbatch's path needs an F and a backward. When the schedule is far shorter than that
   // and the table would be large (one stray "F999999999" makes m 10^9), say so without the table.
   const std::size_t cells = static_cast<std::size_t>(problem.stages()) * static_cast<std::size_t>(m);
   if (cells > kMaxDenseCells && schedule.action_count() < 2 * cells) {
@@ -135,6 +135,15 @@ ValidationReport check_schedule(const Problem& problem, const Schedule& schedule
         }
       }
       const int stage = problem.stage_of(d, action.chunk);
+      if (const StagePath path = problem.path(action.microbatch); !path.contains(stage)) {
+        ++total_errors;
+        fail([&] {
+          return fmt::format("d{} step {}: {} is on stage {}, but microbatch {} runs stages {}..{} (placement {})", d,
+                             step, to_token(action), stage, action.microbatch, path.first, path.last,
+                             placement_name(problem.placement));
+        });
+        continue;
+      }
       Occurrence& occurrence = seen[static_cast<std::size_t>(stage) * m + action.microbatch];
       const int k = index_of(action.pass);
       if (occurrence.count[k]++ == 0) occurrence.step[k] = static_cast<int>(step);
@@ -144,6 +153,7 @@ ValidationReport check_schedule(const Problem& problem, const Schedule& schedule
     const int d = problem.device_of_stage(stage);
     const int chunk = problem.chunk_of_stage(stage);
     for (int mb = 0; mb < m; ++mb) {
+      if (!problem.path(mb).contains(stage)) continue;
       const Occurrence& o = seen[static_cast<std::size_t>(stage) * m + mb];
       const auto where = [&](Pass pass) {
         return fmt::format("d{}: {} (stage {})", d, to_token({pass, mb, chunk}), stage);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 
 #include "sim/engine/engine_plan.h"
+#include "sim/engine/simgrid_engine.h"
+#include "sim/schedule/evaluator.h"
 #include "tests/engine/engine_test_support.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/generator_registry.h"
@@ -57,6 +59,27 @@ TEST(EnginePlan, VShapeTurnsAroundInsideTheLastDevice) {
   EXPECT_EQ(plan.devices[1][1].input, InputKind::local);
   // d0's B0.1 (stage 3, the last) needs only its own F.
   EXPECT_EQ(plan.devices[0][4].input, InputKind::local);
+}
+
+TEST(EnginePlan, BidirectionalCopiesStartAtTheirOwnEndsAndShareNoChannel) {
+  ProblemSpec spec = testing::uniform_spec(2, 4, 1, 1, 1, 0.5, 2);
+  spec.placement = Placement::bidirectional;
+  const Problem problem = spec.build();
+  const Schedule schedule = generate(GeneratorRegistry::with_builtins(), "dualpipe", problem);
+  const EnginePlan plan = make_engine_plan(problem, schedule);
+  // Boundaries 0->1 (down copy) and 2->3 (up copy), both directions; none between the copies.
+  ASSERT_EQ(plan.channels.size(), 4U);
+  for (const auto& channel : plan.channels) EXPECT_NE(channel.boundary, 1);
+  // Microbatch 2 runs up: d1's first action F2.1 is stage 2, the up copy's first (no input), and
+  // d0's F2.1 (stage 3) takes it from d1; d0's F0 (stage 0) has no input either.
+  EXPECT_EQ(to_token(plan.devices[1][0].action), "F2.1");
+  EXPECT_EQ(plan.devices[1][0].input, InputKind::none);
+  EXPECT_EQ(to_token(plan.devices[0][1].action), "F2.1");
+  EXPECT_EQ(plan.devices[0][1].input, InputKind::channel);
+  EXPECT_EQ(plan.devices[1][0].output_channel, plan.devices[0][1].input_channel);
+  EXPECT_EQ(plan.devices[0][0].input, InputKind::none);
+  // The engine times it as the evaluator does (t_comm 0.5 on every crossing).
+  EXPECT_TRUE(testing::same_trace(evaluate(problem, schedule), simulate_simgrid(problem, schedule, {})));
 }
 
 TEST(EnginePlan, ActionsOutsideTheProblemAndDuplicatesAreErrors) {

@@ -79,13 +79,21 @@ TEST(ZbexecCli, AVerifiedRunPrintsLossesWritesTracesAndFindsNoDifference) {
 // As in zbsim, a generator brings the shape it runs at: the V schedules two chunks in a V, the
 // interleaved ones two looped chunks when --chunks is not given.
 TEST(ZbexecCli, GeneratorsRunAtTheirOwnShapeWithoutShapeFlags) {
-  for (const char* name : {"zb-i", "1f1b-i", "zb-v", "dualpipe-v"}) {
+  for (const char* name : {"zb-i", "1f1b-i", "zb-v", "dualpipe-v", "dualpipe"}) {
     const Outcome run = zbexec(std::string("run --backend cpu --schedule ") + name +
                                " --p 2 --m 4 --layers 4 --hidden 32 --steps 1 --verify");
     EXPECT_EQ(run.code, 0) << name << "\n" << run.output;
     EXPECT_THAT(run.output, HasSubstr("max |dw| = 0,")) << name;
     EXPECT_THAT(run.output, HasSubstr(" v=2 (")) << name << "\n" << run.output;
   }
+}
+
+// DualPipe's two model copies, trained bitwise as one model (docs/design.md section 9).
+TEST(ZbexecCli, DualPipeRunsItsTwoCopiesBitwise) {
+  const Outcome run = zbexec("run --backend cpu --schedule dualpipe --p 4 --m 8 --layers 8 --hidden 64 --steps 2 --verify");
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("(bidirectional)"));
+  EXPECT_THAT(run.output, HasSubstr("max |dw| = 0, losses equal"));
 }
 
 TEST(ZbexecCli, BadInputExitsWithTwoAndWritesNothing) {

@@ -40,10 +40,11 @@ inline Problem v_problem(int p, int m, double f, double b, double w, double tcom
 }
 
 // `spec` reshaped for a generator: one chunk for single-chunk generators, `chunks` for multi-chunk
-// ones (a generator made for the V placement always gets 2), and the placement it is made for.
+// ones (a generator made for the V or bidirectional placement always gets 2), and the placement it
+// is made for.
 inline ProblemSpec generator_spec(const GeneratorInfo& info, ProblemSpec spec, int chunks = 2) {
   if (info.chunks == ChunkSupport::single) chunks = 1;
-  if (info.placement == Placement::vshape) chunks = 2;
+  if (info.placement == Placement::vshape || info.placement == Placement::bidirectional) chunks = 2;
   spec.chunks = chunks;
   spec.placement = info.placement;
   return spec;
