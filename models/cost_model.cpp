@@ -84,10 +84,10 @@ double auto_memory_limit_GB(const ModelSetup& setup, const StageCosts& costs, st
     const double free_GB = setup.hardware.memory_GB - setup.hardware.reserved_GB - costs.static_GB[d];
     if (free_GB <= 0) {
       throw SetupInfeasible(fmt::format(
-          "{}: device {} needs {} per GPU for parameters, gradients and optimizer state ({}), but {} has {:g} GB "
-          "({:g} GB reserved); more pipeline stages, tensor_parallel, or data_parallel with a sharding would "
-          "split it",
-          source, d, costs.static_memory[d].describe(), describe_setup(setup), setup.hardware_label,
+          "{}: device {} needs {:.1f} GB per GPU for parameters, gradients and optimizer state before any "
+          "activation ({}), with {}, but {} has {:g} GB ({:g} GB reserved); more pipeline stages, tensor_parallel, or "
+          "data_parallel with a sharding would split it",
+          source, d, costs.static_GB[d], costs.static_memory[d].describe(), describe_setup(setup), setup.hardware_label,
           setup.hardware.memory_GB, setup.hardware.reserved_GB));
     }
     limit = std::min(limit, free_GB);

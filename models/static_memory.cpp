@@ -8,8 +8,8 @@
 namespace zb::models {
 
 std::string StaticMemory::describe() const {
-  std::string text = fmt::format("{:.1f} GB: parameters {:.1f}, gradients {:.1f}, optimizer state {:.1f}", total_GB(),
-                                 parameters_GB, gradients_GB, optimizer_GB);
+  std::string text =
+      fmt::format("parameters {:.1f}, gradients {:.1f}, optimizer state {:.1f}", parameters_GB, gradients_GB, optimizer_GB);
   if (gathered_GB > 0) text += fmt::format(", gathered layers {:.1f}", gathered_GB);
   return text;
 }

@@ -16,7 +16,7 @@ struct StaticMemory {
   double gathered_GB = 0;  // ZeRO-3 / FSDP: the whole parameters of the layers being computed
 
   double total_GB() const { return parameters_GB + gradients_GB + optimizer_GB + gathered_GB; }
-  // "12.3 GB: parameters 1.5, gradients 1.5, optimizer state 9.2 (+ gathered 0.1)"
+  // "parameters 1.5, gradients 1.5, optimizer state 9.2[, gathered layers 0.1]" (GB)
   std::string describe() const;
 };
 
