@@ -35,7 +35,7 @@ nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow
   for (const ResultRow& row : rows) {
     results.push_back(to_json(row));
     if (memory == nullptr) continue;
-    if (const auto total = total_memory_GB(spec, row, *memory); !total.empty()) results.back()["memory_GB"] = total;
+    if (const auto total = total_memory_GB(spec, row, *memory); !total.empty()) results.back()["memory_per_device_GB"] = total;
   }
   nlohmann::json out = {{"problem", zb::to_json(spec)}, {"results", std::move(results)}};
   if (memory != nullptr) {

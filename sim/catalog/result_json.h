@@ -18,7 +18,7 @@ nlohmann::json to_json(const ResultRow& row);
 // {"problem": {...the spec...}, "results": [one object per row]}. With a model-driven scenario's
 // memory: "memory": {"device_GB", "reserved_GB", "static_GB", "parameters_GB", "gradients_GB",
 // "optimizer_GB", "gathered_GB"} (lists per device) and, on each row that ran at the spec's chunk
-// count, "memory_GB": static + activation peak per device.
+// count, "memory_per_device_GB": static + activation peak per device.
 nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows,
                             const ModelMemory* memory = nullptr);
 

@@ -112,7 +112,7 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
       }
     }
     for (const auto& key : extra_keys) out += "," + key;
-    if (memory != nullptr) out += ",memory_GB";
+    if (memory != nullptr) out += ",memory_per_device_GB";
     out += ",reason\n";
     for (const catalog::ResultRow& row : rows) {
       out += fmt::format("{},{},{}", csv_field(row.schedule), row.status, row.chunks);

@@ -15,7 +15,7 @@ Format parse_format(const std::string& text);
 
 // JSON is catalog::results_json (sim/catalog/result_json.h), shared with the Python module. With a
 // model-driven scenario's memory, the table ends with static and total memory per device and CSV
-// rows carry memory_GB (static + activation peak per device).
+// rows carry memory_per_device_GB (static + activation peak per device).
 std::string results_text(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows, Format format,
                          const ModelMemory* memory = nullptr);
 

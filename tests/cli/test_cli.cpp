@@ -373,7 +373,7 @@ TEST_F(Cli, EveryShippedScenarioRuns) {
     for (const auto& row : json["results"]) {
       if (model_driven) {
         EXPECT_EQ(row["status"], "ok") << entry.path() << ": " << row.dump();
-        EXPECT_TRUE(row.contains("memory_GB")) << entry.path();
+        EXPECT_TRUE(row.contains("memory_per_device_GB")) << entry.path();
       } else {
         EXPECT_TRUE(row["status"] == "ok" || row["status"] == "over-limit") << entry.path() << ": " << row.dump();
       }
