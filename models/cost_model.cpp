@@ -19,40 +19,46 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
   setup.interconnect.check_devices(shape.devices, source);
   StageCosts costs;
   costs.layers = split_layers(setup.model.layers, stages, setup.split, source);
-  const PieceCosts layer = layer_costs(setup.model, setup.microbatch_size, setup.flash_attention);
-  const PieceCosts embedding = embedding_costs(setup.model, setup.microbatch_size);
-  const PieceCosts output = output_costs(setup.model, setup.microbatch_size);
-  const double flops_per_ms = setup.hardware.peak_tflops_bf16 * 1e12 * setup.mfu * 1e-3;
-  costs.static_GB.assign(shape.devices, 0.0);
+  const PieceCosts layer = layer_costs(setup);
+  const PieceCosts embedding = embedding_costs(setup);
+  const PieceCosts output = output_costs(setup);
+  const double layer_params = layer_params_per_gpu(setup);
+  std::vector<double> params(shape.devices, 0.0);
   for (int s = 0; s < stages; ++s) {
     PieceCosts stage;
     const double n = costs.layers[s];
-    stage.flops_f = n * layer.flops_f;
-    stage.flops_b = n * layer.flops_b;
-    stage.flops_w = n * layer.flops_w;
+    stage.t_f_ms = n * layer.t_f_ms;
+    stage.t_b_ms = n * layer.t_b_ms;
+    stage.t_w_ms = n * layer.t_w_ms;
     stage.act_b_bytes = n * layer.act_b_bytes;
     stage.act_w_bytes = n * layer.act_w_bytes;
-    double params = n * setup.model.layer_params();
+    double stage_params = n * layer_params;
     for (const auto& [present, piece, piece_params] :
-         {std::tuple{s == 0, &embedding, setup.model.embedding_params()},
-          std::tuple{s == stages - 1, &output, setup.model.output_params()}}) {
+         {std::tuple{s == 0, &embedding, embedding_params_per_gpu(setup)},
+          std::tuple{s == stages - 1, &output, output_params_per_gpu(setup)}}) {
       if (!present) continue;
-      stage.flops_f += piece->flops_f;
-      stage.flops_b += piece->flops_b;
-      stage.flops_w += piece->flops_w;
+      stage.t_f_ms += piece->t_f_ms;
+      stage.t_b_ms += piece->t_b_ms;
+      stage.t_w_ms += piece->t_w_ms;
       stage.act_b_bytes += piece->act_b_bytes;
       stage.act_w_bytes += piece->act_w_bytes;
-      params += piece_params;
+      stage_params += piece_params;
     }
-    costs.t_f_ms.push_back(stage.flops_f / flops_per_ms);
-    costs.t_b_ms.push_back(stage.flops_b / flops_per_ms);
-    costs.t_w_ms.push_back(stage.flops_w / flops_per_ms);
+    costs.t_f_ms.push_back(stage.t_f_ms);
+    costs.t_b_ms.push_back(stage.t_b_ms);
+    costs.t_w_ms.push_back(stage.t_w_ms);
     costs.mem_f_GB.push_back(stage.act_b_bytes * 1e-9);
     costs.mem_b_GB.push_back((stage.act_w_bytes - stage.act_b_bytes) * 1e-9);
     costs.mem_w_GB.push_back(-stage.act_w_bytes * 1e-9);
-    costs.static_GB[shape.device_of_stage(s)] += params * setup.bytes_per_param * 1e-9;
+    params[shape.device_of_stage(s)] += stage_params;
   }
-  costs.bytes_act = 2.0 * setup.microbatch_size * setup.model.seq_len * setup.model.hidden;  // 16-bit
+  for (const double device_params : params) {
+    costs.static_memory.push_back(static_memory(setup, device_params, layer_params));
+    costs.static_GB.push_back(costs.static_memory.back().total_GB());
+  }
+  // 16-bit b x s x h, of which each GPU of a tensor-parallel group sends its 1/t (Megatron's
+  // scatter-gather of pipeline transfers) over its own link.
+  costs.bytes_act = 2.0 * setup.microbatch_size * setup.model.seq_len * setup.model.hidden / setup.parallel.tensor;
   for (int s = 0; s < stages; ++s) {
     const int from = shape.device_of_stage(s);
     const int to = shape.device_of_stage((s + 1) % stages);
@@ -65,16 +71,24 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
   return costs;
 }
 
+std::string describe_setup(const ModelSetup& setup) {
+  const Parallelism& parallel = setup.parallel;
+  return fmt::format("tensor_parallel {}{}, data_parallel {}, sharding {}, recompute {}, {:g} bytes per parameter",
+                     parallel.tensor, parallel.sequence_parallel ? " (sequence parallel)" : "", parallel.data,
+                     sharding_name(parallel.sharding), recompute_name(parallel.recompute), setup.bytes_per_param);
+}
+
 double auto_memory_limit_GB(const ModelSetup& setup, const StageCosts& costs, std::string_view source) {
   double limit = std::numeric_limits<double>::infinity();
   for (std::size_t d = 0; d < costs.static_GB.size(); ++d) {
     const double free_GB = setup.hardware.memory_GB - setup.hardware.reserved_GB - costs.static_GB[d];
     if (free_GB <= 0) {
       throw SetupInfeasible(fmt::format(
-          "{}: device {} needs {:.1f} GB for parameters, gradients and optimizer state ({} bytes per parameter), "
-          "but {} has {:g} GB ({:g} GB reserved)",
-          source, d, costs.static_GB[d], setup.bytes_per_param, setup.hardware_label, setup.hardware.memory_GB,
-          setup.hardware.reserved_GB));
+          "{}: device {} needs {:.1f} GB per GPU for parameters, gradients and optimizer state before any "
+          "activation ({}), with {}, but {} has {:g} GB ({:g} GB reserved); more pipeline stages, tensor_parallel, or "
+          "data_parallel with a sharding would split it",
+          source, d, costs.static_GB[d], costs.static_memory[d].describe(), describe_setup(setup), setup.hardware_label,
+          setup.hardware.memory_GB, setup.hardware.reserved_GB));
     }
     limit = std::min(limit, free_GB);
   }
@@ -94,7 +108,7 @@ std::vector<double> compact(const std::vector<double>& per_stage, int chunks) {
 
 }  // namespace
 
-void apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std::string>& explicit_fields,
+StageCosts apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std::string>& explicit_fields,
                  std::string_view source) {
   if (spec.devices < 1) throw InputError(fmt::format("{}: field 'p' is {}: need at least 1 device", source, spec.devices));
   if (spec.chunks < 1) throw InputError(fmt::format("{}: field 'chunks' is {}: need at least 1", source, spec.chunks));
@@ -124,6 +138,7 @@ void apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std:
   if (!explicit_fields.contains("mem_limit")) {
     spec.mem_limit = MemoryLimit{auto_memory_limit_GB(setup, costs, source), false};
   }
+  return costs;
 }
 
 }  // namespace zb::models

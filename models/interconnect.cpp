@@ -12,7 +12,7 @@
 namespace zb::models {
 
 int Interconnect::gpu_of_device(int device) const {
-  return device < static_cast<int>(device_to_gpu.size()) ? device_to_gpu[device] : device;
+  return device < static_cast<int>(device_to_gpu.size()) ? device_to_gpu[device] : device * gpus_per_device;
 }
 
 const Link& Interconnect::link_between(int device_a, int device_b) const {
@@ -22,9 +22,14 @@ const Link& Interconnect::link_between(int device_a, int device_b) const {
 }
 
 void Interconnect::check_devices(int devices, std::string_view source) const {
-  if (nodes > 0 && devices > nodes * gpus_per_node) {
-    throw SetupInfeasible(fmt::format("{}: cluster '{}' has {} GPUs, p = {} needs one per device", source, name,
-                                      nodes * gpus_per_node, devices));
+  if (nodes > 0 && static_cast<long long>(devices) * gpus_per_device > static_cast<long long>(nodes) * gpus_per_node) {
+    throw SetupInfeasible(
+        gpus_per_device == 1
+            ? fmt::format("{}: cluster '{}' has {} GPUs, p = {} needs one per device", source, name,
+                          nodes * gpus_per_node, devices)
+            : fmt::format("{}: cluster '{}' has {} GPUs, p = {} devices of {} GPUs (tensor x data parallel) need {}",
+                          source, name, nodes * gpus_per_node, devices, gpus_per_device,
+                          static_cast<long long>(devices) * gpus_per_device));
   }
   if (!device_to_gpu.empty() && static_cast<int>(device_to_gpu.size()) < devices) {
     throw SetupInfeasible(fmt::format("{}: cluster '{}' maps {} devices to GPUs, p = {}", source, name,

@@ -17,13 +17,16 @@ struct Interconnect {
   int gpus_per_node = 1;
   Link intra_node;
   Link inter_node;
-  std::vector<int> device_to_gpu;  // empty: device d on GPU d
+  std::vector<int> device_to_gpu;  // empty: device d on GPU d * gpus_per_device
+  // GPUs behind one pipeline device (tensor x data parallel degree, the pipeline outermost as in
+  // Megatron's and torchtitan's default order): device d's first GPU is d * gpus_per_device.
+  int gpus_per_device = 1;
 
   int gpu_of_device(int device) const;
   // The link between two devices' GPUs.
   const Link& link_between(int device_a, int device_b) const;
-  // Throws SetupInfeasible when the cluster has fewer GPUs than `devices` (or the mapping does
-  // not cover them).
+  // Throws SetupInfeasible when the cluster has fewer GPUs than `devices` x gpus_per_device (or
+  // the mapping does not cover them).
   void check_devices(int devices, std::string_view source) const;
 };
 

@@ -71,6 +71,16 @@ double number_field_or(const nlohmann::json& object, std::string_view key, std::
   return it == object.end() ? fallback : as_number(*it, key, source, min_value);
 }
 
+double fraction_field_or(const nlohmann::json& object, std::string_view key, std::string_view source,
+                         double fallback) {
+  const auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  if (!it->is_number() || !(it->get<double>() > 0 && it->get<double>() <= 1)) {
+    throw InputError(fmt::format("{}: field '{}' is {}: expected a fraction in (0, 1]", source, key, it->dump()));
+  }
+  return it->get<double>();
+}
+
 std::string string_field_or(const nlohmann::json& object, std::string_view key, std::string_view source,
                             std::string fallback) {
   const auto it = object.find(key);

@@ -21,6 +21,9 @@ int int_field_or(const nlohmann::json& object, std::string_view key, std::string
 double number_field(const nlohmann::json& object, std::string_view key, std::string_view source, double min_value);
 double number_field_or(const nlohmann::json& object, std::string_view key, std::string_view source,
                        double min_value, double fallback);
+// A number in (0, 1].
+double fraction_field_or(const nlohmann::json& object, std::string_view key, std::string_view source,
+                         double fallback);
 std::string string_field_or(const nlohmann::json& object, std::string_view key, std::string_view source,
                             std::string fallback);
 bool bool_field_or(const nlohmann::json& object, std::string_view key, std::string_view source, bool fallback);

@@ -1,59 +1,280 @@
-// The per-layer cost model: flop counts and activation bytes for F, B and W.
+// The per-piece cost model: the kernels of F, B and W with their shapes and bytes, and the
+// activation bytes they keep.
 #include "models/layer_costs.h"
+
+#include "models/kernel_time.h"
 
 namespace zb::models {
 
-PieceCosts layer_costs(const TransformerSpec& model, int microbatch_size, bool flash_attention) {
-  const double b = microbatch_size;
-  const double s = model.seq_len;
-  const double h = model.hidden;
-  const double a = model.heads;
-  const double f = model.ffn_hidden;
-  const double kv = model.kv_hidden();
-  const double tokens = b * s;
+namespace {
+
+// One pass on one GPU, kernel by kernel: model flops and milliseconds. With `mfu` set, GEMMs and
+// attention take flops / (peak x mfu) and memory-bound passes are taken as folded into that.
+class Pass {
+ public:
+  explicit Pass(const ModelSetup& setup) : gpu_(setup.hardware), mfu_(setup.mfu) {}
+
+  void gemm(const GemmShape& shape) {
+    const double flops = 2 * shape.batch * shape.m * shape.n * shape.k;
+    flops_ += flops;
+    ms_ += mfu_ ? flat_ms(flops) : gemm_ms(gpu_, shape);
+  }
+  // A fused attention kernel (flash attention): its GEMMs on chip, doing `work` of their tiles
+  // (1/2 under a causal mask), reading and writing `bytes` from HBM; `flops` is what it counts
+  // as model flops (a recomputed GEMM is not).
+  void fused(std::initializer_list<GemmShape> shapes, double work, double bytes, double flops) {
+    double compute = 0;
+    for (const GemmShape& shape : shapes) compute += tensor_core_ms(gpu_, shape);
+    flops_ += flops;
+    ms_ += mfu_ ? flat_ms(flops) : std::max(work * compute, memory_pass_ms(gpu_, bytes));
+  }
+  // Elementwise and reduction kernels: bytes read and written.
+  void memory(double bytes) {
+    if (!mfu_) ms_ += memory_pass_ms(gpu_, bytes);
+  }
+  void collective(double ms) { ms_ += ms; }
+  void add(const Pass& other) {
+    flops_ += other.flops_;
+    ms_ += other.ms_;
+  }
+
+  double flops() const { return flops_; }
+  double ms() const { return ms_; }
+
+ private:
+  double flat_ms(double flops) const { return flops / (gpu_.peak_tflops_bf16 * 1e9 * *mfu_); }
+
+  const HardwareSpec& gpu_;
+  std::optional<double> mfu_;
+  double flops_ = 0;
+  double ms_ = 0;
+};
+
+// The shapes every piece needs, per GPU of a tensor-parallel group.
+struct Dims {
+  double b, s, h, a, f, kv, d, v, t, tokens;
+  double rep;  // the share of the replicated (norm, dropout, residual) tensors a GPU holds: 1/t with sequence parallelism
+  double drop;
+  bool swiglu, rope;
+
+  explicit Dims(const ModelSetup& setup) {
+    const TransformerSpec& model = setup.model;
+    b = setup.microbatch_size;
+    s = model.seq_len;
+    h = model.hidden;
+    a = model.heads;
+    f = model.ffn_hidden;
+    kv = model.kv_hidden();
+    d = model.head_dim();
+    v = model.vocab;
+    t = setup.parallel.tensor;
+    tokens = b * s;
+    rep = setup.parallel.sequence_parallel ? 1 / t : 1;
+    drop = model.dropout ? 1 : 0;
+    swiglu = model.mlp == Mlp::swiglu;
+    rope = !model.learned_positions;
+  }
+};
+
+// The tensor-parallel collectives of one activation (2bsh bytes) on the intra-node link: an
+// all-reduce without sequence parallelism, a reduce-scatter or an all-gather with it.
+struct Collectives {
+  double reduce_ms;  // after a row-parallel GEMM (F) or a column-parallel one's input gradient (B)
+  double gather_ms;  // before a column-parallel GEMM with sequence parallelism, else 0
+
+  Collectives(const ModelSetup& setup, const Dims& dims) {
+    const double bytes = 2 * dims.tokens * dims.h;
+    const Link& link = setup.interconnect.intra_node;
+    const int t = setup.parallel.tensor;
+    if (setup.parallel.sequence_parallel) {
+      reduce_ms = reduce_scatter_ms(link, t, bytes);
+      gather_ms = reduce_scatter_ms(link, t, bytes);
+    } else {
+      reduce_ms = all_reduce_ms(link, t, bytes);
+      gather_ms = 0;
+    }
+  }
+};
+
+// The attention core's forward: QK^T, scale, mask and softmax, dropout, scores x V.
+Pass attention_forward(const ModelSetup& setup, const Dims& x) {
+  Pass pass(setup);
+  const double heads = x.b * x.a / x.t;
+  const GemmShape scores{x.s, x.s, x.d, heads};
+  const GemmShape values{x.s, x.d, x.s, heads};
+  if (setup.flash_attention) {
+    // Reads Q, K, V and writes the output once.
+    pass.fused({scores, values}, 0.5, x.tokens * (2 * x.h + 4 * x.kv + 2 * x.h) / x.t, 4 * x.tokens * x.s * x.h / x.t);
+  } else {
+    const double elements = x.tokens * x.a / x.t * x.s;  // per score tensor
+    pass.gemm(scores);
+    pass.memory(elements * 4);                // softmax: read and write 16-bit scores
+    pass.memory(x.drop * elements * 5);       // dropout: read, write, 1-byte mask
+    pass.gemm(values);
+  }
+  return pass;
+}
+
+}  // namespace
+
+PieceCosts layer_costs(const ModelSetup& setup) {
+  const Dims x(setup);
+  const Collectives tp(setup, x);
+  const double T = x.tokens;
+  const double qkv_width = (x.h + 2 * x.kv) / x.t;
+  const double up_width = (x.swiglu ? 2 : 1) * x.f / x.t;
+  const Recompute recompute = setup.parallel.recompute;
+
+  // F, in the order it runs.
+  Pass f(setup);
+  f.memory(T * x.rep * 4 * x.h);            // norm 1
+  f.collective(tp.gather_ms);
+  f.gemm({T, qkv_width, x.h});
+  if (x.rope) f.memory(T * 4 * (x.h + x.kv) / x.t);  // rotate Q and K
+  const Pass core = attention_forward(setup, x);
+  f.add(core);
+  f.gemm({T, x.h, x.h / x.t});             // output projection (row-parallel)
+  f.collective(tp.reduce_ms);
+  f.memory(T * x.rep * (6 + x.drop) * x.h);  // bias, dropout and residual add
+  f.memory(T * x.rep * 4 * x.h);            // norm 2
+  f.collective(tp.gather_ms);
+  f.gemm({T, up_width, x.h});
+  f.memory(T * (x.swiglu ? 6 : 4) * x.f / x.t);  // GeLU, or SiLU(gate) x up
+  f.gemm({T, x.h, x.f / x.t});             // down projection (row-parallel)
+  f.collective(tp.reduce_ms);
+  f.memory(T * x.rep * (6 + x.drop) * x.h);
+
+  // B: input gradients, last kernel first.
+  Pass b(setup);
+  if (recompute == Recompute::full) b.add(f);
+  if (recompute == Recompute::selective && !setup.flash_attention) b.add(core);
+  for (int block = 0; block < 2; ++block) {
+    b.memory(T * x.rep * (6 + 5 * x.drop) * x.h);  // residual gradient add (+ dropout's backward)
+  }
+  b.collective(tp.gather_ms);              // the row-parallel output's gradient, gathered
+  b.gemm({T, x.f / x.t, x.h});             // down projection
+  b.memory(T * (x.swiglu ? 10 : 6) * x.f / x.t);
+  b.gemm({T, x.h, up_width});
+  b.collective(tp.reduce_ms);
+  b.memory(T * x.rep * 6 * x.h);            // norm 2: read input and gradient, write gradient
+  b.collective(tp.gather_ms);
+  b.gemm({T, x.h / x.t, x.h});             // output projection
+  const double heads = x.b * x.a / x.t;
+  const GemmShape scores{x.s, x.s, x.d, heads};  // recomputed scores, dP = dO V^T
+  const GemmShape values{x.s, x.d, x.s, heads};  // dV = P^T dO, dQ = dS K, dK = dS^T Q
+  if (setup.flash_attention) {
+    // Reads Q, K, V, O and dO, writes dQ, dK and dV.
+    b.fused({scores, scores, values, values, values}, 0.5, T * (4 * x.h + 4 * x.kv + 2 * x.h + 2 * x.h + 4 * x.kv) / x.t,
+            8 * T * x.s * x.h / x.t);
+  } else {
+    const double elements = T * x.a / x.t * x.s;
+    b.gemm(values);                        // dV
+    b.gemm(scores);                        // dP
+    b.memory(x.drop * elements * 5);       // dropout's backward
+    b.memory(elements * 6);                // softmax's backward: read P and dP, write dS
+    b.gemm(values);                        // dQ
+    b.gemm(values);                        // dK
+  }
+  if (x.rope) b.memory(T * 4 * (x.h + x.kv) / x.t);
+  b.gemm({T, x.h, qkv_width});
+  b.collective(tp.reduce_ms);
+  b.memory(T * x.rep * 6 * x.h);            // norm 1
+
+  // W: weight gradients, accumulated into fp32 (8 bytes per element read and written).
+  Pass w(setup);
+  w.collective(2 * tp.gather_ms);          // the norms' outputs, gathered again (kept sharded)
+  w.gemm({x.h, qkv_width, T, 1, 8});
+  w.gemm({x.h / x.t, x.h, T, 1, 8});
+  w.gemm({x.h, up_width, T, 1, 8});
+  w.gemm({x.f / x.t, x.h, T, 1, 8});
+
   PieceCosts costs;
-  const double gemm = 2 * tokens * model.layer_gemm_params();
-  const double attention = 4 * tokens * s * h;  // QK^T and scores x V over all query heads
-  costs.flops_f = gemm + attention;
-  costs.flops_b = gemm + 2 * attention;
-  costs.flops_w = gemm;
+  costs.flops_f = f.flops();
+  costs.flops_b = b.flops() - (recompute == Recompute::full ? f.flops() : 0) -
+                  (recompute == Recompute::selective && !setup.flash_attention ? core.flops() : 0);
+  costs.flops_w = w.flops();
+  costs.t_f_ms = f.ms();
+  costs.t_b_ms = b.ms();
+  costs.t_w_ms = w.ms();
 
   // M_B in bytes per token (16-bit values, 1-byte dropout masks).
-  const double drop = model.dropout ? 1.0 : 0.0;
-  double attention_block = 2 * h      // input of the QKV projection
-                           + 2 * h    // Q
-                           + 4 * kv   // K and V
-                           + 2 * h    // input of the output projection
-                           + drop * h;  // residual dropout mask
-  if (!flash_attention) attention_block += (model.dropout ? 5 : 2) * a * s;  // softmax (+ mask, dropout out)
-  const double mlp_block = model.mlp == Mlp::swiglu ? 2 * h + 8 * f + drop * h   // input, gate, up, silu, product
-                                                    : 2 * h + 4 * f + drop * h;  // input, gelu in, gelu out
-  const double norms = 4 * h;
-  costs.act_b_bytes = tokens * (attention_block + mlp_block + norms);
-
-  // M_W: the inputs of the GEMMs and the gradients of their outputs.
-  const double gemm_inputs = 2 * h + 2 * h + 2 * h + 2 * f;
-  const double output_grads = 2 * (h + 2 * kv) + 2 * h + (model.mlp == Mlp::swiglu ? 4 : 2) * f + 2 * h;
-  costs.act_w_bytes = tokens * (gemm_inputs + output_grads);
+  if (recompute == Recompute::full) {
+    costs.act_b_bytes = T * x.rep * 2 * x.h;  // the layer's input only
+  } else {
+    double attention_block = x.rep * 2 * x.h       // input of the QKV projection
+                             + 2 * x.h / x.t       // Q
+                             + 4 * x.kv / x.t      // K and V
+                             + 2 * x.h / x.t       // input of the output projection
+                             + x.rep * x.drop * x.h;  // residual dropout mask
+    if (!setup.flash_attention && recompute == Recompute::none) {
+      attention_block += (setup.model.dropout ? 5 : 2) * x.a / x.t * x.s;  // softmax (+ mask, dropout out)
+    }
+    const double mlp_block = x.rep * 2 * x.h + (x.swiglu ? 8 : 4) * x.f / x.t  // input; gate, up, silu, product or gelu in, out
+                             + x.rep * x.drop * x.h;
+    const double norms = x.rep * 4 * x.h;
+    costs.act_b_bytes = T * (attention_block + mlp_block + norms);
+  }
+  // M_W: the inputs of the GEMMs (the norms' outputs sharded with sequence parallelism, gathered
+  // again in W) and the gradients of their outputs (the row-parallel ones whole).
+  const double gemm_inputs = x.rep * 2 * x.h + 2 * x.h / x.t + x.rep * 2 * x.h + 2 * x.f / x.t;
+  const double output_grads = 2 * qkv_width + 2 * x.h + (x.swiglu ? 4 : 2) * x.f / x.t + 2 * x.h;
+  costs.act_w_bytes = T * (gemm_inputs + output_grads);
   return costs;
 }
 
-PieceCosts embedding_costs(const TransformerSpec& model, int microbatch_size) {
+PieceCosts embedding_costs(const ModelSetup& setup) {
+  const Dims x(setup);
+  const Collectives tp(setup, x);
+  const double T = x.tokens;
+  const double positions = setup.model.learned_positions ? 1 : 0;
+  Pass f(setup);
+  f.memory(T * 4 * x.h);                    // gather the rows of this GPU's vocabulary shard
+  f.memory(positions * T * 6 * x.h);        // read the position rows, add them
+  f.collective(tp.reduce_ms);
+  f.memory(T * x.rep * 5 * x.drop * x.h);   // embedding dropout
+  Pass w(setup);
+  w.collective(tp.gather_ms);
+  w.memory(T * x.rep * 5 * x.drop * x.h);   // dropout's backward
+  w.memory((1 + positions) * T * 10 * x.h);  // read the gradient, add it into fp32 rows
   PieceCosts costs;
-  costs.act_w_bytes = 2.0 * microbatch_size * model.seq_len * model.hidden;
+  costs.t_f_ms = f.ms();
+  costs.t_w_ms = w.ms();
+  costs.act_b_bytes = T * x.rep * x.drop * x.h;
+  costs.act_w_bytes = T * x.rep * (2 + x.drop) * x.h;
   return costs;
 }
 
-PieceCosts output_costs(const TransformerSpec& model, int microbatch_size) {
-  const double tokens = static_cast<double>(microbatch_size) * model.seq_len;
-  const double h = model.hidden;
-  const double v = model.vocab;
+PieceCosts output_costs(const ModelSetup& setup) {
+  const Dims x(setup);
+  const Collectives tp(setup, x);
+  const double T = x.tokens;
+  const double vocab = x.v / x.t;
+  const Link& link = setup.interconnect.intra_node;
+  const int t = setup.parallel.tensor;
+  Pass f(setup);
+  f.memory(T * x.rep * 4 * x.h);            // final norm
+  f.collective(tp.gather_ms);
+  f.gemm({T, vocab, x.h});                  // logits of this GPU's vocabulary shard
+  // Cross-entropy: read the 16-bit logits, write their fp32 softmax, read it for the sums; the
+  // shards agree on the maximum, the sum and the target's logit (three all-reduces of bs floats).
+  f.memory(T * 10 * vocab);
+  f.collective(3 * all_reduce_ms(link, t, 4 * T));
+  Pass b(setup);
+  b.memory(T * 6 * vocab);                  // softmax - one-hot: read fp32, write the 16-bit gradient
+  b.gemm({T, x.h, vocab});
+  b.collective(tp.reduce_ms);
+  b.memory(T * x.rep * 6 * x.h);            // final norm
+  Pass w(setup);
+  w.gemm({vocab, x.h, T, 1, 8});
   PieceCosts costs;
-  costs.flops_f = 2 * tokens * h * v;
-  costs.flops_b = 2 * tokens * h * v;
-  costs.flops_w = 2 * tokens * h * v;
-  costs.act_b_bytes = tokens * (4 * h + 6 * v);
-  costs.act_w_bytes = tokens * (2 * h + 2 * v);
+  costs.flops_f = f.flops();
+  costs.flops_b = b.flops();
+  costs.flops_w = w.flops();
+  costs.t_f_ms = f.ms();
+  costs.t_b_ms = b.ms();
+  costs.t_w_ms = w.ms();
+  costs.act_b_bytes = T * (x.rep * 2 * x.h + 2 * x.h + 6 * vocab);
+  costs.act_w_bytes = T * (2 * x.h + 2 * vocab);
   return costs;
 }
 

@@ -53,13 +53,25 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
   setup.microbatch_size = int_field_or(scenario, "microbatch_size", source, 1, 1);
   setup.model.seq_len = int_field_or(scenario, "seq_len", source, 1, setup.model.seq_len);
   if (scenario.contains("split")) setup.split = split_from_json(scenario["split"], source);
-  setup.mfu = number_field_or(scenario, "mfu", source, 1e-6, 0.5);
-  if (setup.mfu > 1) {
-    throw InputError(fmt::format("{}: field 'mfu' is {}: expected a fraction in (0, 1]", source, setup.mfu));
-  }
+  if (scenario.contains("mfu")) setup.mfu = fraction_field_or(scenario, "mfu", source, 1);
   setup.hardware.reserved_GB = number_field_or(scenario, "reserved_GB", source, 0, setup.hardware.reserved_GB);
   setup.bytes_per_param = number_field_or(scenario, "bytes_per_param", source, 0, 16);
   setup.flash_attention = bool_field_or(scenario, "flash_attention", source, false);
+  setup.parallel = parallelism_from_json(scenario, source);
+  const int t = setup.parallel.tensor;
+  for (const auto& [what, count] : {std::pair{"heads", setup.model.heads}, std::pair{"kv_heads", setup.model.kv_heads},
+                                    std::pair{"ffn_hidden", setup.model.ffn_hidden}}) {
+    if (count % t != 0) {
+      throw InputError(fmt::format("{}: field 'tensor_parallel' is {}: it must divide the model's {} ({})", source, t,
+                                   what, count));
+    }
+  }
+  if (setup.interconnect.gpus_per_node % t != 0) {
+    throw InputError(fmt::format("{}: field 'tensor_parallel' is {}: its GPUs must share a node's links, so it must "
+                                 "divide the GPUs per node ({})",
+                                 source, t, setup.interconnect.gpus_per_node));
+  }
+  setup.interconnect.gpus_per_device = setup.parallel.gpus_per_device();
   return setup;
 }
 

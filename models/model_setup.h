@@ -10,16 +10,17 @@
 
 #include "models/hardware.h"
 #include "models/interconnect.h"
+#include "models/parallelism.h"
 #include "models/stage_split.h"
 #include "models/transformer.h"
 
 namespace zb::models {
 
 // Scenario fields that describe the model instead of the problem's costs.
-inline constexpr std::string_view kModelFields[] = {"model",       "hardware",     "cluster",
-                                                    "microbatch_size", "seq_len",  "split",
-                                                    "mfu",         "reserved_GB",  "bytes_per_param",
-                                                    "flash_attention"};
+inline constexpr std::string_view kModelFields[] = {
+    "model",           "hardware",          "cluster",       "microbatch_size", "seq_len",
+    "split",           "mfu",               "reserved_GB",   "bytes_per_param", "flash_attention",
+    "tensor_parallel", "sequence_parallel", "data_parallel", "sharding",        "recompute"};
 bool is_model_field(std::string_view key);
 
 struct ModelSetup {
@@ -32,14 +33,20 @@ struct ModelSetup {
   std::filesystem::path cluster_path; // the cluster file (for the SimGrid engine); empty if inline/none
   int microbatch_size = 1;            // sequences per microbatch (b)
   Split split;
-  double mfu = 0.5;             // model-FLOPs utilisation: achieved / peak flop/s for every pass
-  double bytes_per_param = 16;  // bf16 weight and gradient, fp32 master weight and two Adam moments
+  // Given: every pass takes its flops / (peak x mfu), the flat model of earlier versions. Not
+  // given: each kernel is costed by its kind (models/kernel_time.h).
+  std::optional<double> mfu;
+  // bf16 weight (2) and gradient (2); the rest (12: fp32 master weight and two Adam moments) is
+  // optimizer state (models/static_memory.h).
+  double bytes_per_param = 16;
+  Parallelism parallel;
   bool flash_attention = false; // no s x s attention tensors kept
 };
 
 // Reads the model-level fields of a scenario object (other keys are left to the caller). "model"
 // and "hardware" are required; presets resolve by name, or as paths against base_dir. Errors
-// name `source` and the field.
+// name `source` and the field; a tensor-parallel degree must divide the heads, key/value heads
+// and MLP width, and the GPUs of a node.
 ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_view source,
                                  const std::filesystem::path& base_dir);
 

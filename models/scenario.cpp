@@ -67,10 +67,11 @@ Scenario scenario_from_json(const nlohmann::json& object, const std::string& pat
         scenario.schedules.push_back(item.get<std::string>());
       }
     } else if (!is_model_key(key)) {
+      std::string model_fields;
+      for (const auto field : models::kModelFields) model_fields += fmt::format(", {}", field);
       throw InputError(fmt::format("{}: unknown field '{}' (known: name, description, problem, schedules, and for "
-                                   "model-driven scenarios model, hardware, cluster, microbatch_size, seq_len, split, "
-                                   "mfu, reserved_GB, bytes_per_param, flash_attention)",
-                                   path, key));
+                                   "model-driven scenarios{})",
+                                   path, key, model_fields.substr(1)));
     }
   }
   if (!has_problem && !model_driven) throw InputError(fmt::format("{}: missing field 'problem'", path));
@@ -82,7 +83,12 @@ void derive_model_costs(Scenario& scenario) {
   if (!scenario.model_driven()) return;
   const auto setup = models::model_setup_from_json(nlohmann::json::parse(scenario.model_json), scenario.source,
                                                    scenario.base_dir);
-  models::apply_model(setup, scenario.spec, scenario.explicit_fields, scenario.source);
+  const models::StageCosts costs = models::apply_model(setup, scenario.spec, scenario.explicit_fields, scenario.source);
+  scenario.memory.reset();
+  const auto& given = scenario.explicit_fields;
+  if (!given.contains("mem_f") && !given.contains("mem_b") && !given.contains("mem_w")) {
+    scenario.memory = ModelMemory{setup.hardware.memory_GB, setup.hardware.reserved_GB, costs.static_memory};
+  }
 }
 
 std::string scenario_cluster_file(const Scenario& scenario) {

@@ -2,13 +2,24 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "models/static_memory.h"
 #include "sim/schedule/problem_spec.h"
 
 namespace zb {
+
+// What a model-driven scenario's GPUs hold whatever the schedule (per pipeline device: one GPU of
+// its tensor/data-parallel group), and the device they hold it on. A row's total per device is
+// this plus its activation peak (GB).
+struct ModelMemory {
+  double device_GB = 0;
+  double reserved_GB = 0;
+  std::vector<models::StaticMemory> static_per_device;
+};
 
 // A scenario file: {"name", "description", "problem": {...}, "schedules": [...]}, or a
 // model-driven one where "model", "hardware", "cluster", "microbatch_size", ... (models/) derive
@@ -25,6 +36,8 @@ struct Scenario {
   std::string model_json;
   std::string base_dir;
   std::set<std::string> explicit_fields;
+  // Model-driven scenarios whose memory deltas are the model's (in GB): set by derive_model_costs.
+  std::optional<ModelMemory> memory;
 
   bool model_driven() const;
 };

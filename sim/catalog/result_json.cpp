@@ -18,10 +18,41 @@ nlohmann::json to_json(const ResultRow& row) {
   return item;
 }
 
-nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows) {
+std::vector<double> total_memory_GB(const ProblemSpec& spec, const ResultRow& row, const ModelMemory& memory) {
+  std::vector<double> total;
+  if (!row.has_metrics || row.chunks != spec.chunks ||
+      row.metrics.peak_memory.size() != memory.static_per_device.size()) {
+    return total;
+  }
+  for (std::size_t d = 0; d < memory.static_per_device.size(); ++d) {
+    total.push_back(memory.static_per_device[d].total_GB() + row.metrics.peak_memory[d]);
+  }
+  return total;
+}
+
+nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows, const ModelMemory* memory) {
   nlohmann::json results = nlohmann::json::array();
-  for (const ResultRow& row : rows) results.push_back(to_json(row));
-  return {{"problem", zb::to_json(spec)}, {"results", std::move(results)}};
+  for (const ResultRow& row : rows) {
+    results.push_back(to_json(row));
+    if (memory == nullptr) continue;
+    if (const auto total = total_memory_GB(spec, row, *memory); !total.empty()) results.back()["memory_per_device_GB"] = total;
+  }
+  nlohmann::json out = {{"problem", zb::to_json(spec)}, {"results", std::move(results)}};
+  if (memory != nullptr) {
+    nlohmann::json parts = {{"device_GB", memory->device_GB}, {"reserved_GB", memory->reserved_GB}};
+    const auto column = [&](const char* key, auto part) {
+      std::vector<double> values;
+      for (const auto& device : memory->static_per_device) values.push_back(part(device));
+      parts[key] = values;
+    };
+    column("static_GB", [](const models::StaticMemory& m) { return m.total_GB(); });
+    column("parameters_GB", [](const models::StaticMemory& m) { return m.parameters_GB; });
+    column("gradients_GB", [](const models::StaticMemory& m) { return m.gradients_GB; });
+    column("optimizer_GB", [](const models::StaticMemory& m) { return m.optimizer_GB; });
+    column("gathered_GB", [](const models::StaticMemory& m) { return m.gathered_GB; });
+    out["memory"] = std::move(parts);
+  }
+  return out;
 }
 
 }  // namespace zb::catalog

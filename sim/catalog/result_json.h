@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "models/scenario.h"
 #include "sim/catalog/run_row.h"
 #include "sim/schedule/problem_spec.h"
 
@@ -14,7 +15,15 @@ namespace zb::catalog {
 // {"schedule", "status", "chunks", the metrics when the row ran, the extras, "reason" when set}.
 nlohmann::json to_json(const ResultRow& row);
 
-// {"problem": {...the spec...}, "results": [one object per row]}.
-nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows);
+// {"problem": {...the spec...}, "results": [one object per row]}. With a model-driven scenario's
+// memory: "memory": {"device_GB", "reserved_GB", "static_GB", "parameters_GB", "gradients_GB",
+// "optimizer_GB", "gathered_GB"} (lists per device) and, on each row that ran at the spec's chunk
+// count, "memory_per_device_GB": static + activation peak per device.
+nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows,
+                            const ModelMemory* memory = nullptr);
+
+// Static + activation peak per device (GB) of a row, or empty when the row did not run or ran at
+// another chunk count than `spec` (its devices then hold other stages).
+std::vector<double> total_memory_GB(const ProblemSpec& spec, const ResultRow& row, const ModelMemory& memory);
 
 }  // namespace zb::catalog

@@ -49,7 +49,7 @@ int run_compare(int argc, char** argv) {
   }
   if (values.count("svg")) write_file_atomically(values["svg"].as<std::string>(), to_svg(drawn));
   if (values.count("chrome")) write_file_atomically(values["chrome"].as<std::string>(), to_chrome_trace(drawn));
-  std::cout << results_text(scenario.spec, rows, format);
+  std::cout << results_text(scenario.spec, rows, format, scenario.memory ? &*scenario.memory : nullptr);
   return 0;
 }
 

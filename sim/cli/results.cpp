@@ -65,10 +65,44 @@ std::string describe(const ProblemSpec& spec) {
   return text;
 }
 
+// Static memory per device and each row's total (static + activation peak), in GB.
+std::string memory_lines(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows,
+                         const ModelMemory& memory, std::size_t name_width) {
+  std::string out = fmt::format("memory per GPU (GB; device {:g}, {:g} reserved)\n", memory.device_GB, memory.reserved_GB);
+  const auto line = [&](std::string_view label, const std::vector<double>& values) {
+    std::string text = fmt::format("  {:<{}}", label, name_width);
+    for (const double value : values) text += fmt::format(" {:>7.2f}", value);
+    return text + fmt::format("  max {:.2f}\n", max_of(values));
+  };
+  std::vector<double> params, grads, optimizer, gathered, total;
+  for (const auto& device : memory.static_per_device) {
+    params.push_back(device.parameters_GB);
+    grads.push_back(device.gradients_GB);
+    optimizer.push_back(device.optimizer_GB);
+    gathered.push_back(device.gathered_GB);
+    total.push_back(device.total_GB());
+  }
+  std::string header = fmt::format("  {:<{}}", "", name_width);
+  for (std::size_t d = 0; d < total.size(); ++d) header += fmt::format(" {:>7}", fmt::format("d{}", d));
+  out += header + "\n";
+  out += line("parameters", params);
+  out += line("gradients", grads);
+  out += line("optimizer", optimizer);
+  if (max_of(gathered) > 0) out += line("gathered", gathered);
+  out += line("static", total);
+  for (const catalog::ResultRow& row : rows) {
+    if (const auto row_total = catalog::total_memory_GB(spec, row, memory); !row_total.empty()) {
+      out += line(row.schedule + " total", row_total);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string results_text(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows, Format format) {
-  if (format == Format::json) return catalog::results_json(spec, rows).dump(2) + "\n";
+std::string results_text(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows, Format format,
+                         const ModelMemory* memory) {
+  if (format == Format::json) return catalog::results_json(spec, rows, memory).dump(2) + "\n";
   if (format == Format::csv) {
     std::string out = "schedule,status,chunks,makespan,span,work,bubble_rate,peak_memory_max,idle_max,peak_memory,idle";
     std::vector<std::string> extra_keys;
@@ -78,6 +112,7 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
       }
     }
     for (const auto& key : extra_keys) out += "," + key;
+    if (memory != nullptr) out += ",memory_per_device_GB";
     out += ",reason\n";
     for (const catalog::ResultRow& row : rows) {
       out += fmt::format("{},{},{}", csv_field(row.schedule), row.status, row.chunks);
@@ -92,6 +127,7 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
         const auto it = std::find_if(row.extras.begin(), row.extras.end(), [&](const auto& e) { return e.first == key; });
         out += it == row.extras.end() ? std::string(",") : fmt::format(",{}", it->second);
       }
+      if (memory != nullptr) out += "," + join(catalog::total_memory_GB(spec, row, *memory));
       out += "," + csv_field(row.reason) + "\n";
     }
     return out;
@@ -123,6 +159,7 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
       if (!is_step_time(key)) out += fmt::format("{}: {} = {:.6g}\n", row.schedule, key, value);
     }
   }
+  if (memory != nullptr) out += memory_lines(spec, rows, *memory, name_width + 6);
   return out;
 }
 

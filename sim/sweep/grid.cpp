@@ -22,9 +22,8 @@ namespace zb::sweep {
 
 namespace {
 
-constexpr std::array<std::string_view, 10> kModelFields = {
-    "model", "hardware", "cluster", "microbatch_size", "seq_len", "split", "mfu", "reserved_GB", "bytes_per_param",
-    "flash_attention"};
+// The model-level fields are the cost model's (models/model_setup.h), one list.
+using models::kModelFields;
 
 bool contains(auto&& list, std::string_view key) {
   return std::find(std::begin(list), std::end(list), key) != std::end(list);

@@ -14,7 +14,8 @@ namespace {
 nlohmann::json tiny_scenario() {
   return nlohmann::json::parse(R"({
     "model": {"layers": 4, "hidden": 1024, "heads": 8, "vocab": 1000, "seq_len": 512},
-    "hardware": {"peak_tflops_bf16": 100, "memory_GB": 80, "reserved_GB": 0, "gpus_per_node": 2,
+    "hardware": {"peak_tflops_bf16": 100, "memory_bandwidth_GBps": 1000, "sm_count": 100, "memory_GB": 80,
+                 "reserved_GB": 0, "gpus_per_node": 2,
                  "nvlink": {"bandwidth_GBps": 100, "latency_us": 2},
                  "nic": {"bandwidth_GBps": 10, "latency_us": 10}},
     "microbatch_size": 2, "mfu": 0.5})");
@@ -31,8 +32,8 @@ Problem shape(int p, int v = 1) {
 TEST(CostModel, StageTimesAreLayerFlopsOverEffectiveSpeed) {
   const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
   const StageCosts costs = stage_costs(setup, shape(4), "tiny");
-  const PieceCosts layer = layer_costs(setup.model, 2, false);
-  const PieceCosts output = output_costs(setup.model, 2);
+  const PieceCosts layer = layer_costs(setup);
+  const PieceCosts output = output_costs(setup);
   const double flops_per_ms = 100e12 * 0.5 / 1e3;
   ASSERT_EQ(costs.layers, (std::vector<int>{1, 1, 1, 1}));
   EXPECT_DOUBLE_EQ(costs.t_f_ms[0], layer.flops_f / flops_per_ms);
@@ -42,10 +43,10 @@ TEST(CostModel, StageTimesAreLayerFlopsOverEffectiveSpeed) {
   // A GPT layer of b = 2, s = 512, h = 1024: F = bsh(24h + 4s) = 1024*1024*26624 flops.
   EXPECT_DOUBLE_EQ(costs.t_f_ms[1], 2.0 * 512 * 1024 * (24 * 1024 + 4 * 512) / flops_per_ms);
   // Memory per stage: F adds M_B, B adds M_W - M_B, W frees M_W (GB); the first stage's embedding
-  // gradient (2bsh bytes) waits from B to W.
+  // gradient (2bsh bytes) and its dropout mask (bsh) wait from B to W.
   EXPECT_DOUBLE_EQ(costs.mem_f_GB[1], layer.act_b_bytes * 1e-9);
   EXPECT_DOUBLE_EQ(costs.mem_w_GB[1], -layer.act_w_bytes * 1e-9);
-  EXPECT_DOUBLE_EQ(costs.mem_w_GB[0], -(layer.act_w_bytes + 2.0 * 2 * 512 * 1024) * 1e-9);
+  EXPECT_DOUBLE_EQ(costs.mem_w_GB[0], -(layer.act_w_bytes + 3.0 * 2 * 512 * 1024) * 1e-9);
   for (int s = 0; s < 4; ++s) EXPECT_NEAR(costs.mem_f_GB[s] + costs.mem_b_GB[s] + costs.mem_w_GB[s], 0, 1e-15);
 }
 
@@ -161,7 +162,7 @@ TEST(CostModel, TooFewGpusOrTooLittleMemoryIsInfeasible) {
     apply_model(setup, spec, {}, "big");
     FAIL();
   } catch (const SetupInfeasible& e) {
-    EXPECT_NE(std::string(e.what()).find("for parameters, gradients and optimizer state"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("before any activation"), std::string::npos)
         << e.what();
   }
 }

@@ -4,11 +4,40 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/schedule/error.h"
+#include "models/kernel_time.h"
 #include "models/layer_costs.h"
+#include "models/static_memory.h"
 #include "models/transformer.h"
 
 namespace zb::models {
 namespace {
+
+// An A100 SXM as its datasheet gives it (312 TFLOPS, 2039 GB/s, 108 SMs), 8 GPUs on 300 GB/s links.
+HardwareSpec a100() {
+  HardwareSpec gpu;
+  gpu.peak_tflops_bf16 = 312;
+  gpu.memory_bandwidth_GBps = 2039;
+  gpu.sm_count = 108;
+  gpu.memory_GB = 80;
+  gpu.nvlink = {300, 3};
+  gpu.nic = {25, 10};
+  return gpu;
+}
+
+ModelSetup setup_of(const TransformerSpec& model, int microbatch_size, bool flash, Parallelism parallel = {}) {
+  ModelSetup setup;
+  setup.model = model;
+  setup.hardware = a100();
+  setup.interconnect = interconnect_from_hardware(setup.hardware);
+  setup.microbatch_size = microbatch_size;
+  setup.flash_attention = flash;
+  setup.parallel = parallel;
+  return setup;
+}
+
+PieceCosts layer_costs(const TransformerSpec& model, int microbatch_size, bool flash, Parallelism parallel = {}) {
+  return models::layer_costs(setup_of(model, microbatch_size, flash, parallel));
+}
 
 TransformerSpec gpt_1_5b() {
   return transformer_from_json(nlohmann::json::parse(R"({"layers": 22, "hidden": 2304, "heads": 24, "vocab": 50304,
@@ -65,7 +94,7 @@ TEST(LayerCosts, CostsScaleLinearlyWithTheMicrobatchSize) {
 
 // Output layer: 2bshV flops in each pass; F keeps 4bsh + 6bsV bytes, W needs 2bsh + 2bsV.
 TEST(LayerCosts, OutputLayer) {
-  const PieceCosts c = output_costs(gpt_1_5b(), 2);
+  const PieceCosts c = output_costs(setup_of(gpt_1_5b(), 2, false));
   const double tokens = 2.0 * 1024;
   EXPECT_DOUBLE_EQ(c.flops_f, 2 * tokens * 2304 * 50304);
   EXPECT_DOUBLE_EQ(c.flops_w, c.flops_f);
@@ -102,6 +131,167 @@ TEST(Transformer, BadFieldsNameSourceFieldAndValue) {
   }
   EXPECT_THROW(transformer_from_json(nlohmann::json::parse(R"({"layers": 2, "hidden": 96, "heads": 3, "vocab": 10,
         "seq_len": 8, "layer": 3})"), "my.json"), InputError);
+}
+
+}  // namespace
+}  // namespace zb::models
+
+namespace zb::models {
+namespace {
+
+// The roofline of one GEMM on the A100 above: 312e12 * 0.8 / 108 = 2.3111e12 flop/s per SM.
+// 1536 x 1152 is 12 x 9 = 108 tiles of 128 x 128: one full wave, K = 8192 a whole number of
+// steps, so the GEMM runs at exactly the sustained fraction (0.8) of the peak:
+// 2 * 1536 * 1152 * 8192 flops / (312e12 * 0.8) = 0.116150 ms; its bytes
+// (1536*8192 + 8192*1152 + 1536*1152) * 2 = 47.6 MB take 0.0259 ms at 2039 * 0.9 GB/s: compute-bound.
+TEST(KernelTime, AFullWaveOfWholeTilesRunsAtTheSustainedFraction) {
+  const HardwareSpec gpu = a100();
+  const GemmShape whole{1536, 1152, 8192};
+  EXPECT_DOUBLE_EQ(gemm_ms(gpu, whole), 2.0 * 1536 * 1152 * 8192 / (312e9 * 0.8));
+  EXPECT_NEAR(gemm_ms(gpu, whole), 0.116150, 1e-6);
+  EXPECT_NEAR(gemm_efficiency(gpu, whole), 0.8, 1e-12);
+  // One row more: 13 x 9 = 117 tiles of 128 x 128 need two waves (or 7 x 9 tiles of 256 x 128 in
+  // one wave of twice the work): twice the time for 1537/1536 of the flops.
+  const GemmShape ragged{1537, 1152, 8192};
+  EXPECT_DOUBLE_EQ(gemm_ms(gpu, ragged), 2 * gemm_ms(gpu, whole));
+  EXPECT_NEAR(gemm_efficiency(gpu, ragged), 0.8 / 2 * 1537 / 1536, 1e-12);
+  // K = 8193 pads to 8256 (129 steps of 64): 129/128 of the time.
+  EXPECT_DOUBLE_EQ(gemm_ms(gpu, {1536, 1152, 8193}), gemm_ms(gpu, whole) * 8256 / 8192);
+}
+
+// A skinny GEMM is memory-bound: 65536 x 64 x 64 moves (65536*64 + 64*64 + 65536*64) * 2 bytes
+// = 16.79 MB, 0.009147 ms at 2039 * 0.9 GB/s, twice its tensor-core time (5 waves of 512 tiles of
+// 128 x 128 x 64: 0.00454 ms).
+TEST(KernelTime, SkinnyGemmsAndElementwisePassesRunAtMemoryBandwidth) {
+  const HardwareSpec gpu = a100();
+  const double bytes = (65536.0 * 64 + 64 * 64 + 65536.0 * 64) * 2;
+  EXPECT_DOUBLE_EQ(gemm_ms(gpu, {65536, 64, 64}), bytes / (2039e6 * 0.9));
+  EXPECT_NEAR(gemm_ms(gpu, {65536, 64, 64}), 0.009147, 1e-6);
+  EXPECT_NEAR(tensor_core_ms(gpu, {65536, 64, 64}), 5 * 2.0 * 128 * 128 * 64 / (312e9 * 0.8 / 108), 1e-15);
+  EXPECT_DOUBLE_EQ(memory_pass_ms(gpu, 1e9), 1e9 / (2039e6 * 0.9));  // 0.545 ms per GB
+}
+
+// Ring all-reduce over 8 GPUs of 2 * 6 * 1024 * 1600 = 19.66 MB on 300 GB/s + 3 us links:
+// 2 * 7 steps of latency (0.042 ms) + 2 * 7/8 of the bytes / 300 GB/s (0.114688 ms).
+TEST(KernelTime, RingCollectives) {
+  const Link link{300, 3};
+  const double bytes = 2.0 * 6 * 1024 * 1600;
+  EXPECT_DOUBLE_EQ(all_reduce_ms(link, 8, bytes), 14 * 0.003 + 2 * 7.0 / 8 * bytes / 300e6);
+  EXPECT_DOUBLE_EQ(reduce_scatter_ms(link, 8, bytes), 7 * 0.003 + 7.0 / 8 * bytes / 300e6);
+  EXPECT_EQ(all_reduce_ms(link, 1, bytes), 0);
+}
+
+// Korthikanti et al.'s activation memory per layer for GPT (f = 4h, dropout, no GQA), Table 2:
+// tensor parallel alone sbh(10 + 24/t + 5as/(ht)), with sequence parallelism sbh(34/t + 5as/(ht)),
+// full recomputation 2sbh (2sbh/t with sequence parallelism), selective sbh(34/t) with it.
+TEST(LayerCosts, TensorAndSequenceParallelActivationsFollowKorthikanti) {
+  const TransformerSpec model = gpt_1_5b();
+  const double s = 1024, b = 6, h = 2304, a = 24, t = 4;
+  const double sbh = s * b * h;
+  Parallelism tp;
+  tp.tensor = 4;
+  EXPECT_DOUBLE_EQ(layer_costs(model, 6, false, tp).act_b_bytes, sbh * (10 + 24 / t + 5 * a * s / (h * t)));
+  tp.sequence_parallel = true;
+  EXPECT_DOUBLE_EQ(layer_costs(model, 6, false, tp).act_b_bytes, sbh * (34 / t + 5 * a * s / (h * t)));
+  tp.recompute = Recompute::selective;
+  EXPECT_DOUBLE_EQ(layer_costs(model, 6, false, tp).act_b_bytes, sbh * 34 / t);
+  tp.recompute = Recompute::full;
+  EXPECT_DOUBLE_EQ(layer_costs(model, 6, false, tp).act_b_bytes, 2 * sbh / t);
+  // Flops split t ways.
+  EXPECT_DOUBLE_EQ(layer_costs(model, 6, false, tp).flops_f, 840739848192.0 / 4);
+}
+
+TEST(LayerCosts, MoreTensorParallelismMeansLessMemoryAndWorkPerGpu) {
+  const TransformerSpec model = llama2_70b();
+  const ModelSetup one = setup_of(model, 1, true);
+  double previous_act = 1e300, previous_params = 1e300, previous_f = 1e300;
+  for (const int t : {1, 2, 4, 8}) {
+    for (const bool sp : {false, true}) {
+      Parallelism parallel;
+      parallel.tensor = t;
+      parallel.sequence_parallel = sp;
+      const ModelSetup setup = setup_of(model, 1, true, parallel);
+      const PieceCosts c = models::layer_costs(setup);
+      if (!sp) {
+        EXPECT_LT(c.act_b_bytes, previous_act) << t;
+        EXPECT_LT(layer_params_per_gpu(setup), previous_params) << t;
+        EXPECT_LT(c.t_f_ms, previous_f) << t;  // the all-reduces cost less than the GEMMs save
+        previous_act = c.act_b_bytes;
+        previous_params = layer_params_per_gpu(setup);
+        previous_f = c.t_f_ms;
+      } else if (t > 1) {
+        EXPECT_LT(c.act_b_bytes, previous_act) << t;  // the norms and dropout split too
+      }
+    }
+  }
+  EXPECT_DOUBLE_EQ(layer_params_per_gpu(one), model.layer_params());
+}
+
+// Full recomputation keeps the layer input only and reruns F in B; selective (without flash
+// attention) drops the score tensors and reruns the attention core; W is unchanged.
+TEST(LayerCosts, RecomputationTradesActivationMemoryForBackwardTime) {
+  const TransformerSpec model = gpt_1_5b();
+  const PieceCosts none = layer_costs(model, 6, false);
+  Parallelism selective_p;
+  selective_p.recompute = Recompute::selective;
+  const PieceCosts selective = layer_costs(model, 6, false, selective_p);
+  Parallelism full_p;
+  full_p.recompute = Recompute::full;
+  const PieceCosts full = layer_costs(model, 6, false, full_p);
+  EXPECT_LT(full.act_b_bytes, selective.act_b_bytes);
+  EXPECT_LT(selective.act_b_bytes, none.act_b_bytes);
+  EXPECT_DOUBLE_EQ(full.act_b_bytes, 2.0 * 6 * 1024 * 2304);
+  EXPECT_DOUBLE_EQ(full.t_b_ms, none.t_b_ms + none.t_f_ms);
+  EXPECT_GT(selective.t_b_ms, none.t_b_ms);
+  EXPECT_LT(selective.t_b_ms, full.t_b_ms);
+  EXPECT_DOUBLE_EQ(full.t_w_ms, none.t_w_ms);
+  EXPECT_DOUBLE_EQ(full.act_w_bytes, none.act_w_bytes);
+  EXPECT_DOUBLE_EQ(full.flops_b, none.flops_b);  // model flops do not count recomputation
+  // Flash attention keeps no score tensors: selective recomputation changes nothing.
+  const PieceCosts flash = layer_costs(model, 6, true);
+  const PieceCosts flash_selective = layer_costs(model, 6, true, selective_p);
+  EXPECT_DOUBLE_EQ(flash_selective.act_b_bytes, flash.act_b_bytes);
+  EXPECT_DOUBLE_EQ(flash_selective.t_b_ms, flash.t_b_ms);
+}
+
+// Per-kind costs of a GPT layer: its GEMMs at their shapes plus the memory-bound passes; the
+// pieces of F by hand for b = 6, s = 1024, h = 2304 (T = 6144 tokens) on the A100 above.
+TEST(LayerCosts, PerKindTimesAddTheGemmsAndTheMemoryPasses) {
+  const ModelSetup setup = setup_of(gpt_1_5b(), 6, false);
+  const HardwareSpec& gpu = setup.hardware;
+  const double T = 6144, h = 2304, s = 1024, heads = 6 * 24, d = 96;
+  const double gemms = gemm_ms(gpu, {T, 3 * h, h}) + gemm_ms(gpu, {T, h, h}) + gemm_ms(gpu, {T, 4 * h, h}) +
+                       gemm_ms(gpu, {T, h, 4 * h}) + gemm_ms(gpu, {s, s, d, heads}) + gemm_ms(gpu, {s, d, s, heads});
+  // Bytes per token: two norms (4h each), two bias-dropout-adds (7h each), GeLU (4 * 4h), softmax
+  // (4 bytes per score) and its dropout (5), a * s scores per token.
+  const double bytes = T * (8 * h + 14 * h + 16 * h + 9 * 24 * s);
+  EXPECT_DOUBLE_EQ(models::layer_costs(setup).t_f_ms, gemms + memory_pass_ms(gpu, bytes));
+  // W is the four weight GEMMs alone, accumulated into fp32.
+  const double w = gemm_ms(gpu, {h, 3 * h, T, 1, 8}) + gemm_ms(gpu, {h, h, T, 1, 8}) + gemm_ms(gpu, {h, 4 * h, T, 1, 8}) +
+                   gemm_ms(gpu, {4 * h, h, T, 1, 8});
+  EXPECT_DOUBLE_EQ(models::layer_costs(setup).t_w_ms, w);
+}
+
+// Static memory of P parameters at 16 bytes (2 weights, 2 gradients, 12 optimizer state) over
+// d = 4 data-parallel GPUs: ZeRO-1 2P + 2P + 3P, ZeRO-2 2P + 0.5P + 3P, ZeRO-3 4P + two layers
+// gathered in 16 bits.
+TEST(StaticMemory, ShardingSplitsOptimizerStateThenGradientsThenParameters) {
+  ModelSetup setup = setup_of(gpt_1_5b(), 1, false);
+  const double P = 1e9, layer = 1e8;
+  EXPECT_DOUBLE_EQ(static_memory(setup, P, layer).total_GB(), 16);
+  setup.parallel.data = 4;
+  EXPECT_DOUBLE_EQ(static_memory(setup, P, layer).total_GB(), 16);  // replicated without a sharding
+  setup.parallel.sharding = Sharding::zero1;
+  EXPECT_DOUBLE_EQ(static_memory(setup, P, layer).total_GB(), 2 + 2 + 3);
+  setup.parallel.sharding = Sharding::zero2;
+  EXPECT_DOUBLE_EQ(static_memory(setup, P, layer).total_GB(), 2 + 0.5 + 3);
+  for (const Sharding full : {Sharding::zero3, Sharding::fsdp}) {
+    setup.parallel.sharding = full;
+    const StaticMemory m = static_memory(setup, P, layer);
+    EXPECT_DOUBLE_EQ(m.parameters_GB, 0.5);
+    EXPECT_DOUBLE_EQ(m.gathered_GB, 0.4);
+    EXPECT_DOUBLE_EQ(m.total_GB(), 0.5 + 0.5 + 3 + 0.4);
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "models/cost_model.h"
 #include "sim/schedule/error.h"
 #include "models/presets.h"
+#include "models/setup_error.h"
 
 namespace zb::models {
 namespace {
@@ -14,7 +15,7 @@ TEST(Presets, EveryTransformerAndHardwarePresetLoads) {
   const auto models = preset_names("transformers");
   const auto hardware = preset_names("hardware");
   EXPECT_GE(models.size(), 9u);
-  EXPECT_EQ(hardware, (std::vector<std::string>{"a100-80gb", "h100-sxm", "h200"}));
+  EXPECT_EQ(hardware, (std::vector<std::string>{"a100-80gb", "a100-80gb-pcie", "h100-sxm", "h200"}));
   for (const auto& model : models) {
     for (const auto& gpu : hardware) {
       const nlohmann::json scenario = {{"model", model}, {"hardware", gpu}};
@@ -64,6 +65,85 @@ TEST(Presets, PaperGptOnA100) {
   ASSERT_EQ(spec.t_f.size(), 8u);
   EXPECT_DOUBLE_EQ(spec.t_f[1], 3 * 840739848192.0 / (312e12 * 0.5) * 1e3);  // about 16.2 ms
   EXPECT_NEAR(spec.t_f[1], 16.17, 0.01);
+}
+
+}  // namespace
+}  // namespace zb::models
+
+namespace zb::models {
+namespace {
+
+std::string setup_error(const nlohmann::json& scenario) {
+  try {
+    model_setup_from_json(scenario, "s.json", ".");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Presets, ParallelismFieldsAreCheckedNamingFieldAndValue) {
+  const nlohmann::json base = {{"model", "llama3-70b"}, {"hardware", "h100-sxm"}};
+  auto with = [&](const char* key, nlohmann::json value) {
+    nlohmann::json scenario = base;
+    scenario[key] = std::move(value);
+    return setup_error(scenario);
+  };
+  EXPECT_EQ(with("tensor_parallel", 3), "s.json: field 'tensor_parallel' is 3: it must divide the model's heads (64)");
+  EXPECT_EQ(with("tensor_parallel", 16),
+            "s.json: field 'tensor_parallel' is 16: it must divide the model's kv_heads (8)");
+  EXPECT_EQ(with("tensor_parallel", 0), "s.json: field 'tensor_parallel' is 0: expected an integer >= 1");
+  EXPECT_EQ(with("data_parallel", 0), "s.json: field 'data_parallel' is 0: expected an integer >= 1");
+  EXPECT_EQ(with("sharding", "zero-4"),
+            "s.json: field 'sharding' is \"zero-4\": expected one of none, zero-1, zero-2, zero-3, fsdp");
+  EXPECT_EQ(with("recompute", "partial"),
+            "s.json: field 'recompute' is \"partial\": expected one of none, selective, full");
+  EXPECT_EQ(with("sequence_parallel", 1), "s.json: field 'sequence_parallel' is 1: expected true or false");
+  // A tensor-parallel group larger than a node (8 GPUs) would cross the NICs.
+  nlohmann::json gpt = {{"model", "gpt-1.5b"}, {"hardware", "a100-80gb"}, {"tensor_parallel", 16}};
+  EXPECT_NE(setup_error(gpt).find("it must divide"), std::string::npos) << setup_error(gpt);
+  nlohmann::json inline_gpu = base;
+  inline_gpu["hardware"] = nlohmann::json::parse(R"({"peak_tflops_bf16": 1, "memory_bandwidth_GBps": 1,
+      "sm_count": 1, "memory_GB": 1, "nvlink": {"bandwidth_GBps": 1}, "nic": {"bandwidth_GBps": 1},
+      "gemm_sustained_fraction": 0})");
+  EXPECT_NE(setup_error(inline_gpu).find("field 'gemm_sustained_fraction' is 0: expected a fraction in (0, 1]"),
+            std::string::npos)
+      << setup_error(inline_gpu);
+}
+
+// Llama-3 70B on 8 H100s: 80 layers, 10 per device, 8.7e9 parameters on a middle device at 16
+// bytes = 139 GB, which does not fit; the message says what each part takes and which knobs split
+// it. Tensor parallel 8 over 64 GPUs divides it by 8 and fits.
+TEST(Presets, WhatDoesNotFitIsReportedPartByPart) {
+  nlohmann::json scenario = {{"model", "llama3-70b"}, {"hardware", "h100-sxm"}, {"flash_attention", true}};
+  ProblemSpec spec;
+  spec.devices = 8;
+  spec.microbatches = 16;
+  try {
+    apply_model(model_setup_from_json(scenario, "s.json", "."), spec, {}, "s.json");
+    FAIL();
+  } catch (const SetupInfeasible& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("s.json: device 0 needs"), std::string::npos) << message;
+    EXPECT_NE(message.find("parameters"), std::string::npos) << message;
+    EXPECT_NE(message.find("optimizer state"), std::string::npos) << message;
+    EXPECT_NE(message.find("tensor_parallel 1, data_parallel 1, sharding none, recompute none"), std::string::npos)
+        << message;
+  }
+  scenario["tensor_parallel"] = 8;
+  const ModelSetup tp8 = model_setup_from_json(scenario, "s.json", ".");
+  const StageCosts costs = apply_model(tp8, spec, {}, "s.json");
+  EXPECT_GT(spec.mem_limit->value, 50);
+  // Sharding over 4 data-parallel replicas: less static memory at every level.
+  double previous = costs.static_GB[1];
+  for (const char* sharding : {"zero-1", "zero-2", "zero-3"}) {
+    scenario["data_parallel"] = 4;
+    scenario["sharding"] = sharding;
+    ProblemSpec again = spec;
+    const StageCosts sharded = apply_model(model_setup_from_json(scenario, "s.json", "."), again, {}, "s.json");
+    EXPECT_LT(sharded.static_GB[1], previous) << sharding;
+    previous = sharded.static_GB[1];
+  }
 }
 
 }  // namespace

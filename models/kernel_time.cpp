@@ -1,0 +1,69 @@
+// The roofline of one kernel: tile and wave quantisation for GEMMs, bandwidth for the rest.
+#include "models/kernel_time.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace zb::models {
+
+namespace {
+
+struct Tile {
+  double m, n;
+};
+
+// cuBLAS's large bf16 tiles (the guide's section 2.3 lists 256x128, 128x256 and 128x128 among
+// its tile sizes; smaller tiles trade data reuse for parallelism, which the model leaves out, so
+// only the large ones are offered). A thread block steps through K 64 elements at a time (one
+// 128-byte row of 16-bit values per step, the alignment the guide asks of A100 operands).
+constexpr Tile kTiles[] = {{256, 128}, {128, 256}, {128, 128}};
+constexpr double kTileK = 64;
+
+// Milliseconds of tensor-core time for the GEMM with tile `tile`.
+double compute_ms(const HardwareSpec& gpu, const GemmShape& shape, const Tile& tile) {
+  const double tiles = shape.batch * std::ceil(shape.m / tile.m) * std::ceil(shape.n / tile.n);
+  const double waves = std::ceil(tiles / gpu.sm_count);
+  const double padded_k = std::ceil(shape.k / kTileK) * kTileK;
+  const double flops_per_tile = 2 * tile.m * tile.n * padded_k;
+  const double flops_per_ms_per_sm = gpu.peak_tflops_bf16 * 1e9 * gpu.gemm_sustained_fraction / gpu.sm_count;
+  return waves * flops_per_tile / flops_per_ms_per_sm;
+}
+
+}  // namespace
+
+double tensor_core_ms(const HardwareSpec& gpu, const GemmShape& shape) {
+  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0) return 0;
+  double compute = std::numeric_limits<double>::infinity();
+  for (const Tile& tile : kTiles) compute = std::min(compute, compute_ms(gpu, shape, tile));
+  return compute;
+}
+
+double gemm_ms(const HardwareSpec& gpu, const GemmShape& shape) {
+  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0) return 0;
+  const double compute = tensor_core_ms(gpu, shape);
+  const double bytes = shape.batch * (2 * shape.m * shape.k + 2 * shape.k * shape.n + shape.output_bytes * shape.m * shape.n);
+  return std::max(compute, memory_pass_ms(gpu, bytes));
+}
+
+double gemm_efficiency(const HardwareSpec& gpu, const GemmShape& shape) {
+  const double ms = gemm_ms(gpu, shape);
+  if (ms <= 0) return 0;
+  return 2 * shape.batch * shape.m * shape.n * shape.k / (gpu.peak_tflops_bf16 * 1e9 * ms);
+}
+
+double memory_pass_ms(const HardwareSpec& gpu, double bytes) {
+  return bytes / (gpu.memory_bandwidth_GBps * 1e6 * gpu.memory_sustained_fraction);
+}
+
+double all_reduce_ms(const Link& link, int ranks, double bytes) {
+  return 2 * reduce_scatter_ms(link, ranks, bytes);
+}
+
+double reduce_scatter_ms(const Link& link, int ranks, double bytes) {
+  if (ranks <= 1) return 0;
+  const double r = ranks;
+  return (r - 1) * link.latency_us * 1e-3 + (r - 1) / r * bytes / (link.bandwidth_GBps * 1e6);
+}
+
+}  // namespace zb::models

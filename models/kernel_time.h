@@ -1,0 +1,42 @@
+// How long one kernel runs on a GPU preset: GEMMs by their shape, memory-bound passes by their
+// bytes, collectives of tensor parallelism by their ring steps (docs/design.md section 3).
+#pragma once
+
+#include "models/hardware.h"
+
+namespace zb::models {
+
+// C (M x N) = A (M x K) B (K x N), `batch` independent ones in one launch (attention's heads).
+struct GemmShape {
+  double m = 0, n = 0, k = 0;
+  double batch = 1;
+  double output_bytes = 2;  // per element of C: 2 for 16-bit, 8 to accumulate into an fp32 gradient
+};
+
+// A first-principles roofline (NVIDIA, "Matrix Multiplication Background User's Guide",
+// DU-09799-001, sections 2.3 and 3): the output is cut into tiles that thread blocks compute one
+// per SM at a time, so the run takes whole waves of sm_count tiles, each tile a whole number of
+// K steps. Compute time = waves x (flops of one padded tile) / (peak per SM x sustained fraction);
+// the tile is the one of cuBLAS's large tiles (256x128, 128x256, 128x128, K step 64) that finishes
+// first (kernel_time.cpp). Memory time = bytes of A, B and C / (HBM bandwidth x sustained
+// fraction). The kernel takes the longer of the two.
+double gemm_ms(const HardwareSpec& gpu, const GemmShape& shape);
+// The compute side alone: a GEMM inside a fused kernel (flash attention) whose operands stay on chip.
+double tensor_core_ms(const HardwareSpec& gpu, const GemmShape& shape);
+
+// Useful flops / (peak flop/s x time): what the shape leaves of the peak (tile, wave and
+// sustained-fraction losses; 0.8 at most with the default fraction).
+double gemm_efficiency(const HardwareSpec& gpu, const GemmShape& shape);
+
+// An elementwise or reduction pass (norm, softmax, activation, dropout, cross-entropy) limited by
+// HBM: bytes read and written / (bandwidth x sustained fraction).
+double memory_pass_ms(const HardwareSpec& gpu, double bytes);
+
+// Ring collectives over `ranks` GPUs on one link per GPU (NVLink inside a node), of a tensor of
+// `bytes` in full: an all-reduce moves 2 (r-1)/r of it through every GPU in 2 (r-1) steps, a
+// reduce-scatter or an all-gather (r-1)/r in r-1 steps; each step pays the link's latency.
+// 0 for one rank.
+double all_reduce_ms(const Link& link, int ranks, double bytes);
+double reduce_scatter_ms(const Link& link, int ranks, double bytes);  // = all-gather
+
+}  // namespace zb::models

@@ -1,0 +1,58 @@
+// Reading the parallelism fields of a scenario.
+#include "models/parallelism.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "models/json_fields.h"
+#include "sim/schedule/error.h"
+
+namespace zb::models {
+
+namespace {
+
+constexpr std::pair<std::string_view, Recompute> kRecompute[] = {
+    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+constexpr std::pair<std::string_view, Sharding> kSharding[] = {{"none", Sharding::none},
+                                                              {"zero-1", Sharding::zero1},
+                                                              {"zero-2", Sharding::zero2},
+                                                              {"zero-3", Sharding::zero3},
+                                                              {"fsdp", Sharding::fsdp}};
+
+template <typename Enum, std::size_t N>
+Enum parse_choice(const nlohmann::json& scenario, std::string_view key, std::string_view source,
+                  const std::pair<std::string_view, Enum> (&choices)[N]) {
+  const std::string text = string_field_or(scenario, key, source, std::string(choices[0].first));
+  std::string known;
+  for (const auto& [name, value] : choices) {
+    if (name == text) return value;
+    known += known.empty() ? std::string(name) : fmt::format(", {}", name);
+  }
+  throw InputError(fmt::format("{}: field '{}' is \"{}\": expected one of {}", source, key, text, known));
+}
+
+template <typename Enum, std::size_t N>
+std::string_view name_of(Enum value, const std::pair<std::string_view, Enum> (&choices)[N]) {
+  for (const auto& [name, choice] : choices) {
+    if (choice == value) return name;
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string_view recompute_name(Recompute recompute) { return name_of(recompute, kRecompute); }
+std::string_view sharding_name(Sharding sharding) { return name_of(sharding, kSharding); }
+
+Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_view source) {
+  Parallelism parallel;
+  parallel.tensor = int_field_or(scenario, "tensor_parallel", source, 1, 1);
+  parallel.sequence_parallel = bool_field_or(scenario, "sequence_parallel", source, false);
+  parallel.data = int_field_or(scenario, "data_parallel", source, 1, 1);
+  parallel.sharding = parse_choice(scenario, "sharding", source, kSharding);
+  parallel.recompute = parse_choice(scenario, "recompute", source, kRecompute);
+  return parallel;
+}
+
+}  // namespace zb::models

@@ -1,0 +1,43 @@
+// How one pipeline device is spread over GPUs and what it keeps: tensor and data parallelism,
+// sequence parallelism, optimizer sharding (ZeRO, FSDP) and activation recomputation.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace zb::models {
+
+// What backward recomputes instead of keeping (Korthikanti et al., "Reducing Activation
+// Recomputation in Large Transformer Models"): selective recomputes the attention core (scores,
+// softmax, dropout, scores x V), so its s x s tensors are not kept; full keeps only each layer's
+// input and reruns the layer's forward at the start of B.
+enum class Recompute { none, selective, full };
+
+// Which of the training state a data-parallel group of d GPUs splits d ways: ZeRO-1 the optimizer
+// state, ZeRO-2 also the gradients, ZeRO-3 (and FSDP's full sharding, the same memory) also the
+// parameters, which are gathered layer by layer when needed.
+enum class Sharding { none, zero1, zero2, zero3, fsdp };
+
+struct Parallelism {
+  int tensor = 1;                  // t: GPUs of one pipeline device, on one node's intra-node links
+  bool sequence_parallel = false;  // norms and dropout split over the t GPUs along the sequence
+  int data = 1;                    // d: replicas of the whole pipeline
+  Sharding sharding = Sharding::none;
+  Recompute recompute = Recompute::none;
+
+  int gpus_per_device() const { return tensor * data; }
+  bool shards_optimizer() const { return sharding != Sharding::none; }
+  bool shards_gradients() const { return sharding != Sharding::none && sharding != Sharding::zero1; }
+  bool shards_parameters() const { return sharding == Sharding::zero3 || sharding == Sharding::fsdp; }
+};
+
+std::string_view recompute_name(Recompute recompute);
+std::string_view sharding_name(Sharding sharding);
+
+// The scenario fields tensor_parallel, sequence_parallel, data_parallel, sharding and recompute
+// (all optional); errors name `source`, the field and the value.
+Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_view source);
+
+}  // namespace zb::models

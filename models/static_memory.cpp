@@ -1,0 +1,58 @@
+// Parameters, gradients and optimizer state per GPU.
+#include "models/static_memory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace zb::models {
+
+std::string StaticMemory::describe() const {
+  std::string text =
+      fmt::format("parameters {:.1f}, gradients {:.1f}, optimizer state {:.1f}", parameters_GB, gradients_GB, optimizer_GB);
+  if (gathered_GB > 0) text += fmt::format(", gathered layers {:.1f}", gathered_GB);
+  return text;
+}
+
+namespace {
+
+// Parameters of a layer every GPU of a tensor-parallel group keeps whole.
+double replicated_layer_params(const TransformerSpec& model) {
+  const double h = model.hidden;
+  return (model.rms_norm ? 2 : 4) * h + (model.bias ? 2 * h : 0);  // two norms; output and down biases
+}
+
+}  // namespace
+
+double layer_params_per_gpu(const ModelSetup& setup) {
+  const double replicated = replicated_layer_params(setup.model);
+  return (setup.model.layer_params() - replicated) / setup.parallel.tensor + replicated;
+}
+
+double embedding_params_per_gpu(const ModelSetup& setup) {
+  const TransformerSpec& model = setup.model;
+  const double table = static_cast<double>(model.vocab) * model.hidden / setup.parallel.tensor;
+  return table + (model.learned_positions ? static_cast<double>(model.seq_len) * model.hidden : 0.0);
+}
+
+double output_params_per_gpu(const ModelSetup& setup) {
+  const TransformerSpec& model = setup.model;
+  return (model.rms_norm ? 1 : 2) * static_cast<double>(model.hidden) +
+         static_cast<double>(model.vocab) * model.hidden / setup.parallel.tensor;
+}
+
+StaticMemory static_memory(const ModelSetup& setup, double params, double largest_layer_params) {
+  const Parallelism& parallel = setup.parallel;
+  const double weight_bytes = std::min(2.0, setup.bytes_per_param);
+  const double gradient_bytes = std::min(2.0, setup.bytes_per_param - weight_bytes);
+  const double optimizer_bytes = setup.bytes_per_param - weight_bytes - gradient_bytes;
+  const double d = parallel.data;
+  StaticMemory memory;
+  memory.parameters_GB = params * weight_bytes / (parallel.shards_parameters() ? d : 1) * 1e-9;
+  memory.gradients_GB = params * gradient_bytes / (parallel.shards_gradients() ? d : 1) * 1e-9;
+  memory.optimizer_GB = params * optimizer_bytes / (parallel.shards_optimizer() ? d : 1) * 1e-9;
+  if (parallel.shards_parameters() && parallel.data > 1) memory.gathered_GB = 2 * 2 * largest_layer_params * 1e-9;
+  return memory;
+}
+
+}  // namespace zb::models
