@@ -19,6 +19,7 @@ struct StageCosts {
   std::vector<double> t_comm_ms;  // boundary s -> s+1 (the last: back to stage 0's device)
   std::vector<double> mem_f_GB, mem_b_GB, mem_w_GB;
   std::vector<double> static_GB;  // per device: parameters, gradients and optimizer state
+  std::vector<double> params;     // per stage: parameters (for the data-parallel gradient all-reduce)
   double bytes_act = 0;           // activation (and gradient) bytes crossing a stage boundary
   double reduce_hop_ms = 0;       // the slowest message of the gradient-norm all-reduce (optimizer_step.h)
 };

@@ -25,13 +25,14 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
   if (!object.is_object()) throw InputError(fmt::format("{}: hardware must be a JSON object", source));
   check_known_fields(object,
                      {"name", "description", "peak_tflops_bf16", "memory_GB", "reserved_GB", "nvlink",
-                      "gpus_per_node", "nic"},
+                      "gpus_per_node", "nic", "memory_bandwidth_GBps"},
                      source);
   HardwareSpec spec;
   spec.name = string_field_or(object, "name", source, "");
   spec.peak_tflops_bf16 = number_field(object, "peak_tflops_bf16", source, 1e-9);
   spec.memory_GB = number_field(object, "memory_GB", source, 1e-9);
   spec.reserved_GB = number_field_or(object, "reserved_GB", source, 0, 0);
+  spec.memory_bandwidth_GBps = number_field_or(object, "memory_bandwidth_GBps", source, 0, 0);
   spec.gpus_per_node = int_field_or(object, "gpus_per_node", source, 1, 8);
   if (!object.contains("nvlink")) throw InputError(fmt::format("{}: missing field 'nvlink'", source));
   spec.nvlink = link_from_json(object["nvlink"], fmt::format("{}: field 'nvlink'", source));

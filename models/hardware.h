@@ -22,6 +22,7 @@ struct HardwareSpec {
   double peak_tflops_bf16 = 0;  // dense
   double memory_GB = 0;         // 1e9 bytes
   double reserved_GB = 0;       // kept free: CUDA context, communication buffers, fragmentation
+  double memory_bandwidth_GBps = 0;  // device memory (HBM), datasheet; 0: unknown (no t_opt derived)
   int gpus_per_node = 8;
   Link nvlink;                  // GPU to GPU inside a node, per direction
   Link nic;                     // GPU to GPU across nodes, per direction

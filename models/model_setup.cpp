@@ -60,6 +60,7 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
   setup.hardware.reserved_GB = number_field_or(scenario, "reserved_GB", source, 0, setup.hardware.reserved_GB);
   setup.bytes_per_param = number_field_or(scenario, "bytes_per_param", source, 0, 16);
   setup.flash_attention = bool_field_or(scenario, "flash_attention", source, false);
+  setup.data_parallel = int_field_or(scenario, "dp", source, 1, 1);
   return setup;
 }
 

@@ -19,7 +19,7 @@ namespace zb::models {
 inline constexpr std::string_view kModelFields[] = {"model",       "hardware",     "cluster",
                                                     "microbatch_size", "seq_len",  "split",
                                                     "mfu",         "reserved_GB",  "bytes_per_param",
-                                                    "flash_attention"};
+                                                    "flash_attention", "dp"};
 bool is_model_field(std::string_view key);
 
 struct ModelSetup {
@@ -35,6 +35,9 @@ struct ModelSetup {
   double mfu = 0.5;             // model-FLOPs utilisation: achieved / peak flop/s for every pass
   double bytes_per_param = 16;  // bf16 weight and gradient, fp32 master weight and two Adam moments
   bool flash_attention = false; // no s x s attention tensors kept
+  // Data-parallel degree: dp copies of the pipeline, whose gradients are all-reduced every step
+  // (t_dp_reduce, optimizer_cost.h); 1: none.
+  int data_parallel = 1;
 };
 
 // Reads the model-level fields of a scenario object (other keys are left to the caller). "model"

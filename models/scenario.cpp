@@ -69,7 +69,7 @@ Scenario scenario_from_json(const nlohmann::json& object, const std::string& pat
     } else if (!is_model_key(key)) {
       throw InputError(fmt::format("{}: unknown field '{}' (known: name, description, problem, schedules, and for "
                                    "model-driven scenarios model, hardware, cluster, microbatch_size, seq_len, split, "
-                                   "mfu, reserved_GB, bytes_per_param, flash_attention)",
+                                   "mfu, reserved_GB, bytes_per_param, flash_attention, dp)",
                                    path, key));
     }
   }
