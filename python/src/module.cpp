@@ -143,7 +143,7 @@ py::dict schedule(const std::string& name, const py::object& scenario_arg, const
   nlohmann::json json;
   {
     py::gil_scoped_release release;
-    const catalog::NamedSchedule named = catalog::generate_named(name, scenario.spec, scenario.source);
+    const catalog::NamedSchedule named = catalog::generate_named(name, scenario);
     validate(named.problem, named.schedule, MemoryCheck::skip);
     json = to_json(named.schedule);
   }

@@ -25,7 +25,7 @@ Comparison compare_schedules(const Scenario& scenario, const std::optional<std::
   Comparison comparison;
   comparison.traces.resize(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    comparison.rows.push_back(run_generator_row(names[i], scenario.spec, engine, &comparison.traces[i]));
+    comparison.rows.push_back(run_generator_row(names[i], scenario, engine, &comparison.traces[i]));
   }
   return comparison;
 }
