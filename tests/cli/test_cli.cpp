@@ -335,6 +335,11 @@ TEST_F(Cli, StepTimesOfBothOptimizerModes) {
   EXPECT_EQ(plain["step_time"], plain["step_time_post_validation"]);
   const auto one_f_one_b = row("--schedule 1f1b");
   EXPECT_EQ(one_f_one_b["step_time"], one_f_one_b["step_time_sync"]);
+  // A data-parallel reduction of 5 per device, longer than any compute after a last W, delays
+  // every step's gradients (docs/design.md section 7).
+  const auto reduced = row("--schedule zb-h2 --t-dp-reduce 5");
+  EXPECT_GT(reduced["step_time_sync"].get<double>(), plain["step_time_sync"].get<double>());
+  EXPECT_GT(reduced["step_time_post_validation"].get<double>(), plain["step_time_post_validation"].get<double>());
   // Every step rolling back: the early update is redone after the verdict, slower than sync.
   const auto rollback = row("--schedule zb-h2 --rollback-rate 1");
   EXPECT_GE(rollback["step_time_post_validation"].get<double>(), plain["step_time_sync"].get<double>());
@@ -426,6 +431,7 @@ TEST_F(Cli, StepFlagsAreChecked) {
   const std::string base = std::string("compare ") + kUnit + " --schedules zb-h1";
   for (const char* flags : {"--steps 0", "--steps 1001", "--rollback-rate 1.5", "--rollback-rate -0.1",
                             "--rollback-rate nan", "--t-opt -1", "--t-reduce-hop -1", "--t-opt 1,2",
+                            "--t-dp-reduce -1", "--t-dp-reduce 1,2,3",
                             "--optimizer-step-time 2"}) {
     const CliRun run = zbsim(base + " " + flags);
     EXPECT_EQ(run.exit_code, 2) << flags << ": " << run.err;
