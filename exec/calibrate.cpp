@@ -6,76 +6,133 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "exec/exec_error.h"
 #include "exec/stage_model.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
 #include "exec/median.h"
+#include "exec/robust_estimate.h"
 #include "sim/schedule/json_text.h"
 
 namespace zb::exec {
 
 namespace {
 
-struct StageMeasurement {
-  double t_f_ms = 0, t_b_ms = 0, t_w_ms = 0, t_opt_ms = 0;
+// Every timing of one stage, one sample per round (the warm-up round left out), and its memory deltas.
+struct StageSamples {
+  std::vector<double> f, b, w, opt;
   double mem_f = 0, mem_b = 0, mem_w = 0;
 };
 
-StageMeasurement measure_stage(Device& device, const ModelConfig& model, const OptimizerConfig& optimizer_config,
-                               int stage, int stages, int repeats) {
-  const int runs = repeats + 1;  // the first run warms caches and the allocator up
-  StageModel m(device, model, stage, stages, runs);
-  m.begin_step();
-  std::vector<double> f, b, w;
-  StageMeasurement out;
-  for (int r = 0; r < runs; ++r) {
-    Tensor input = device.alloc(model.microbatch_size, model.hidden);
-    device.upload(input, synthetic_input(model, 0, r));
-    Tensor target = device.alloc(model.microbatch_size, model.hidden);
-    device.upload(target, synthetic_target(model, 0, r));
-    Tensor grad = device.alloc(model.microbatch_size, model.hidden);
-    device.upload(grad, synthetic_target(model, 1, r));
-    device.clear_events();
-    const double before = static_cast<double>(m.saved_bytes());
-    const auto e0 = device.record_event();
-    m.forward(r, std::move(input), target);
-    const auto e1 = device.record_event();
-    const double after_f = static_cast<double>(m.saved_bytes());
-    m.backward_input(r, std::move(grad));
-    const auto e2 = device.record_event();
-    const double after_b = static_cast<double>(m.saved_bytes());
-    m.backward_weight(r);
-    const auto e3 = device.record_event();
-    const double after_w = static_cast<double>(m.saved_bytes());
-    device.synchronize();
-    if (r == 0) continue;
-    f.push_back((device.event_time_us(e1) - device.event_time_us(e0)) / 1000.0);
-    b.push_back((device.event_time_us(e2) - device.event_time_us(e1)) / 1000.0);
-    w.push_back((device.event_time_us(e3) - device.event_time_us(e2)) / 1000.0);
-    out.mem_f = after_f - before;
-    out.mem_b = after_b - after_f;
-    out.mem_w = after_w - after_b;
+// Runs `rounds` rounds of `body(round)` on device d. Unless `concurrent`, one device at a time in
+// every round: a token goes d0 -> d1 -> ... -> d(p-1) and back to d0 for the next round, so a
+// burst of load on the machine hits every stage of a round alike, instead of every repeat of the
+// stages measured during the burst (a median cannot undo that).
+template <typename Body>
+void in_rounds(Fabric& fabric, int d, int p, int rounds, bool concurrent, int key_base, Body&& body) {
+  const auto token = [&](int round) { return control_key(key_base + round, 0, ControlKind::verdict); };
+  for (int r = 0; r < rounds; ++r) {
+    if (!concurrent && p > 1) {
+      if (d > 0) fabric.recv_control(d - 1, d, token(r));
+      if (d == 0 && r > 0) fabric.recv_control(p - 1, 0, token(r));
+    }
+    body(r);
+    if (!concurrent && p > 1) {
+      if (d + 1 < p) fabric.send_control(d, d + 1, token(r), {});
+      if (d + 1 == p && r + 1 < rounds) fabric.send_control(d, 0, token(r + 1), {});
+    }
   }
-  // The update as a sync step applies it (the stage's gradients are complete now).
-  StageOptimizer optimizer(m, optimizer_config);
-  std::vector<double> updates;
-  for (int r = 0; r < runs; ++r) {
-    device.clear_events();
-    const auto e0 = device.record_event();
-    optimizer.apply(StepDecision{});
-    const auto e1 = device.record_event();
-    device.synchronize();
-    if (r > 0) updates.push_back((device.event_time_us(e1) - device.event_time_us(e0)) / 1000.0);
+}
+
+// Device d's stages: F, B and W of every stage once per round (microbatch = round), then, in as
+// many rounds again, the update of every stage (the stages' gradients are complete by then).
+void measure_device(Device& device, Fabric& fabric, const CalibrationOptions& options, const zb::Problem& shape,
+                    int d, std::vector<StageSamples>& samples) {
+  const int stages = shape.stages();
+  const int runs = options.repeats + 1;  // the first round warms caches and the allocator up
+  std::vector<int> own;
+  for (int s = 0; s < stages; ++s) {
+    if (shape.device_of_stage(s) == d) own.push_back(s);
   }
-  // 0.1 us resolution: finer digits are clock noise and make scenario files hard to read.
-  auto round = [](double ms) { return std::round(ms * 1e4) / 1e4; };
-  out.t_f_ms = round(median(f));
-  out.t_b_ms = round(median(b));
-  out.t_w_ms = round(median(w));
-  out.t_opt_ms = round(median(updates));
-  return out;
+  std::vector<std::unique_ptr<StageModel>> models;
+  // Two model copies (bidirectional): stage s and p + s are the same slice s of the layers.
+  const bool two_copies = options.placement == zb::Placement::bidirectional;
+  for (const int s : own) {
+    models.push_back(std::make_unique<StageModel>(device, options.model, two_copies ? s % shape.devices : s,
+                                                  two_copies ? shape.devices : stages, runs));
+    models.back()->begin_step();
+  }
+  const auto elapsed_ms = [&](auto from, auto to) {
+    return (device.event_time_us(to) - device.event_time_us(from)) / 1000.0;
+  };
+  std::vector<std::unique_ptr<StageOptimizer>> optimizers;
+  // One sequence of rounds, so that no device's updates overlap another's passes.
+  constexpr int kRoundsKey = 16;  // above the other calibration messages' steps (0, 1)
+  in_rounds(fabric, d, shape.devices, 2 * runs, options.concurrent, kRoundsKey, [&](int round) {
+    if (round >= runs) {
+      // The update as a sync step applies it (the stages' gradients are complete now).
+      const int r = round - runs;
+      if (r == 0) {
+        for (auto& m : models) optimizers.push_back(std::make_unique<StageOptimizer>(*m, options.optimizer));
+      }
+      for (std::size_t i = 0; i < own.size(); ++i) {
+        device.clear_events();
+        const auto e0 = device.record_event();
+        optimizers[i]->apply(StepDecision{});
+        const auto e1 = device.record_event();
+        device.synchronize();
+        if (r > 0) samples[static_cast<std::size_t>(own[i])].opt.push_back(elapsed_ms(e0, e1));
+      }
+      return;
+    }
+    const int r = round;
+    for (std::size_t i = 0; i < own.size(); ++i) {
+      StageModel& m = *models[i];
+      StageSamples& out = samples[static_cast<std::size_t>(own[i])];
+      Tensor input = device.alloc(options.model.microbatch_size, options.model.hidden);
+      device.upload(input, synthetic_input(options.model, 0, r));
+      Tensor target = device.alloc(options.model.microbatch_size, options.model.hidden);
+      device.upload(target, synthetic_target(options.model, 0, r));
+      Tensor grad = device.alloc(options.model.microbatch_size, options.model.hidden);
+      device.upload(grad, synthetic_target(options.model, 1, r));
+      device.clear_events();
+      const double before = static_cast<double>(m.saved_bytes());
+      const auto e0 = device.record_event();
+      m.forward(r, std::move(input), target);
+      const auto e1 = device.record_event();
+      const double after_f = static_cast<double>(m.saved_bytes());
+      m.backward_input(r, std::move(grad));
+      const auto e2 = device.record_event();
+      const double after_b = static_cast<double>(m.saved_bytes());
+      m.backward_weight(r);
+      const auto e3 = device.record_event();
+      const double after_w = static_cast<double>(m.saved_bytes());
+      device.synchronize();
+      if (r == 0) continue;
+      out.f.push_back(elapsed_ms(e0, e1));
+      out.b.push_back(elapsed_ms(e1, e2));
+      out.w.push_back(elapsed_ms(e2, e3));
+      out.mem_f = after_f - before;
+      out.mem_b = after_b - after_f;
+      out.mem_w = after_w - after_b;
+    }
+  });
+}
+
+// 0.1 us resolution: finer digits are clock noise and make scenario files hard to read.
+double round_ms(double ms) { return std::round(ms * 1e4) / 1e4; }
+
+// The robust estimate of one pass of one stage, its spread and outliers into `result`.
+double keep(const std::vector<double>& samples, int stage, const char* pass, Calibration& result) {
+  const RobustEstimate estimate = robust_estimate(samples);
+  result.spreads.push_back({stage, pass, estimate.value, estimate.spread});
+  for (const std::size_t i : estimate.outliers) {
+    result.outliers.push_back(fmt::format("stage {} {} round {}: {:.4f} ms (estimate {:.4f} ms)", stage, pass, i + 1,
+                                          samples[i], estimate.value));
+  }
+  return round_ms(estimate.value);
 }
 
 }  // namespace
@@ -92,25 +149,15 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
   shape.placement = options.placement;
   shape.microbatches = options.microbatches;
 
-  std::vector<StageMeasurement> measured(static_cast<std::size_t>(stages));
+  std::vector<StageSamples> measured(static_cast<std::size_t>(stages));
   std::vector<double> round_trips_ms;
   std::vector<double> control_trips_ms;
   constexpr int kPingPongs = 50;
   backend.run_on_devices([&](int d) {
     Device& device = backend.device(d);
     Fabric& fabric = backend.fabric();
-    const std::uint64_t token = control_key(0, 0, ControlKind::verdict);
-    if (d > 0 && !options.concurrent) fabric.recv_control(d - 1, d, token);  // one device at a time
-    for (int s = 0; s < stages; ++s) {
-      if (shape.device_of_stage(s) != d) continue;
-      // Two model copies: stage s and p + s are the same slice s of the layers.
-      const bool two_copies = options.placement == zb::Placement::bidirectional;
-      measured[static_cast<std::size_t>(s)] = measure_stage(device, options.model, options.optimizer,
-                                                            two_copies ? s % p : s, two_copies ? p : stages,
-                                                            options.repeats);
-    }
+    measure_device(device, fabric, options, shape, d, measured);
     const std::uint64_t done = control_key(1, 0, ControlKind::verdict);
-    if (d + 1 < p && !options.concurrent) fabric.send_control(d, d + 1, token, {});
     // Every device tells devices 0 and 1 it has finished, so they time t_comm undisturbed.
     for (int e = 0; e < std::min(p, 2); ++e) {
       if (e != d) fabric.send_control(d, e, done, {});
@@ -152,11 +199,12 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
     }
   });
   Calibration result;
-  for (const auto& m : measured) {
-    result.t_f_ms.push_back(m.t_f_ms);
-    result.t_b_ms.push_back(m.t_b_ms);
-    result.t_w_ms.push_back(m.t_w_ms);
-    result.t_opt_ms.push_back(m.t_opt_ms);
+  for (int s = 0; s < stages; ++s) {
+    const StageSamples& m = measured[static_cast<std::size_t>(s)];
+    result.t_f_ms.push_back(keep(m.f, s, "t_f", result));
+    result.t_b_ms.push_back(keep(m.b, s, "t_b", result));
+    result.t_w_ms.push_back(keep(m.w, s, "t_w", result));
+    result.t_opt_ms.push_back(keep(m.opt, s, "t_opt", result));
     result.mem_f_bytes.push_back(m.mem_f);
     result.mem_b_bytes.push_back(m.mem_b);
     result.mem_w_bytes.push_back(m.mem_w);
@@ -188,6 +236,19 @@ Calibration calibrate(Backend& backend, const CalibrationOptions& options) {
   spec.time_unit = zb::TimeUnit::ms;
   spec.build("calibration");  // what we write must read back
   return result;
+}
+
+double Calibration::relative_spread(const zb::Problem& shape) const {
+  std::vector<double> spread(static_cast<std::size_t>(shape.devices), 0.0);
+  std::vector<double> work(static_cast<std::size_t>(shape.devices), 0.0);
+  for (const Spread& item : spreads) {
+    if (item.pass == "t_opt") continue;
+    const auto d = static_cast<std::size_t>(shape.device_of_stage(item.stage));
+    spread[d] += item.spread_ms;
+    work[d] += item.estimate_ms;
+  }
+  const auto busiest = static_cast<std::size_t>(std::max_element(work.begin(), work.end()) - work.begin());
+  return work[busiest] > 0 ? spread[busiest] / work[busiest] : 0.0;
 }
 
 nlohmann::json scenario_json(const zb::ProblemSpec& spec) {

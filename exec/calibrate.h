@@ -4,6 +4,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <string>
 #include <vector>
 
 #include "exec/backend.h"
@@ -21,7 +22,10 @@ struct CalibrationOptions {
   int chunks = 1;
   zb::Placement placement = zb::Placement::linear;
   int microbatches = 8;  // written into the scenario (the costs do not depend on it)
-  int repeats = 5;       // timed repetitions per pass (after one warm-up), the median is kept
+  // Timed rounds (after one warm-up round); each round times every stage's F, B and W once, one
+  // device after another, then every update; a pass keeps the robust estimate of its rounds
+  // (robust_estimate.h), its spread and its outliers reported.
+  int repeats = 5;
   // false: devices measure one after another, each pass alone on the machine (clean costs).
   // true: all devices measure at once, competing for cores as they do in a run (on a machine with
   // fewer cores than devices, or busy with other work, this is what a run will see).
@@ -35,6 +39,19 @@ struct Calibration {
   std::vector<double> t_opt_ms;  // per stage: one update of its weights
   double t_reduce_hop_ms = 0;    // half a round trip of a control message (the norm all-reduce's)
   std::vector<double> mem_f_bytes, mem_b_bytes, mem_w_bytes;
+  // Per stage and pass (t_f, t_b, t_w, t_opt): the estimate and the spread of its rounds, in ms.
+  struct Spread {
+    int stage = 0;
+    std::string pass;
+    double estimate_ms = 0, spread_ms = 0;
+  };
+  std::vector<Spread> spreads;
+  std::vector<std::string> outliers;  // "stage 1 t_f round 3: 2.1000 ms (estimate 1.0100 ms)"
+
+  // The spread of the costs relative to their sum on the busiest device (sum of the F, B and W
+  // spreads of its stages over the sum of their estimates): how far a prediction made from these
+  // costs may move from the calibration's noise alone (a prediction scales with the costs).
+  double relative_spread(const zb::Problem& shape) const;
 };
 
 // Measures every stage on its device (one after another unless options.concurrent).

@@ -1,5 +1,7 @@
 // zbexec calibrate: measure per-stage costs and memory on a backend and write a zbsim scenario.
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <boost/program_options.hpp>
@@ -30,7 +32,7 @@ int run_calibrate(int argc, char** argv) {
   BackendFlags backend_flags;
   add_backend_options(options, backend_flags);
   options.add_options()
-      ("repeats", po::value(&repeats)->default_value(5), "timed repetitions per pass (median kept, after one warm-up)")
+      ("repeats", po::value(&repeats)->default_value(5), "timed rounds after one warm-up; each round times every stage's passes once, device after device, and a pass keeps the median of its rounds without outliers (modified z-score > 3.5); spread and outliers are printed")
       ("optimizer", po::value(&optimizer)->default_value("adamw"), "adamw | sgd: the update timed for t_opt (as zbexec run --optimizer)")
       ("concurrent", po::bool_switch(&concurrent), "all devices measure at once, competing for cores as in a run (default: one after another)")
       ("out", po::value(&out_path), "scenario file to write ({\"problem\": {...}}, read by zbsim --scenario)");
@@ -54,7 +56,7 @@ int run_calibrate(int argc, char** argv) {
   const Calibration calibration = calibrate(*backend, calibration_options);
 
   fmt::print("zbexec calibrate: backend {}, p={} v={}, {} layers x hidden {}, microbatch {}, "
-             "median of {} runs{}\n",
+             "robust estimate of {} interleaved rounds{}\n",
              backend->name(), shape.devices, shape.chunks, shape.model.layers, shape.model.hidden,
              shape.model.microbatch_size, repeats, concurrent ? ", devices measuring concurrently" : "");
   fmt::print("{:<6} {:>7} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12}\n", "stage", "device", "t_f ms",
@@ -70,6 +72,19 @@ int run_calibrate(int argc, char** argv) {
              calibration.t_comm_ms, calibration.spec.bytes_act);
   fmt::print("t_reduce_hop {:.4f} ms (half a round trip of a control message: the norm all-reduce's)\n",
              calibration.t_reduce_hop_ms);
+  const auto widest = std::max_element(calibration.spreads.begin(), calibration.spreads.end(),
+                                       [](const auto& a, const auto& b) {
+                                         return a.spread_ms / std::max(a.estimate_ms, 1e-12) <
+                                                b.spread_ms / std::max(b.estimate_ms, 1e-12);
+                                       });
+  if (widest != calibration.spreads.end()) {
+    fmt::print("spread (1.4826 x MAD of the rounds): {:.1f}% of the busiest device's work; widest stage {} {}: "
+               "+/- {:.4f} ms ({:.1f}%)\n",
+               100 * calibration.relative_spread(problem), widest->stage, widest->pass, widest->spread_ms,
+               widest->estimate_ms > 0 ? 100 * widest->spread_ms / widest->estimate_ms : 0.0);
+  }
+  if (calibration.outliers.empty()) fmt::print("outliers: none\n");
+  for (const std::string& outlier : calibration.outliers) fmt::print("outlier left out: {}\n", outlier);
   zb::write_file_atomically(out_path, scenario_json(calibration.spec).dump(2) + "\n");
   fmt::print("scenario written: {}\n", out_path);
   return 0;

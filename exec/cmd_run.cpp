@@ -102,7 +102,7 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
       ("verify", po::bool_switch(&flags.verify), "also train the single-device reference; fail unless max |dw| = 0")
       ("predict", po::bool_switch(&flags.predict), "compare measured spans with the evaluator's prediction from a calibration")
       ("calibration", po::value(&flags.calibration_path), "scenario from 'zbexec calibrate' (default with --predict: calibrate now)")
-      ("repeats", po::value(&flags.repeats)->default_value(5), "timed repetitions per pass when calibrating for --predict")
+      ("repeats", po::value(&flags.repeats)->default_value(5), "timed calibration rounds for --predict (interleaved, robust estimate; zbexec calibrate --help)")
       ("concurrent-calibration", po::bool_switch(&flags.concurrent_calibration), "calibrate for --predict with all devices measuring at once (see zbexec calibrate --concurrent)");
   po::options_description processes("multi-process runs under MPI (mpirun -np P zbexec run ..., srun --mpi=pmix: rank R runs pipeline device R; see exec/README.md)");
   processes.add_options()
@@ -190,6 +190,7 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   // The problem: its shape from the flags; its costs from a calibration when predicting (the
   // memory-aware generators then also see real memory), unit costs otherwise.
   zb::ProblemSpec spec;
+  std::optional<Calibration> calibration;  // when calibrated in this run: its spread goes with the error
   if (!flags.calibration_path.empty()) {
     spec = read_scenario_spec(flags.calibration_path);
     if (spec.devices != shape.devices || spec.chunks != shape.chunks) {
@@ -207,7 +208,8 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
     calibration_options.repeats = flags.repeats;
     calibration_options.concurrent = flags.concurrent_calibration;
     calibration_options.optimizer = exec_options.optimizer;
-    spec = calibrate(*backend, calibration_options).spec;
+    calibration = calibrate(*backend, calibration_options);
+    spec = calibration->spec;
   } else {
     spec.devices = shape.devices;
     spec.chunks = shape.chunks;
@@ -258,8 +260,12 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
 
   std::optional<zb::Trace> predicted;
   if (flags.predict || !flags.calibration_path.empty()) {
-    const PredictionReport report =
+    PredictionReport report =
         compare_prediction(problem, schedule, exec_options, result.traces, result.step_origins_ms);
+    if (calibration) {
+      report.calibration_spread = calibration->relative_spread(problem);
+      report.calibration_outliers = calibration->outliers;
+    }
     fmt::print("\npredicted (evaluator on the calibration) vs measured:\n{}", format_prediction(report));
     predicted = zb::evaluate(problem, schedule);  // one step, drawn beside the measured last step
     predicted->meta.problem_json = last.meta.problem_json;

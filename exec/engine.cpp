@@ -115,9 +115,7 @@ class DeviceWorker {
   StageModel& model(int chunk) { return *models_[static_cast<std::size_t>(chunk)]; }
   // The bidirectional placement: two copies of the model, half the microbatches through each.
   bool two_copies() const { return problem_.placement == zb::Placement::bidirectional; }
-  // The up copy's losses travel under the norm-partial key of its last stage, which the norm
-  // chain (down copy only) never uses.
-  std::uint64_t copy_losses_key(int up_last) const { return control_key(step_, up_last, ControlKind::norm_partial); }
+  std::uint64_t copy_losses_key(int up_last) const { return control_key(step_, up_last, ControlKind::copy_losses); }
 
   double live_bytes() const {
     std::size_t total = 0;

@@ -26,8 +26,9 @@ struct MessageTag {
 std::string describe(const MessageTag& tag);
 
 // A control message key: the optimizer's partial norm travelling down the stages, its verdict,
-// and (multi-process runs) a device's results gathered at device 0 after the run.
-enum class ControlKind : std::uint8_t { norm_partial, verdict, gather };
+// (multi-process runs) a device's results gathered at device 0 after the run, and (two model
+// copies, DualPipe) the up copy's losses for the down copy. Two bits (control_key).
+enum class ControlKind : std::uint8_t { norm_partial, verdict, gather, copy_losses };
 std::uint64_t control_key(int step, int stage, ControlKind kind);
 
 // Channels are FIFO per (from_stage, to_stage), like NCCL's in-order matching of send/recv: the

@@ -8,6 +8,7 @@
 
 #include "sim/schedule/optimizer_step.h"
 #include "exec/median.h"
+#include "exec/robust_estimate.h"
 
 namespace zb::exec {
 
@@ -19,13 +20,13 @@ double device_bubble(const zb::Metrics& metrics, std::size_t d) {
 }
 
 // The measured period: gaps between consecutive steps' last compute ends on one clock.
-double measured_period(const std::vector<zb::Trace>& steps, const std::vector<double>& origins_ms) {
+RobustEstimate measured_period(const std::vector<zb::Trace>& steps, const std::vector<double>& origins_ms) {
   std::vector<double> gaps;
   for (std::size_t k = steps.size() > 2 ? 2 : 1; k < steps.size(); ++k) {
     gaps.push_back(origins_ms.at(k) + steps[k].metrics.makespan - origins_ms.at(k - 1) -
                    steps[k - 1].metrics.makespan);
   }
-  return gaps.empty() ? 0.0 : median(gaps);
+  return robust_estimate(gaps);
 }
 
 }  // namespace
@@ -59,7 +60,9 @@ PredictionReport compare_prediction(const zb::Problem& calibrated, const zb::Sch
   report.measured_bubble = median(bubbles);
   if (measured_steps.size() > 1) {
     report.predicted_period = zb::steady_step_time(predicted.step_ends);
-    report.measured_period = measured_period(measured_steps, step_origins_ms);
+    const RobustEstimate period = measured_period(measured_steps, step_origins_ms);
+    report.measured_period = period.value;
+    report.measured_period_spread = period.value > 0 ? period.spread / period.value : 0.0;
   }
   for (std::size_t d = 0; d < static_cast<std::size_t>(calibrated.devices); ++d) {
     DeviceComparison row;
@@ -98,9 +101,14 @@ std::string format_prediction(const PredictionReport& report) {
                      error(report.predicted_span, report.measured_span),
                      percent(report.predicted_bubble), percent(report.measured_bubble));
   if (report.measured_period > 0) {
-    out += fmt::format("{:<8} {:>13.3f} ms {:>13.3f} ms {:>8}\n", "period", report.predicted_period,
-                       report.measured_period, error(report.predicted_period, report.measured_period));
+    const double spread = std::hypot(report.calibration_spread, report.measured_period_spread);
+    out += fmt::format("{:<8} {:>13.3f} ms {:>13.3f} ms {:>8} +/- {:.1f}% (spread: calibration {:.1f}%, measured "
+                       "period {:.1f}%)\n",
+                       "period", report.predicted_period, report.measured_period,
+                       error(report.predicted_period, report.measured_period), 100 * spread,
+                       100 * report.calibration_spread, 100 * report.measured_period_spread);
   }
+  for (const std::string& outlier : report.calibration_outliers) out += "calibration outlier left out: " + outlier + "\n";
   out += fmt::format("(measured: median over {} step(s); 'all' is the largest device span and the "
                      "bubble rate of docs/design.md section 3; 'period' the steady-state step time, "
                      "step end to step end, optimizer step included)\n", report.measured_steps);

@@ -26,6 +26,12 @@ struct PredictionReport {
   // The steady-state period (docs/design.md section 7): the time from one step's last action to
   // the next step's, optimizer step included. 0 with a single step.
   double predicted_period = 0, measured_period = 0;
+  // Spreads, relative (robust_estimate.h): of the measured period's step-to-step gaps, and of the
+  // calibrated costs on the busiest device (Calibration::relative_spread; 0 when the costs came
+  // from a file). The error's spread is their root sum of squares.
+  double measured_period_spread = 0;
+  double calibration_spread = 0;
+  std::vector<std::string> calibration_outliers;  // named, as calibration left them out
 };
 
 // The evaluator's options for a run: its steps and its optimizer mode as zbexec runs it
@@ -33,8 +39,9 @@ struct PredictionReport {
 zb::EvalOptions prediction_options(const ExecOptions& options);
 
 // Measured spans and bubbles are medians over the steps, leaving out the first (warm-up) when
-// there are more; the measured period is the median of the gaps between consecutive steps' last
-// action ends (without the first gap when there are more), on one clock through `step_origins_ms`.
+// there are more; the measured period is the robust estimate (robust_estimate.h) of the gaps
+// between consecutive steps' last action ends (without the first gap when there are more), on one
+// clock through `step_origins_ms`, its spread relative to it.
 // The predicted period is the evaluator's over the same steps.
 PredictionReport compare_prediction(const zb::Problem& calibrated, const zb::Schedule& schedule,
                                     const ExecOptions& options, const std::vector<zb::Trace>& measured_steps,

@@ -8,6 +8,7 @@
 
 #include "sim/schedule/error.h"
 #include "models/layer_costs.h"
+#include "models/optimizer_cost.h"
 #include "models/setup_error.h"
 #include "models/stage_split.h"
 #include "sim/schedule/optimizer_step.h"
@@ -51,6 +52,7 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
     costs.mem_b_GB.push_back((stage.act_w_bytes - stage.act_b_bytes) * 1e-9);
     costs.mem_w_GB.push_back(-stage.act_w_bytes * 1e-9);
     params[shape.device_of_stage(s)] += stage_params;
+    costs.params.push_back(stage_params);
   }
   for (const double device_params : params) {
     costs.static_memory.push_back(static_memory(setup, device_params, layer_params));
@@ -106,6 +108,30 @@ std::vector<double> compact(const std::vector<double>& per_stage, int chunks) {
   return per_stage;
 }
 
+// t_opt per device: its update at memory bandwidth (optimizer_cost.h); empty when the hardware has
+// no bandwidth.
+std::vector<double> optimizer_times_ms(const ModelSetup& setup, const StageCosts& costs) {
+  if (setup.hardware.memory_bandwidth_GBps <= 0) return {};
+  std::vector<double> times;
+  for (const double state_GB : costs.static_GB) times.push_back(optimizer_update_ms(state_GB, setup.hardware));
+  return times;
+}
+
+// t_dp_reduce per stage: the ring all-reduce of its bf16 gradients (per GPU: after tensor
+// parallelism) over the data-parallel replicas; empty without data parallelism. ZeRO-1/2 move the
+// same bytes (a reduce-scatter of the gradients, then an all-gather of the updated parameters).
+std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const Problem& shape, const StageCosts& costs,
+                                       std::string_view source) {
+  const int replicas = setup.parallel.data;
+  if (replicas <= 1) return {};
+  std::vector<double> times;
+  for (int s = 0; s < shape.stages(); ++s) {
+    const Link& link = data_parallel_link(setup.interconnect, shape.device_of_stage(s), replicas);
+    times.push_back(ring_all_reduce_ms(costs.params[s] * kGradientBytesPerParam, replicas, link));
+  }
+  return times;
+}
+
 }  // namespace
 
 StageCosts apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std::string>& explicit_fields,
@@ -134,6 +160,8 @@ StageCosts apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::se
   set("mem_w", spec.mem_w, costs.mem_w_GB);
   if (!explicit_fields.contains("bytes_act")) spec.bytes_act = costs.bytes_act;
   if (!explicit_fields.contains("t_reduce_hop")) spec.t_reduce_hop = costs.reduce_hop_ms;
+  if (!explicit_fields.contains("t_opt")) spec.t_opt = optimizer_times_ms(setup, costs);
+  if (!explicit_fields.contains("t_dp_reduce")) spec.t_dp_reduce = dp_reduce_times_ms(setup, shape, costs, source);
   if (!explicit_fields.contains("time_unit")) spec.time_unit = TimeUnit::ms;
   if (!explicit_fields.contains("mem_limit")) {
     spec.mem_limit = MemoryLimit{auto_memory_limit_GB(setup, costs, source), false};

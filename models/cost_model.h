@@ -21,6 +21,7 @@ struct StageCosts {
   std::vector<double> mem_f_GB, mem_b_GB, mem_w_GB;
   std::vector<double> static_GB;  // per device: parameters, gradients and optimizer state (GB per GPU)
   std::vector<StaticMemory> static_memory;  // the same, part by part
+  std::vector<double> params;  // per stage: parameters per GPU (the data-parallel gradient all-reduce)
   double bytes_act = 0;           // activation (and gradient) bytes crossing a stage boundary
   double reduce_hop_ms = 0;       // the slowest message of the gradient-norm all-reduce (optimizer_step.h)
 };

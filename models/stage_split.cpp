@@ -59,8 +59,10 @@ std::vector<int> split_layers(int layers, int stages, const Split& split, std::s
     for (int s = 0; s < stages; ++s) out[s] = layers / stages + (s < layers % stages ? 1 : 0);
     return out;
   }
+  // The end stages may be left with no layer: then the embedding and the output layer stand in for
+  // one (interleaved placements of the paper's k p - 2 layers over 2p stages).
   const int slots = layers + 2;
-  if (slots < 2 * stages) {
+  if (slots < stages) {
     throw SetupInfeasible(fmt::format("{}: {} layers cannot fill {} stages with the paper's split", source, layers,
                                       stages));
   }

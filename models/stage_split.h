@@ -12,7 +12,8 @@ namespace zb::models {
 // even: layers / stages each, the remainder one more on the first stages.
 // paper: the Zero Bubble paper's split, where the first and last stage hold one layer fewer (they
 //   also hold the embedding and the output layer): the layers plus two split evenly, minus one at
-//   both ends; the remainder goes to the stages after the first.
+//   both ends; the remainder goes to the stages after the first. With one slot per stage the ends
+//   hold no layer, only the embedding and the output layer.
 // list: the layer count of every stage, given explicitly.
 struct Split {
   enum class Kind { even, paper, list } kind = Kind::even;

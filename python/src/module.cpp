@@ -95,12 +95,12 @@ bool ends_with(const std::string& text, std::string_view tail) {
 py::list compare(const py::object& schedules, const py::object& scenario_arg, const py::kwargs& fields) {
   const Scenario scenario = scenario_from_arguments(scenario_arg, fields, "compare");
   const auto chosen = names_of(schedules);
-  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json rows;
   {
     py::gil_scoped_release release;
-    for (const catalog::ResultRow& row : catalog::compare_schedules(scenario, chosen).rows) {
-      rows.push_back(catalog::to_json(row));
-    }
+    // The CLI's rows, memory per device of a model-driven scenario included (one owner).
+    rows = catalog::results_json(scenario.spec, catalog::compare_schedules(scenario, chosen).rows,
+                                 scenario.memory ? &*scenario.memory : nullptr)["results"];
   }
   return python_from_json(rows);
 }
@@ -143,7 +143,7 @@ py::dict schedule(const std::string& name, const py::object& scenario_arg, const
   nlohmann::json json;
   {
     py::gil_scoped_release release;
-    const catalog::NamedSchedule named = catalog::generate_named(name, scenario.spec, scenario.source);
+    const catalog::NamedSchedule named = catalog::generate_named(name, scenario);
     validate(named.problem, named.schedule, MemoryCheck::skip);
     json = to_json(named.schedule);
   }

@@ -81,3 +81,22 @@ def test_the_catalog_lists_what_the_build_has(cli):
     assert {"gpipe", "1f1b", "zb-h1", "zb-h2", "zb-auto"} <= set(zbsim.generators())
     assert zbsim.engines()[0] == "eval"
     assert zbsim.__version__ == cli.run("--version").stdout.split()[-1]
+
+
+def test_model_driven_rows_carry_the_throughput_of_the_cli(cli, source_dir):
+    # Item 5 of issue 14: samples/GPU/s, tokens/s, MFU in both optimizer modes and memory, as the CLI
+    # prints them (1f1b-i runs on costs derived for two chunks).
+    path = source_dir / "scenarios" / "models" / "paper-gpt-1.5b-p8-m24.json"
+    schedules = ["zb-2p", "1f1b", "1f1b-i"]
+    expected = cli.json("compare", "--scenario", str(path), "--schedules", ",".join(schedules))["results"]
+    rows = zbsim.compare(scenario=path, schedules=schedules)
+    assert rows == expected
+    for row in rows:
+        for mode in ("", "_sync", "_post_validation"):
+            assert row["samples_per_s_per_gpu" + mode] > 0
+            assert row["tokens_per_s" + mode] > 0
+            assert 0 < row["mfu" + mode] < 1
+        assert row["memory_GB"] > 0
+    assert rows[0]["samples_per_s_per_gpu"] == rows[0]["samples_per_s_per_gpu_post_validation"]
+    assert rows[1]["samples_per_s_per_gpu"] == rows[1]["samples_per_s_per_gpu_sync"]
+    assert rows[2]["chunks"] == 2

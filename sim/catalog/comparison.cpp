@@ -26,10 +26,10 @@ Comparison compare_schedules(const Scenario& scenario, const std::optional<std::
   Comparison comparison;
   comparison.traces.resize(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    comparison.rows.push_back(run_generator_row(names[i], scenario.spec, engine, &comparison.traces[i]));
+    comparison.rows.push_back(run_generator_row(names[i], scenario, engine, &comparison.traces[i]));
     // The problem as the generator ran it (its chunks and, for the V schedules, its placement).
     std::string reason;
-    const std::optional<ProblemSpec> ran = spec_for_generator(scenario.spec, generators().get(names[i]), reason);
+    const std::optional<ProblemSpec> ran = spec_for_generator(scenario, generators().get(names[i]), reason);
     if (comparison.rows.back().has_metrics && ran) describe_problem(comparison.traces[i], *ran, scenario);
   }
   return comparison;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "sim/catalog/generators.h"
+#include "sim/catalog/throughput_extras.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/memory.h"
 #include "sim/schedule/validator.h"
@@ -19,22 +20,55 @@ std::optional<ProblemSpec> spec_at_chunks(const ProblemSpec& spec, int chunks, s
   return spec.with_chunks(chunks);
 }
 
+namespace {
+
+int generator_chunks(const ProblemSpec& spec, const GeneratorInfo& info) {
+  if (info.chunks == ChunkSupport::single) return 1;
+  if (info.chunks == ChunkSupport::multi && spec.chunks < 2) return 2;
+  return spec.chunks;
+}
+
+// A generator made for one placement (the V schedules) gets it unless the user chose another
+// (then the generator says why it cannot run).
+void give_generator_placement(const ProblemSpec& spec, const GeneratorInfo& info, int chunks, ProblemSpec& adjusted) {
+  if (info.placement && (!spec.placement || chunks != spec.chunks)) adjusted.placement = info.placement;
+}
+
+}  // namespace
+
 std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, std::string& reason) {
-  int chunks = spec.chunks;
-  if (info.chunks == ChunkSupport::single) chunks = 1;
-  if (info.chunks == ChunkSupport::multi && chunks < 2) chunks = 2;
+  const int chunks = generator_chunks(spec, info);
   std::optional<ProblemSpec> adjusted = spec_at_chunks(spec, chunks, reason);
-  // A generator made for one placement (the V schedules) gets it unless the user chose another
-  // (then the generator says why it cannot run).
-  if (adjusted && info.placement && (!spec.placement || chunks != spec.chunks)) adjusted->placement = info.placement;
+  if (adjusted) give_generator_placement(spec, info, chunks, *adjusted);
   return adjusted;
 }
 
-NamedSchedule generate_named(const std::string& name, const ProblemSpec& spec, std::string_view source) {
+std::optional<ProblemSpec> spec_for_generator(const Scenario& scenario, const GeneratorInfo& info, std::string& reason) {
+  const ProblemSpec& spec = scenario.spec;
+  if (!scenario.model_driven()) return spec_for_generator(spec, info, reason);
+  const int chunks = generator_chunks(spec, info);
+  Scenario shaped = scenario;
+  shaped.spec = spec.with_chunks(chunks);
+  give_generator_placement(spec, info, chunks, shaped.spec);
+  const auto placement_of = [](const ProblemSpec& one) {
+    return one.placement.value_or(one.chunks == 1 ? Placement::linear : Placement::interleaved);
+  };
+  if (shaped.spec.chunks == spec.chunks && placement_of(shaped.spec) == placement_of(spec)) return spec;
+  try {
+    derive_model_costs(shaped);
+    shaped.spec.build(scenario.source);  // costs the user gave per stage for another shape fail here
+  } catch (const InputError& e) {
+    reason = fmt::format("needs chunks={} ({}): {}", chunks, placement_name(placement_of(shaped.spec)), e.what());
+    return std::nullopt;
+  }
+  return shaped.spec;
+}
+
+NamedSchedule generate_named(const std::string& name, const Scenario& scenario) {
   std::string reason;
-  const auto adjusted = spec_for_generator(spec, generators().get(name), reason);
+  const auto adjusted = spec_for_generator(scenario, generators().get(name), reason);
   if (!adjusted) throw InputError(fmt::format("{}: {}", name, reason));
-  NamedSchedule named{adjusted->build(source), {}};
+  NamedSchedule named{adjusted->build(scenario.source), {}};
   named.schedule = generate(generators(), name, named.problem);
   return named;
 }
@@ -61,21 +95,21 @@ ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, con
   return row;
 }
 
-ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, const EngineOptions& engine,
-                            Trace* trace) {
-  const GeneratorInfo& info = generators().get(name);
+namespace {
+
+// The row of generator `name` on `adjusted` (its problem into `problem`), or of why there is none.
+ResultRow run_adjusted_row(const std::string& name, int asked_chunks, const std::optional<ProblemSpec>& adjusted,
+                           const std::string& reason, const EngineOptions& engine, Trace* trace, Problem& problem) {
   ResultRow row;
   row.schedule = name;
-  row.chunks = spec.chunks;
-  std::string reason;
-  const auto adjusted = spec_for_generator(spec, info, reason);
+  row.chunks = asked_chunks;
   if (!adjusted) {
     row.status = "unsupported";
     row.reason = reason;
     return row;
   }
   row.chunks = adjusted->chunks;
-  const Problem problem = adjusted->build();
+  problem = adjusted->build();
   Schedule schedule;
   try {
     schedule = generate(generators(), name, problem);
@@ -89,6 +123,18 @@ ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, co
     return row;
   }
   return run_schedule_row(schedule, problem, engine, trace);
+}
+
+}  // namespace
+
+ResultRow run_generator_row(const std::string& name, const Scenario& scenario, const EngineOptions& engine,
+                            Trace* trace) {
+  std::string reason;
+  const auto adjusted = spec_for_generator(scenario, generators().get(name), reason);
+  Problem problem;
+  ResultRow row = run_adjusted_row(name, scenario.spec.chunks, adjusted, reason, engine, trace, problem);
+  add_throughput_extras(scenario, problem, row);
+  return row;
 }
 
 }  // namespace zb::catalog

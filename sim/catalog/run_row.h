@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/scenario.h"
 #include "sim/catalog/engines.h"
 #include "sim/schedule/generator_registry.h"
 #include "sim/schedule/problem_spec.h"
@@ -38,20 +39,26 @@ std::optional<ProblemSpec> spec_at_chunks(const ProblemSpec& spec, int chunks, s
 // given per stage the problem cannot be rebuilt for another v, and `reason` says so (returns
 // nullopt).
 std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, std::string& reason);
+// The same for a scenario: a model-driven one at another chunk count or placement gets its costs
+// derived again for that shape (every stage's layers, embedding and output layer, and each
+// boundary's link from the cluster), not the per-device costs split; a shape the model cannot
+// take (more stages than layers) gives nullopt and `reason`.
+std::optional<ProblemSpec> spec_for_generator(const Scenario& scenario, const GeneratorInfo& info, std::string& reason);
 
-// The schedule generator `name` makes for `spec`, at the chunk count and placement it runs at
+// The schedule generator `name` makes for the scenario, at the chunk count and placement it runs at
 // (spec_for_generator), with the problem it was made for. Unlike a row, a shape the generator
 // cannot build is an InputError naming it (zbsim export, the Python module's schedule()).
 struct NamedSchedule {
   Problem problem;
   Schedule schedule;
 };
-NamedSchedule generate_named(const std::string& name, const ProblemSpec& spec, std::string_view source);
+NamedSchedule generate_named(const std::string& name, const Scenario& scenario);
 
 // The row for one generator; `trace` receives the trace when the row has metrics. Problems the
 // generator cannot handle become a row with a status, never an exception; an unknown name is an
-// InputError.
-ResultRow run_generator_row(const std::string& name, const ProblemSpec& spec, const EngineOptions& engine,
+// InputError. Costs come from spec_for_generator on the scenario; a model-driven row also carries its
+// throughput figures (throughput_extras.h).
+ResultRow run_generator_row(const std::string& name, const Scenario& scenario, const EngineOptions& engine,
                             Trace* trace);
 
 // The row for a given schedule (validated first: an invalid schedule is an InputError).

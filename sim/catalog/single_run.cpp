@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/catalog/generators.h"
 #include "sim/catalog/schedule_files.h"
+#include "sim/catalog/throughput_extras.h"
 #include "sim/schedule/error.h"
 
 namespace zb::catalog {
@@ -22,16 +24,20 @@ SingleRun run_single(Scenario scenario, const std::optional<std::string>& name,
   SingleRun run;
   if (given) {
     apply_schedule_shape(given->schedule, scenario.spec, given->source);
-    run.row = run_schedule_row(given->schedule, scenario.spec.build(scenario.source), engine, &run.trace);
+    const Problem problem = scenario.spec.build(scenario.source);
+    run.row = run_schedule_row(given->schedule, problem, engine, &run.trace);
+    add_throughput_extras(scenario, problem, run.row);
+    run.spec = scenario.spec.with_chunks(run.row.chunks);
   } else {
     scenario.spec.build(scenario.source);
     const std::string chosen = name                         ? *name
                                : !scenario.schedules.empty() ? scenario.schedules.front()
                                                              : "zb-h1";
-    run.row = run_generator_row(chosen, scenario.spec, engine, &run.trace);
+    run.row = run_generator_row(chosen, scenario, engine, &run.trace);
     if (!run.row.has_metrics) throw InputError(fmt::format("{}: {}", chosen, run.row.reason));
+    std::string reason;  // the row ran, so the generator's spec exists
+    run.spec = *spec_for_generator(scenario, generators().get(chosen), reason);
   }
-  run.spec = scenario.spec.with_chunks(run.row.chunks);
   describe_problem(run.trace, run.spec, scenario);
   return run;
 }

@@ -76,7 +76,7 @@ int run_export(int argc, char** argv) {
     problem = scenario.spec.build(scenario.source);
   } else {
     catalog::NamedSchedule named =
-        catalog::generate_named(values["schedule"].as<std::string>(), scenario.spec, scenario.source);
+        catalog::generate_named(values["schedule"].as<std::string>(), scenario);
     problem = std::move(named.problem);
     schedule = std::move(named.schedule);
   }

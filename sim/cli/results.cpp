@@ -36,11 +36,20 @@ double percent(double fraction) {
 
 std::string join(const std::vector<double>& values) { return fmt::format("{}", fmt::join(values, ";")); }
 
-// The steady-state step times (catalog/engines.h) are columns of the table; other extras are lines.
+// The steady-state step times (catalog/engines.h) and a model-driven row's throughput
+// (catalog/throughput_extras.h) are columns of the table (the throughput in the normal mode; JSON
+// and CSV have both modes); other extras are lines.
 constexpr std::string_view kStepTimeKeys[] = {"step_time", "step_time_sync", "step_time_post_validation"};
+constexpr std::string_view kThroughputColumns[] = {"samples_per_s_per_gpu", "samples_per_s_per_gpu_sync",
+                                                   "samples_per_s_per_gpu_post_validation", "tokens_per_s", "mfu",
+                                                   "memory_GB"};
 
-bool is_step_time(const std::string& key) {
-  return std::find(std::begin(kStepTimeKeys), std::end(kStepTimeKeys), key) != std::end(kStepTimeKeys);
+bool is_column(const std::string& key) {
+  const auto listed = [&](const auto& keys) {
+    return std::find(std::begin(keys), std::end(keys), key) != std::end(keys);
+  };
+  return listed(kStepTimeKeys) || listed(kThroughputColumns) || key.starts_with("tokens_per_s") ||
+         key.starts_with("mfu");
 }
 
 std::optional<double> extra(const catalog::ResultRow& row, std::string_view key) {
@@ -139,6 +148,12 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
   out += fmt::format("{:<{}} {:>6} {:>11} {:>11} {:>11} {:>8} {:>9} {:>11}", "schedule", name_width, "chunks",
                      "status", "makespan", "span", "bubble", "peak mem", "idle max");
   if (step_times) out += fmt::format(" {:>11} {:>11} {:>11}", "step time", "sync", "post-valid");
+  const bool throughput =
+      std::any_of(rows.begin(), rows.end(), [](const auto& row) { return extra(row, "samples_per_s_per_gpu"); });
+  if (throughput) {
+    out += fmt::format(" {:>13} {:>9} {:>10} {:>11} {:>6} {:>7}", "samples/s/GPU", "sync", "post-valid", "tokens/s",
+                       "MFU", "mem GB");
+  }
   out += '\n';
   for (const catalog::ResultRow& row : rows) {
     out += fmt::format("{:<{}} {:>6} {:>11}", row.schedule, name_width, row.chunks, row.status);
@@ -150,13 +165,20 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
       for (const std::string_view key : kStepTimeKeys) {
         if (const auto value = extra(row, key)) out += fmt::format(" {:>11.4f}", *value);
       }
+      if (const auto samples = extra(row, "samples_per_s_per_gpu")) {
+        out += fmt::format(" {:>13.4f} {:>9.4f} {:>10.4f} {:>11.1f} {:>5.1f}%", *samples,
+                           extra(row, "samples_per_s_per_gpu_sync").value_or(0),
+                           extra(row, "samples_per_s_per_gpu_post_validation").value_or(0),
+                           extra(row, "tokens_per_s").value_or(0), 100 * extra(row, "mfu").value_or(0));
+        if (const auto memory = extra(row, "memory_GB")) out += fmt::format(" {:>7.2f}", *memory);
+      }
     }
     if (!row.reason.empty()) out += "  " + row.reason;
     out += '\n';
   }
   for (const catalog::ResultRow& row : rows) {
     for (const auto& [key, value] : row.extras) {
-      if (!is_step_time(key)) out += fmt::format("{}: {} = {:.6g}\n", row.schedule, key, value);
+      if (!is_column(key)) out += fmt::format("{}: {} = {:.6g}\n", row.schedule, key, value);
     }
   }
   if (memory != nullptr) out += memory_lines(spec, rows, *memory, name_width + 6);

@@ -152,7 +152,11 @@ class Simulation {
     try {
       for (run.step = 0; run.step < options_.steps; ++run.step) {
         if (!run_actions(d, run)) return;
-        run.gradients_ready.push_back(sg4::Engine::get_clock() * to_units_);
+        // Data parallelism: the gradient all-reduce of d's stages, on d's communication stream
+        // (optimizer_step.h), may end after the last action.
+        const double ready = gradients_ready(problem_, d, sg4::Engine::get_clock() * to_units_, last_weight_grad_start_);
+        if (ready > sg4::Engine::get_clock() * to_units_) sg4::this_actor::sleep_until(ready / to_units_);
+        run.gradients_ready.push_back(ready);
         run.gradients_done->release();
         const OptimizerStep& optimizer = options_.optimizer;
         const bool sync = optimizer.mode == OptimizerMode::sync;
@@ -197,6 +201,9 @@ class Simulation {
         const double part_end = k + 1 == step + parts ? sg4::Engine::get_clock() * to_units_ : part_start + item.time;
         run.compute.push_back({d, Stream::compute, item.action.pass, item.stage, item.action.microbatch,
                                item.action.chunk, part_start, part_end, parts == 2 && k == step, run.step});
+        if (item.action.pass == Pass::W || item.action.pass == Pass::BW) {
+          last_weight_grad_start_[static_cast<std::size_t>(item.stage)] = part_start;
+        }
         part_start = part_end;
       }
       for (std::size_t k = step; k < step + parts; ++k) {
@@ -438,6 +445,8 @@ class Simulation {
   std::vector<sg4::Mailbox*> verdict_boxes_;  // verdict_boxes_[d]: the all-reduced norm from stage 0's device
   std::vector<std::vector<double>> arrival_;  // [channel][step * m + microbatch]: simulated arrival, or kNotYet
   std::vector<std::vector<double>> sent_at_;  // [channel][step * m + microbatch]: simulated send time
+  // Per stage: the start of its latest W or BW in problem units (data parallelism, optimizer_step.h).
+  std::vector<double> last_weight_grad_start_ = std::vector<double>(static_cast<std::size_t>(problem_.stages()), 0.0);
   std::size_t activities_ = 0;
 };
 

@@ -37,6 +37,7 @@ class Evaluation {
         stages_(problem.stages()),
         end_f_(static_cast<std::size_t>(stages_) * m_, kNotDone),
         end_b_(static_cast<std::size_t>(stages_) * m_, kNotDone),
+        last_weight_grad_start_(static_cast<std::size_t>(stages_), 0.0),
         devices_(problem.devices),
         options_(options) {
     if (schedule.device_count() != problem.devices) {
@@ -73,7 +74,10 @@ class Evaluation {
     std::vector<double> gradients_ready(devices_.size());
     for (step_ = 0; step_ < options_.steps; ++step_) {
       run_step();
-      for (std::size_t d = 0; d < devices_.size(); ++d) gradients_ready[d] = devices_[d].last_end;
+      for (std::size_t d = 0; d < devices_.size(); ++d) {
+        gradients_ready[d] = zb::gradients_ready(problem_, static_cast<int>(d), devices_[d].last_end,
+                                                 last_weight_grad_start_);
+      }
       if (step_ == 0) first_step_ = devices_;
       // The next step starts on each device once its optimizer step lets it.
       const StepBoundary boundary = step_boundary(problem_, gradients_ready, options_.optimizer);
@@ -188,6 +192,7 @@ class Evaluation {
     state.last_end = state.clock;
     state.busy += end - start;
     record(d, step, action, stage, start, end);
+    if (action.pass == Pass::W || action.pass == Pass::BW) last_weight_grad_start_[static_cast<std::size_t>(stage)] = start;
     ++state.next;
     // Wake the device that consumes this output across a device boundary.
     const StagePath path = problem_.path(action.microbatch);
@@ -298,6 +303,7 @@ class Evaluation {
   const int stages_;
   std::vector<double> end_f_;  // [stage * m + microbatch]
   std::vector<double> end_b_;  // end of B or BW
+  std::vector<double> last_weight_grad_start_;  // per stage: start of its latest W or BW (data parallelism)
   std::vector<DeviceState> devices_;
   std::vector<DeviceState> first_step_;  // devices_ at the end of the first step: the metrics
   const EvalOptions& options_;

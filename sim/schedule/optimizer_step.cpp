@@ -18,6 +18,20 @@ OptimizerMode normal_optimizer_mode(const Schedule& schedule) {
   return OptimizerMode::sync;
 }
 
+double gradients_ready(const Problem& problem, int device, double last_end,
+                       const std::vector<double>& last_weight_grad_start) {
+  if (problem.t_dp_reduce.empty()) return last_end;
+  std::vector<std::pair<double, int>> starts;  // (start of the stage's last W or BW, stage)
+  for (int c = 0; c < problem.chunks; ++c) {
+    const int s = problem.stage_of(device, c);
+    starts.emplace_back(last_weight_grad_start[static_cast<std::size_t>(s)], s);
+  }
+  std::sort(starts.begin(), starts.end());
+  double stream = 0;  // when the device's communication stream is free
+  for (const auto& [start, stage] : starts) stream = std::max(stream, start) + problem.dp_reduce_time(stage);
+  return std::max(last_end, stream);
+}
+
 std::vector<std::pair<int, int>> all_reduce_hops(const Problem& problem) {
   std::vector<std::pair<int, int>> hops;
   for (int s = problem.stages() - 2; s >= 0; --s) {

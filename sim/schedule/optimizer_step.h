@@ -46,6 +46,17 @@ struct StepBoundary {
   std::vector<double> ready;    // per device: when its update is final and its next step may start
 };
 
+// When device d's gradients are ready for the optimizer step: the end of its last action
+// (`last_end`), or later when data parallelism has to reduce them (Problem::t_dp_reduce). Each
+// stage's gradients are all-reduced over its replicas bucket by bucket as its last weight-gradient
+// pass (the stage's last W or BW) produces them, as Megatron's overlapped gradient reduction does:
+// the reduction starts with that pass, on the device's communication stream beside the compute,
+// the device's stages one after another in the order their last pass starts; so it hides under
+// whatever compute the schedule leaves after that start. `last_weight_grad_start` is per stage
+// (only device d's are read).
+double gradients_ready(const Problem& problem, int device, double last_end,
+                       const std::vector<double>& last_weight_grad_start);
+
 // The ordered device pairs the all-reduce's messages cross (partials, then the verdicts).
 std::vector<std::pair<int, int>> all_reduce_hops(const Problem& problem);
 

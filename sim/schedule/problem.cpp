@@ -122,6 +122,10 @@ double Problem::optimizer_time(int device) const {
   return t_opt.empty() ? 0.0 : t_opt[static_cast<std::size_t>(device)];
 }
 
+double Problem::dp_reduce_time(int stage) const {
+  return t_dp_reduce.empty() ? 0.0 : t_dp_reduce[static_cast<std::size_t>(stage)];
+}
+
 double Problem::work() const {
   double most = 0;
   for (int d = 0; d < devices; ++d) most = std::max(most, device_work(d));
@@ -203,6 +207,16 @@ void Problem::validate() const {
   }
   if (!std::isfinite(t_reduce_hop) || t_reduce_hop < 0) {
     throw InputError(fmt::format("problem: field 't_reduce_hop' is {}: expected a time >= 0", t_reduce_hop));
+  }
+  if (!t_dp_reduce.empty() && static_cast<int>(t_dp_reduce.size()) != s) {
+    throw InputError(fmt::format("problem: field 't_dp_reduce' has {} values, expected {} (one per stage)",
+                                 t_dp_reduce.size(), s));
+  }
+  for (std::size_t stage = 0; stage < t_dp_reduce.size(); ++stage) {
+    if (!std::isfinite(t_dp_reduce[stage]) || t_dp_reduce[stage] < 0) {
+      throw InputError(fmt::format("problem: field 't_dp_reduce' has value {} at stage {}: expected a time >= 0",
+                                   t_dp_reduce[stage], stage));
+    }
   }
   if (mem_limit && (!std::isfinite(mem_limit->value) || mem_limit->value <= 0)) {
     throw InputError(fmt::format("problem: field 'mem_limit' is {}: expected > 0", mem_limit->to_string()));

@@ -65,6 +65,10 @@ struct Problem {
   // which chains through the stages from last to first, then goes from stage 0 to every device.
   std::vector<double> t_opt;
   double t_reduce_hop = 0;
+  // Data parallelism (docs/design.md section 7): t_dp_reduce[s] is the all-reduce of stage s's
+  // gradients over its data-parallel replicas, run on the device's communication stream from the
+  // start of the stage's last weight-gradient pass (size stages(), or empty: no data parallelism).
+  std::vector<double> t_dp_reduce;
 
   int stages() const { return devices * chunks; }
   int device_of_stage(int stage) const;
@@ -102,6 +106,8 @@ struct Problem {
   double work() const;
   // t_opt of the device (0 when not given).
   double optimizer_time(int device) const;
+  // t_dp_reduce of the stage (0 when not given).
+  double dp_reduce_time(int stage) const;
 
   // Throws InputError naming the field and value when something is inconsistent.
   void validate() const;

@@ -47,6 +47,8 @@ constexpr ProblemField kFields[] = {
      Kind::numbers, nullptr, &ProblemSpec::t_opt},
     {"t_reduce_hop", "t-reduce-hop", "one message of the gradient-norm all-reduce between two devices; it chains through the stages from last to first, then stage 0 tells every device (default 0)",
      Kind::number, nullptr, nullptr, &ProblemSpec::t_reduce_hop},
+    {"t_dp_reduce", "t-dp-reduce", "data-parallel gradient all-reduce of a device's stages, from the start of each stage's last W (or BW), beside the compute: X, or a list per device or per stage (default 0: no data parallelism)",
+     Kind::numbers, nullptr, &ProblemSpec::t_dp_reduce},
 };
 
 int int_from_text(std::string_view text, const std::string& context) {

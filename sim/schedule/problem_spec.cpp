@@ -43,6 +43,28 @@ std::vector<double> per_stage(const std::vector<double>& values, std::string_vie
                                source, field, values.size(), p, stages));
 }
 
+// A t_comm list of length p names links, not boundaries: t_comm[d] is the transfer between device
+// d and device d+1 (mod p), in either direction. It holds for every placement (with v = 1 it is
+// the per-stage list itself), so a generator that changes the chunk count keeps the links' costs:
+// the boundary s -> s+1 takes the link its two devices share (d to d+1, V's way back d+1 to d, and
+// the interleaved wrap-around p-1 to 0 the last link); a boundary inside one device costs nothing anyway.
+std::vector<double> per_boundary_from_links(const std::vector<double>& links, const Problem& shape) {
+  const int p = shape.devices;
+  std::vector<double> out(static_cast<std::size_t>(shape.stages()), 0.0);
+  for (int s = 0; s < shape.stages(); ++s) {
+    const int from = shape.device_of_stage(s);
+    const int to = shape.device_of_stage((s + 1) % shape.stages());
+    if (to == from + 1) {
+      out[s] = links[from];
+    } else if (from == to + 1) {
+      out[s] = links[to];
+    } else if (from != to) {  // the wrap-around between devices p-1 and 0
+      out[s] = links[p - 1];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Problem ProblemSpec::build(std::string_view source) const {
@@ -79,12 +101,13 @@ Problem ProblemSpec::build(std::string_view source) const {
   } else {
     problem.t_bw = per_stage(t_bw, "t_bw", *this, true, source);
   }
-  if (t_comm.size() != 1 && static_cast<int>(t_comm.size()) != devices * chunks) {
-    throw InputError(fmt::format("{}: field 't_comm' has {} values: expected one or {} (per stage "
-                                 "boundary)",
-                                 source, t_comm.size(), devices * chunks));
+  const bool per_link = static_cast<int>(t_comm.size()) == devices && chunks > 1;
+  if (t_comm.size() != 1 && !per_link && static_cast<int>(t_comm.size()) != devices * chunks) {
+    throw InputError(fmt::format("{}: field 't_comm' has {} values: expected one, {} (per link: device d to d+1) "
+                                 "or {} (per stage boundary)",
+                                 source, t_comm.size(), devices, devices * chunks));
   }
-  problem.t_comm = per_stage(t_comm, "t_comm", *this, false, source);
+  problem.t_comm = per_link ? per_boundary_from_links(t_comm, problem) : per_stage(t_comm, "t_comm", *this, false, source);
   if (!t_a2a.empty()) problem.t_a2a = per_stage(t_a2a, "t_a2a", *this, true, source);
   problem.overlap = overlap;
   problem.mem_f = per_stage(mem_f, "mem_f", *this, true, source);
@@ -99,6 +122,7 @@ Problem ProblemSpec::build(std::string_view source) const {
   }
   problem.t_opt = t_opt.size() == 1 ? std::vector<double>(static_cast<std::size_t>(devices), t_opt[0]) : t_opt;
   problem.t_reduce_hop = t_reduce_hop;
+  if (!t_dp_reduce.empty()) problem.t_dp_reduce = per_stage(t_dp_reduce, "t_dp_reduce", *this, true, source);
   try {
     problem.validate();
   } catch (const InputError& e) {
@@ -113,7 +137,7 @@ bool ProblemSpec::chunk_independent() const {
   auto ok = [&](const std::vector<double>& values) {
     return values.size() <= 1 || static_cast<int>(values.size()) == devices;
   };
-  return ok(t_f) && ok(t_b) && ok(t_w) && ok(t_bw) && ok(t_a2a) && t_comm.size() == 1 && ok(mem_f) &&
+  return ok(t_f) && ok(t_b) && ok(t_w) && ok(t_bw) && ok(t_a2a) && ok(t_comm) && ok(t_dp_reduce) && ok(mem_f) &&
          ok(mem_b) && ok(mem_w);
 }
 

@@ -14,8 +14,10 @@ namespace zb {
 
 // Costs are scalars (per device: the device's whole slice of layers), arrays of length p (per
 // device) or arrays of length p*v (per stage). Per-device values are split evenly over the v
-// chunks, so changing v never changes the total work. t_comm is per boundary: a scalar or a
-// per-stage array. Memory deltas follow the same rules as the costs.
+// chunks, so changing v never changes the total work. t_comm is per boundary, not split: a scalar,
+// an array of length p (per link: t_comm[d] between devices d and d+1, the last the wrap-around
+// back to device 0; any placement takes its boundaries' links from it), or a per-stage array (v > 1).
+// Memory deltas follow the same rules as the costs.
 struct ProblemSpec {
   int devices = 0;
   int microbatches = 0;
@@ -34,11 +36,14 @@ struct ProblemSpec {
   // scalar or one value per device (empty: 0), and one message of the gradient-norm all-reduce.
   std::vector<double> t_opt;
   double t_reduce_hop = 0;
+  // The data-parallel gradient all-reduce of a device's stages, split over chunks like the costs
+  // (empty: no data parallelism).
+  std::vector<double> t_dp_reduce;
 
   // Normalises and validates; throws InputError naming the field (prefixed by `source`).
   Problem build(std::string_view source = "problem") const;
 
-  // True when no array is per stage, so the problem can be rebuilt for another v.
+  // True when no array is per stage (t_comm: per link), so the problem can be rebuilt for another v.
   bool chunk_independent() const;
   ProblemSpec with_chunks(int v) const;
 };

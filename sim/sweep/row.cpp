@@ -29,7 +29,9 @@ const std::vector<std::string>& input_columns() {
 const std::vector<std::string>& metric_columns() {
   static const std::vector<std::string> columns = {
       "status", "makespan", "span", "work", "bubble_rate", "samples_per_s_per_gpu", "peak_memory_max", "idle_max",
-      "peak_memory", "idle", "step_time", "step_time_sync", "step_time_post_validation", "reason"};
+      "peak_memory", "idle", "step_time", "step_time_sync", "step_time_post_validation",
+      "samples_per_s_per_gpu_sync", "samples_per_s_per_gpu_post_validation", "tokens_per_s", "tokens_per_s_sync",
+      "tokens_per_s_post_validation", "mfu", "mfu_sync", "mfu_post_validation", "memory_GB", "reason"};
   return columns;
 }
 
@@ -164,7 +166,7 @@ Row run_point(const Grid& grid, const Point& point) {
       if (cluster.path.empty()) throw InputError("cluster: the SimGrid engine needs a cluster file, not an object");
       engine.cluster = cluster.path.string();
     }
-    const catalog::ResultRow result = catalog::run_generator_row(point.schedule, scenario.spec, engine, nullptr);
+    const catalog::ResultRow result = catalog::run_generator_row(point.schedule, scenario, engine, nullptr);
     row["status"] = result.status;
     row["chunks"] = result.chunks;
     if (!result.reason.empty()) row["reason"] = result.reason;
@@ -174,15 +176,20 @@ Row run_point(const Grid& grid, const Point& point) {
       row["span"] = m.span;
       row["work"] = m.work;
       row["bubble_rate"] = m.bubble_rate;
-      const double unit = seconds_per(problem.time_unit);
-      const double samples = problem.microbatches * (model_driven ? row["microbatch_size"].get<double>() : 1.0);
-      if (unit > 0 && m.makespan > 0) row["samples_per_s_per_gpu"] = samples / (m.makespan * unit) / problem.devices;
       row["peak_memory_max"] = max_of(m.peak_memory);
       row["idle_max"] = max_of(m.idle);
       row["peak_memory"] = m.peak_memory;
       row["idle"] = m.idle;
+      const auto& columns = metric_columns();
       for (const auto& [key, value] : result.extras) {
-        if (key.starts_with("step_time")) row[key] = value;
+        if (std::find(columns.begin(), columns.end(), key) != columns.end()) row[key] = value;
+      }
+      // A direct problem has no model: a microbatch counts as one sample (model-driven rows carry
+      // their throughput figures, throughput_extras.h).
+      const double unit = seconds_per(problem.time_unit);
+      if (!model_driven && unit > 0 && row.contains("step_time") && row["step_time"].get<double>() > 0) {
+        row["samples_per_s_per_gpu"] =
+            problem.microbatches / (row["step_time"].get<double>() * unit) / problem.devices;
       }
     }
   } catch (const models::SetupInfeasible& e) {

@@ -335,6 +335,11 @@ TEST_F(Cli, StepTimesOfBothOptimizerModes) {
   EXPECT_EQ(plain["step_time"], plain["step_time_post_validation"]);
   const auto one_f_one_b = row("--schedule 1f1b");
   EXPECT_EQ(one_f_one_b["step_time"], one_f_one_b["step_time_sync"]);
+  // A data-parallel reduction of 5 per device, longer than any compute after a last W, delays
+  // every step's gradients (docs/design.md section 7).
+  const auto reduced = row("--schedule zb-h2 --t-dp-reduce 5");
+  EXPECT_GT(reduced["step_time_sync"].get<double>(), plain["step_time_sync"].get<double>());
+  EXPECT_GT(reduced["step_time_post_validation"].get<double>(), plain["step_time_post_validation"].get<double>());
   // Every step rolling back: the early update is redone after the verdict, slower than sync.
   const auto rollback = row("--schedule zb-h2 --rollback-rate 1");
   EXPECT_GE(rollback["step_time_post_validation"].get<double>(), plain["step_time_sync"].get<double>());
@@ -347,10 +352,89 @@ TEST_F(Cli, StepTimesOfBothOptimizerModes) {
   }
 }
 
+// Model-driven rows carry their throughput in both optimizer modes (docs/design.md section 8):
+// samples/GPU/s = m b / step time / p, tokens/s = samples s / step time, and MFU; the unsuffixed
+// figures are the normal mode's. 1F1B-I on the 14.6B model (p = 16 over two nodes: a per-link
+// t_comm) runs with costs derived for two chunks.
+TEST_F(Cli, ModelDrivenRowsCarryTheirThroughput) {
+  const std::string scenario = std::string(ZB_SOURCE_DIR) + "/scenarios/models/paper-gpt-14.6b-p16-m48.json";
+  const CliRun run = zbsim("compare --scenario " + scenario + " --schedules zb-2p,zb-1p,1f1b,1f1b-i --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  const int p = json["problem"]["p"].get<int>();
+  const int m = json["problem"]["m"].get<int>();
+  ASSERT_EQ(json["results"].size(), 4U);
+  for (const auto& row : json["results"]) {
+    ASSERT_EQ(row["status"], "ok") << row.dump();
+    for (const std::string mode : {"", "_sync", "_post_validation"}) {
+      const double step_s = row["step_time" + mode].get<double>() * 1e-3;  // ms
+      EXPECT_NEAR(row["samples_per_s_per_gpu" + mode].get<double>(), m * 1.0 / step_s / p, 1e-9) << row.dump();
+      EXPECT_NEAR(row["tokens_per_s" + mode].get<double>(), m * 1.0 * 1024 / step_s, 1e-6) << row.dump();
+      EXPECT_GT(row["mfu" + mode].get<double>(), 0.2);
+      // Below the sustained GEMM ceiling (models/hardware.h, 0.8 of peak): shapes, memory-bound
+      // passes, bubbles and the optimizer step only take away.
+      EXPECT_LT(row["mfu" + mode].get<double>(), 0.8);
+    }
+    EXPECT_GT(row["memory_GB"].get<double>(), 10);
+    EXPECT_LT(row["memory_GB"].get<double>(), 80);
+  }
+  EXPECT_EQ(json["results"][3]["chunks"], 2);
+  EXPECT_EQ(json["results"][0]["samples_per_s_per_gpu"], json["results"][0]["samples_per_s_per_gpu_post_validation"]);
+  EXPECT_EQ(json["results"][2]["samples_per_s_per_gpu"], json["results"][2]["samples_per_s_per_gpu_sync"]);
+  const CliRun csv = zbsim("compare --scenario " + scenario + " --schedules zb-1p --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",samples_per_s_per_gpu,samples_per_s_per_gpu_sync,samples_per_s_per_gpu_post_validation,"
+                         "tokens_per_s,tokens_per_s_sync,tokens_per_s_post_validation,mfu,mfu_sync,"
+                         "mfu_post_validation,memory_GB,memory_per_device_GB,reason"),
+            std::string::npos)
+      << csv.out;
+  const CliRun table = zbsim("compare --scenario " + scenario + " --schedules zb-1p");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("samples/s/GPU"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("mfu_sync"), std::string::npos) << table.out;  // a column, not a line
+}
+
+// data_parallel 4: four pipelines of the 1.5B model on 4 nodes, a device's four replicas on one node
+// (the pipeline outermost), so each stage's gradients are all-reduced over NVLink, beside the
+// compute after the stage's last W: the step takes longer, and not by the whole reduction where a
+// schedule leaves compute after a last W.
+TEST_F(Cli, DataParallelismAddsTheGradientAllReduce) {
+  const fs::path plain = write("dp1.json", R"({"model": "gpt-1.5b", "hardware": "a100-80gb", "cluster": "4x8-ib200",
+      "microbatch_size": 6, "split": "paper", "problem": {"p": 8, "m": 24}})");
+  const fs::path data_parallel = write("dp4.json", R"({"model": "gpt-1.5b", "hardware": "a100-80gb",
+      "cluster": "4x8-ib200", "microbatch_size": 6, "split": "paper", "data_parallel": 4, "problem": {"p": 8, "m": 24}})");
+  auto rows = [&](const fs::path& file) {
+    const CliRun run = zbsim("compare --scenario " + file.string() + " --schedules 1f1b,zb-h1 --format json");
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.exit_code == 0 ? nlohmann::json::parse(run.out) : nlohmann::json();
+  };
+  const auto one = rows(plain);
+  const auto four = rows(data_parallel);
+  ASSERT_TRUE(four["problem"].contains("t_dp_reduce")) << four["problem"].dump();
+  EXPECT_FALSE(one["problem"].contains("t_dp_reduce")) << one["problem"].dump();
+  for (int i = 0; i < 2; ++i) {
+    const auto& a = one["results"][i];
+    const auto& b = four["results"][i];
+    EXPECT_GT(b["step_time_sync"].get<double>(), a["step_time_sync"].get<double>()) << b.dump();
+    EXPECT_EQ(four["problem"]["t_f"], one["problem"]["t_f"]);  // compute is unchanged
+    // Per GPU: four pipelines' samples over four times the GPUs.
+    EXPECT_LT(b["samples_per_s_per_gpu_sync"].get<double>(), a["samples_per_s_per_gpu_sync"].get<double>());
+    EXPECT_NEAR(b["tokens_per_s_sync"].get<double>() / b["samples_per_s_per_gpu_sync"].get<double>(),
+                32 * 1024, 1e-6);
+  }
+  // 5 pipelines of 8 need 40 GPUs: the 4 x 8 cluster has 32.
+  const fs::path crowded = write("dp5.json", R"({"model": "gpt-1.5b", "hardware": "a100-80gb",
+      "cluster": "4x8-ib200", "microbatch_size": 6, "data_parallel": 5, "problem": {"p": 8, "m": 24}})");
+  const CliRun run = zbsim("compare --scenario " + crowded.string() + " --schedules 1f1b");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("p = 8 devices of 5 GPUs (tensor x data parallel) need 40"), std::string::npos) << run.err;
+}
+
 TEST_F(Cli, StepFlagsAreChecked) {
   const std::string base = std::string("compare ") + kUnit + " --schedules zb-h1";
   for (const char* flags : {"--steps 0", "--steps 1001", "--rollback-rate 1.5", "--rollback-rate -0.1",
                             "--rollback-rate nan", "--t-opt -1", "--t-reduce-hop -1", "--t-opt 1,2",
+                            "--t-dp-reduce -1", "--t-dp-reduce 1,2,3",
                             "--optimizer-step-time 2"}) {
     const CliRun run = zbsim(base + " " + flags);
     EXPECT_EQ(run.exit_code, 2) << flags << ": " << run.err;
@@ -378,7 +462,9 @@ TEST_F(Cli, EveryShippedScenarioRuns) {
         EXPECT_TRUE(row["status"] == "ok" || row["status"] == "over-limit") << entry.path() << ": " << row.dump();
       }
     }
-    if (model_driven) EXPECT_TRUE(json.contains("memory")) << entry.path();
+    if (model_driven) {
+      EXPECT_TRUE(json.contains("memory")) << entry.path();
+    }
   }
   EXPECT_GE(files, 2);
 }

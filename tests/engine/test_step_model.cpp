@@ -59,6 +59,41 @@ TEST(SimgridStepModel, StepsInEveryModeEqualTheEvaluators) {
   }
 }
 
+// Data parallelism: each device waits for its stages' gradient all-reduce (optimizer_step.h's
+// gradients_ready) before its part of the norm all-reduce, in SimGrid as in the evaluator; the
+// reductions (per stage, some longer than the compute after the stage's last W) change the steps.
+TEST(SimgridStepModel, TheDataParallelReductionEqualsTheEvaluators) {
+  const GeneratorRegistry registry = GeneratorRegistry::with_builtins();
+  for (const char* name : {"1f1b", "zb-h2", "1f1b-i", "zb-v-h"}) {
+    ProblemSpec spec = testing::uniform_spec(4, 8, 1.0, 1.2, 0.7, 0.3);
+    if (std::string(name) == "zb-v-h") spec = testing::v_spec(4, 8, 0.5, 0.6, 0.35, 0.3);
+    if (std::string(name) == "1f1b-i") spec.chunks = 2;
+    spec.t_opt = {0.5};
+    spec.t_reduce_hop = 0.25;
+    spec.t_dp_reduce = {3.0, 0.2, 1.5, 6.0};  // per device, split over its chunks
+    const Problem problem = spec.build();
+    const Schedule schedule = generate(registry, name, problem);
+    for (const OptimizerStep& mode : kModes) {
+      EvalOptions eval;
+      eval.steps = 3;
+      eval.optimizer = mode;
+      const Trace expected = evaluate(problem, schedule, eval);
+      ProblemSpec without = spec;
+      without.t_dp_reduce.clear();
+      EXPECT_GT(expected.step_ends.back(), evaluate(without.build(), schedule, eval).step_ends.back()) << name;
+      SimgridOptions options;
+      options.steps = 3;
+      options.optimizer = mode;
+      const SimgridResult run = run_simgrid(problem, schedule, options);
+      EXPECT_TRUE(testing::same_trace(expected, run.trace)) << name << " " << optimizer_mode_name(mode.mode);
+      ASSERT_EQ(run.trace.step_ends.size(), expected.step_ends.size());
+      for (std::size_t k = 0; k < expected.step_ends.size(); ++k) {
+        EXPECT_NEAR(run.trace.step_ends[k], expected.step_ends[k], 1e-9) << name << " step " << k;
+      }
+    }
+  }
+}
+
 TEST(SimgridStepModel, OneDeviceHasNothingToWaitFor) {
   ProblemSpec spec = testing::uniform_spec(1, 4, 1.0, 1.0, 1.0, 0.0);
   spec.t_opt = {1.5};

@@ -181,7 +181,10 @@ TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
   const std::string scenario = (dir / "calibrated.json").string();
   const Outcome calibrate = zbexec("calibrate --p 2 --layers 4 --hidden 32 --repeats 2 --out " + scenario);
   ASSERT_EQ(calibrate.code, 0) << calibrate.output;
-  EXPECT_THAT(calibrate.output, AllOf(HasSubstr("t_f ms"), HasSubstr("scenario written")));
+  EXPECT_THAT(calibrate.output, AllOf(HasSubstr("t_f ms"), HasSubstr("scenario written"),
+                                      HasSubstr("robust estimate of 2 interleaved rounds"),
+                                      HasSubstr("spread (1.4826 x MAD of the rounds)")));
+  EXPECT_THAT(calibrate.output, ::testing::AnyOf(HasSubstr("outliers: none"), HasSubstr("outlier left out: stage")));
   const zb::ProblemSpec spec = zb::exec::read_scenario_spec(scenario);
   const zb::Problem problem = spec.build("calibrated");
   EXPECT_EQ(problem.devices, 2);
@@ -207,6 +210,12 @@ TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
   EXPECT_EQ(predict.code, 0) << predict.output;
   EXPECT_THAT(predict.output, AllOf(HasSubstr("predicted span"), HasSubstr("measured span"),
                                     HasSubstr("d0"), HasSubstr("d1"), HasSubstr("all")));
+  // Calibrating in the run: the period's error comes with the calibration's spread.
+  const Outcome calibrated = zbexec("run --schedule zb-h1 --p 2 --m 4 --layers 4 --hidden 32 --steps 4 "
+                                    "--repeats 3 --predict");
+  EXPECT_EQ(calibrated.code, 0) << calibrated.output;
+  EXPECT_THAT(calibrated.output, AllOf(HasSubstr("period"), HasSubstr("% (spread: calibration "),
+                                       HasSubstr("measured period ")));
 }
 
 // Issue 18: sizes beyond what one process runs, and timeouts that are no timeouts, are exit 2

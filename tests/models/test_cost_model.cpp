@@ -131,6 +131,14 @@ TEST(StageSplit, PaperSplitGivesTheEndsOneLayerFewer) {
   EXPECT_EQ(split_layers(11, 4, Split{Split::Kind::paper, {}}, "t"), (std::vector<int>{2, 4, 3, 2}));
   EXPECT_EQ(split_layers(10, 4, Split{}, "t"), (std::vector<int>{3, 3, 2, 2}));
   EXPECT_EQ(split_layers(5, 1, Split{Split::Kind::paper, {}}, "t"), (std::vector<int>{5}));
+  // Two chunks per device of the paper's 1.5B (22 layers, p = 8) and 28.3B (62, p = 32): the end
+  // stages keep only the embedding and the output layer.
+  EXPECT_EQ(split_layers(22, 16, Split{Split::Kind::paper, {}}, "t"),
+            (std::vector<int>{0, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 0}));
+  std::vector<int> one_each(64, 1);
+  one_each.front() = one_each.back() = 0;
+  EXPECT_EQ(split_layers(62, 64, Split{Split::Kind::paper, {}}, "t"), one_each);
+  EXPECT_THROW(split_layers(61, 64, Split{Split::Kind::paper, {}}, "t"), SetupInfeasible);
 }
 
 TEST(StageSplit, ImpossibleSplitsAreInfeasibleWithAReason) {

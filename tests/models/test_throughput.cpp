@@ -1,0 +1,120 @@
+// The optimizer update at memory bandwidth, the data-parallel all-reduce, and the throughput of a
+// step (samples, tokens, MFU) on small hand-checked setups.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "models/cost_model.h"
+#include "models/layer_costs.h"
+#include "models/optimizer_cost.h"
+#include "models/setup_error.h"
+#include "models/throughput.h"
+
+namespace zb::models {
+namespace {
+
+// 4 layers, 100 TFLOPS, 1000 GB/s of memory, nodes of 2 GPUs: NVLink 100 GB/s + 2 us, NIC 10 GB/s + 10 us.
+nlohmann::json tiny_scenario() {
+  return nlohmann::json::parse(R"({
+    "model": {"layers": 4, "hidden": 1024, "heads": 8, "vocab": 1000, "seq_len": 512},
+    "hardware": {"peak_tflops_bf16": 100, "memory_GB": 80, "reserved_GB": 0, "gpus_per_node": 2,
+                 "memory_bandwidth_GBps": 1000, "sm_count": 10,
+                 "nvlink": {"bandwidth_GBps": 100, "latency_us": 2},
+                 "nic": {"bandwidth_GBps": 10, "latency_us": 10}},
+    "microbatch_size": 2, "mfu": 0.5})");
+}
+
+Problem shape(int p, int m = 8) {
+  Problem problem;
+  problem.devices = p;
+  problem.microbatches = m;
+  return problem;
+}
+
+TEST(OptimizerCost, TheUpdateMovesEveryStateByteTwiceAtMemoryBandwidth) {
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  EXPECT_DOUBLE_EQ(optimizer_update_ms(3.0, setup.hardware), 6.0);  // 6 GB at 1000 GB/s
+  HardwareSpec unknown = setup.hardware;
+  unknown.memory_bandwidth_GBps = 0;
+  EXPECT_DOUBLE_EQ(optimizer_update_ms(3.0, unknown), 0);
+  ProblemSpec spec;
+  spec.devices = 4;
+  spec.microbatches = 8;
+  apply_model(setup, spec, {}, "tiny");
+  const StageCosts costs = stage_costs(setup, shape(4), "tiny");
+  ASSERT_EQ(spec.t_opt.size(), 4U);
+  for (int d = 0; d < 4; ++d) EXPECT_DOUBLE_EQ(spec.t_opt[d], 2 * costs.static_GB[d] / 1000 * 1e3);
+  EXPECT_TRUE(spec.t_dp_reduce.empty());  // no data parallelism
+  ProblemSpec kept;
+  kept.devices = 4;
+  kept.microbatches = 8;
+  kept.t_opt = {7};
+  apply_model(setup, kept, {"t_opt"}, "tiny");
+  EXPECT_EQ(kept.t_opt, (std::vector<double>{7}));
+}
+
+// A ring of n: 2 (n - 1) messages of bytes / n, each latency + size / bandwidth.
+TEST(OptimizerCost, RingAllReduce) {
+  const Link link{10, 5};  // 10 GB/s, 5 us
+  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 1, link), 0);
+  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 4, link), 6 * (0.005 + 1e9 / 10e9 * 1e3));
+}
+
+// data_parallel 2, p = 2 on nodes of 2 GPUs: device 0's two replicas on GPUs 0-1 (node 0), device
+// 1's on GPUs 2-3 (node 1), so each stage's ring stays on NVLink while the pipeline crosses the NIC;
+// p = 1 with data_parallel 2 stays in node 0 too.
+TEST(OptimizerCost, DataParallelReducesEachStagesGradients) {
+  nlohmann::json scenario = tiny_scenario();
+  scenario["data_parallel"] = 2;
+  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".");
+  EXPECT_EQ(setup.parallel.data, 2);
+  ProblemSpec spec;
+  spec.devices = 2;
+  spec.microbatches = 8;
+  apply_model(setup, spec, {}, "tiny");
+  const StageCosts costs = stage_costs(setup, shape(2), "tiny");
+  ASSERT_EQ(spec.t_dp_reduce.size(), 2U);
+  for (int s = 0; s < 2; ++s) {
+    EXPECT_DOUBLE_EQ(spec.t_dp_reduce[s], ring_all_reduce_ms(costs.params[s] * 2, 2, setup.interconnect.intra_node));
+  }
+  ProblemSpec one;
+  one.devices = 1;
+  one.microbatches = 8;
+  apply_model(setup, one, {}, "tiny");
+  const StageCosts single = stage_costs(setup, shape(1), "tiny");
+  EXPECT_DOUBLE_EQ(one.t_dp_reduce[0], ring_all_reduce_ms(single.params[0] * 2, 2, setup.interconnect.intra_node));
+  // A cluster of 4 GPUs holds dp = 2 pipelines of 2, not dp = 3.
+  nlohmann::json small = tiny_scenario();
+  small["cluster"] = nlohmann::json::parse(R"({"nodes": 2, "gpus_per_node": 2,
+      "intra_node": {"bandwidth_GBps": 100, "latency_us": 2}, "inter_node": {"bandwidth_GBps": 10, "latency_us": 10}})");
+  small["data_parallel"] = 3;
+  const ModelSetup crowded = model_setup_from_json(small, "small", ".");
+  EXPECT_THROW(apply_model(crowded, spec, {}, "small"), SetupInfeasible);
+  small["data_parallel"] = 0;
+  EXPECT_THROW(model_setup_from_json(small, "small", "."), InputError);
+}
+
+// Samples = m b dp, tokens = samples s, flops = every layer's F + B + W and the ends', per sample.
+TEST(Throughput, SamplesTokensAndMfuOfAStep) {
+  nlohmann::json scenario = tiny_scenario();
+  scenario["data_parallel"] = 2;
+  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".");
+  const StepWork work = step_work(setup, shape(2, 8), "tiny");
+  EXPECT_DOUBLE_EQ(work.samples, 8 * 2 * 2);
+  EXPECT_DOUBLE_EQ(work.tokens, 32 * 512);
+  EXPECT_EQ(work.gpus, 4);
+  const PieceCosts layer = layer_costs(setup);
+  const PieceCosts output = output_costs(setup);
+  const double per_microbatch = 4 * (layer.flops_f + layer.flops_b + layer.flops_w) + output.flops_f +
+                                output.flops_b + output.flops_w;  // the embedding has no flops
+  EXPECT_DOUBLE_EQ(work.model_flops, per_microbatch * 8 * 2);
+  EXPECT_EQ(work.static_GB, stage_costs(setup, shape(2), "tiny").static_GB);
+  const Throughput figures = throughput(work, 0.5);
+  EXPECT_DOUBLE_EQ(figures.samples_per_s_per_gpu, 32 / 0.5 / 4);
+  EXPECT_DOUBLE_EQ(figures.tokens_per_s, 32 * 512 / 0.5);
+  EXPECT_DOUBLE_EQ(figures.mfu, work.model_flops / (0.5 * 4 * 100e12));
+  EXPECT_DOUBLE_EQ(throughput(work, 0).mfu, 0);
+}
+
+}  // namespace
+}  // namespace zb::models
