@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace zb::testing {
@@ -116,6 +117,15 @@ inline ChromeTraceCheck check_chrome_trace(const nlohmann::json& file) {
     if (!ok) ++check.broken_flows;
   }
   return check;
+}
+
+// What every trace we write must satisfy: no slices partly overlapping or wrongly nested on a
+// thread, every flow point bound, every flow well formed.
+inline void expect_readable_as_intended(const ChromeTraceCheck& check) {
+  EXPECT_EQ(check.partial_overlaps, 0) << check.first_problem;
+  EXPECT_EQ(check.unintended_nesting, 0) << check.first_problem;
+  EXPECT_EQ(check.unbound_points, 0);
+  EXPECT_EQ(check.broken_flows, 0);
 }
 
 }  // namespace zb::testing
