@@ -12,6 +12,29 @@ ZB_PACKAGES=(cmake ninja-build g++ pkg-config
   qt6-base-dev qt6-svg-dev libgl1-mesa-dev
   python3-dev pybind11-dev python3-pytest python3-numpy)
 
+# The Chrome DevTools trace engine (npm @paulirish/trace_engine), which ctest's
+# zbsim_devtools_trace_engine runs on real zbsim traces: installed when npm can fetch it, else that
+# test skips (exit 77). Best effort: nothing here fails the build.
+ZB_TRACE_ENGINE_VERSION=0.0.65
+zb_trace_engine() {
+  local dir="${ZB_TRACE_ENGINE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/zbsim/trace-engine}"
+  local entry="$dir/node_modules/@paulirish/trace_engine/package.json"
+  if [ ! -f "$entry" ]; then
+    if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+      timeout 300 apt-get install -y -qq nodejs npm >/dev/null 2>&1 || true
+    fi
+    if command -v npm >/dev/null 2>&1; then
+      timeout 300 npm install --prefix "$dir" --no-audit --no-fund --silent \
+        "@paulirish/trace_engine@$ZB_TRACE_ENGINE_VERSION" >/dev/null 2>&1 || true
+    fi
+  fi
+  if [ -f "$entry" ]; then
+    export ZB_TRACE_ENGINE="$dir"
+  else
+    echo "zbsim: no DevTools trace engine (npm): zbsim_devtools_trace_engine will skip" >&2
+  fi
+}
+
 zb_install_packages() {
   local missing=()
   for pkg in "${ZB_PACKAGES[@]}"; do
