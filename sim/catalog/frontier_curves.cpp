@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/catalog/run_row.h"
 #include "sim/schedule/error.h"
@@ -45,12 +46,18 @@ ProblemSpec spec_at(const ProblemSpec& spec, Placement placement) {
   return *adjusted;
 }
 
+// nan and inf are never limits, steps or time limits (nan would pass the comparisons below).
 void check_frontier_options(const FrontierOptions& options) {
+  if (!std::isfinite(options.from_times_p) || !std::isfinite(options.to_times_p) ||
+      !std::isfinite(options.step_times_p)) {
+    throw InputError(fmt::format("--from {:g} --to {:g} --step {:g}: need finite numbers", options.from_times_p,
+                                 options.to_times_p, options.step_times_p));
+  }
   if (!(options.from_times_p > 0) || !(options.step_times_p > 0) || options.to_times_p < options.from_times_p) {
     throw InputError(fmt::format("--from {:g} --to {:g} --step {:g}: need from > 0, step > 0 and to >= from",
                                  options.from_times_p, options.to_times_p, options.step_times_p));
   }
-  if (options.with_ilp && !(options.ilp_time_limit_s > 0)) {
+  if (!std::isfinite(options.ilp_time_limit_s) || (options.with_ilp && !(options.ilp_time_limit_s > 0))) {
     throw InputError(fmt::format("--time-limit: {} is not a positive number of seconds", options.ilp_time_limit_s));
   }
 }

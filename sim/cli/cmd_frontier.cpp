@@ -2,14 +2,11 @@
 // one curve per placement.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <iostream>
 #include <optional>
-#include <utility>
 
 #include "sim/catalog/frontier_curves.h"
 #include "sim/schedule/atomic_file.h"
-#include "sim/schedule/error.h"
 #include "sim/cli/commands.h"
 #include "sim/solver/frontier.h"
 #include "sim/solver/frontier_svg.h"
@@ -129,11 +126,6 @@ int run_frontier(int argc, char** argv) {
   frontier.step_times_p = values["step"].as<double>();
   frontier.with_ilp = values["ilp"].as<bool>();
   frontier.ilp_time_limit_s = values["time-limit"].as<double>();
-  for (const auto& [flag, value] : {std::pair{"--from", frontier.from_times_p}, std::pair{"--to", frontier.to_times_p},
-                                    std::pair{"--step", frontier.step_times_p},
-                                    std::pair{"--time-limit", frontier.ilp_time_limit_s}}) {
-    if (!std::isfinite(value)) throw InputError(fmt::format("{} {}: expected a finite number", flag, value));
-  }
   std::optional<std::vector<std::string>> placements;
   if (values.count("placements")) placements = split_list(values["placements"].as<std::string>());
   const std::vector<FrontierCurve> curves =
