@@ -120,8 +120,7 @@ std::vector<double> optimizer_times_ms(const ModelSetup& setup, const StageCosts
 // t_dp_reduce per stage: the ring all-reduce of its bf16 gradients (per GPU: after tensor
 // parallelism) over the data-parallel replicas; empty without data parallelism. ZeRO-1/2 move the
 // same bytes (a reduce-scatter of the gradients, then an all-gather of the updated parameters).
-std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const Problem& shape, const StageCosts& costs,
-                                       std::string_view source) {
+std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const Problem& shape, const StageCosts& costs) {
   const int replicas = setup.parallel.data;
   if (replicas <= 1) return {};
   std::vector<double> times;
@@ -141,7 +140,8 @@ StageCosts apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::se
   Problem shape;
   shape.devices = spec.devices;
   shape.chunks = spec.chunks;
-  shape.placement = spec.placement.value_or(spec.chunks == 1 ? Placement::linear : Placement::interleaved);
+  shape.placement = spec.resolved_placement();
+  check_placement_chunks(shape.placement, shape.chunks, source);  // stage_costs maps stages to devices
   const StageCosts costs = stage_costs(setup, shape, source);
   // t_comm is per stage boundary, so it stays per stage unless uniform.
   const auto set = [&](const char* field, std::vector<double>& target, const std::vector<double>& values) {
@@ -161,7 +161,7 @@ StageCosts apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::se
   if (!explicit_fields.contains("bytes_act")) spec.bytes_act = costs.bytes_act;
   if (!explicit_fields.contains("t_reduce_hop")) spec.t_reduce_hop = costs.reduce_hop_ms;
   if (!explicit_fields.contains("t_opt")) spec.t_opt = optimizer_times_ms(setup, costs);
-  if (!explicit_fields.contains("t_dp_reduce")) spec.t_dp_reduce = dp_reduce_times_ms(setup, shape, costs, source);
+  if (!explicit_fields.contains("t_dp_reduce")) spec.t_dp_reduce = dp_reduce_times_ms(setup, shape, costs);
   if (!explicit_fields.contains("time_unit")) spec.time_unit = TimeUnit::ms;
   if (!explicit_fields.contains("mem_limit")) {
     spec.mem_limit = MemoryLimit{auto_memory_limit_GB(setup, costs, source), false};

@@ -70,7 +70,7 @@ std::vector<Placement> placements_to_draw(const ProblemSpec& spec, const std::op
     return placements;
   }
   if (spec.placement || spec.chunks != 1 || !spec.chunk_independent()) {
-    return {spec.placement.value_or(spec.chunks == 1 ? Placement::linear : Placement::interleaved)};
+    return {spec.resolved_placement()};
   }
   return {Placement::linear, Placement::vshape};
 }

@@ -50,15 +50,12 @@ std::optional<ProblemSpec> spec_for_generator(const Scenario& scenario, const Ge
   Scenario shaped = scenario;
   shaped.spec = spec.with_chunks(chunks);
   give_generator_placement(spec, info, chunks, shaped.spec);
-  const auto placement_of = [](const ProblemSpec& one) {
-    return one.placement.value_or(one.chunks == 1 ? Placement::linear : Placement::interleaved);
-  };
-  if (shaped.spec.chunks == spec.chunks && placement_of(shaped.spec) == placement_of(spec)) return spec;
+  if (shaped.spec.chunks == spec.chunks && shaped.spec.resolved_placement() == spec.resolved_placement()) return spec;
   try {
     derive_model_costs(shaped);
     shaped.spec.build(scenario.source);  // costs the user gave per stage for another shape fail here
   } catch (const InputError& e) {
-    reason = fmt::format("needs chunks={} ({}): {}", chunks, placement_name(placement_of(shaped.spec)), e.what());
+    reason = fmt::format("needs chunks={} ({}): {}", chunks, placement_name(shaped.spec.resolved_placement()), e.what());
     return std::nullopt;
   }
   return shaped.spec;

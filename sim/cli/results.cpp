@@ -170,7 +170,7 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
                            extra(row, "samples_per_s_per_gpu_sync").value_or(0),
                            extra(row, "samples_per_s_per_gpu_post_validation").value_or(0),
                            extra(row, "tokens_per_s").value_or(0), 100 * extra(row, "mfu").value_or(0));
-        if (const auto memory = extra(row, "memory_GB")) out += fmt::format(" {:>7.2f}", *memory);
+        if (const auto memory_GB = extra(row, "memory_GB")) out += fmt::format(" {:>7.2f}", *memory_GB);
       }
     }
     if (!row.reason.empty()) out += "  " + row.reason;

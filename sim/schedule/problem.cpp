@@ -153,6 +153,19 @@ void check_array(const std::vector<double>& values, std::string_view field, int 
 
 }  // namespace
 
+void check_placement_chunks(Placement placement, int chunks, std::string_view context) {
+  if (placement == Placement::linear && chunks != 1) {
+    throw InputError(fmt::format("{}: placement 'linear' needs chunks = 1, got {}", context, chunks));
+  }
+  if (placement == Placement::vshape && chunks != 2) {
+    throw InputError(fmt::format("{}: placement 'vshape' needs chunks = 2, got {}", context, chunks));
+  }
+  if (placement == Placement::bidirectional && chunks != 2) {
+    throw InputError(fmt::format("{}: placement 'bidirectional' needs chunks = 2 (one per model copy), got {}",
+                                 context, chunks));
+  }
+}
+
 void Problem::validate() const {
   if (devices < 1) throw InputError(fmt::format("problem: field 'p' is {}: need at least 1 device", devices));
   if (microbatches < 1) {
@@ -160,16 +173,7 @@ void Problem::validate() const {
   }
   if (chunks < 1) throw InputError(fmt::format("problem: field 'chunks' is {}: need at least 1", chunks));
   check_action_count(devices, chunks, microbatches, "problem");
-  if (placement == Placement::linear && chunks != 1) {
-    throw InputError(fmt::format("problem: placement 'linear' needs chunks = 1, got {}", chunks));
-  }
-  if (placement == Placement::vshape && chunks != 2) {
-    throw InputError(fmt::format("problem: placement 'vshape' needs chunks = 2, got {}", chunks));
-  }
-  if (placement == Placement::bidirectional && chunks != 2) {
-    throw InputError(fmt::format("problem: placement 'bidirectional' needs chunks = 2 (one per model copy), got {}",
-                                 chunks));
-  }
+  check_placement_chunks(placement, chunks, "problem");
 
   const int s = stages();
   check_array(t_f, "t_f", s, false, true);

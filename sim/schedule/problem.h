@@ -29,6 +29,9 @@ struct MemoryLimit {
   std::string to_string() const;
 };
 
+// The one rule on which chunk counts a placement allows; throws InputError naming `context`.
+void check_placement_chunks(Placement placement, int chunks, std::string_view context);
+
 // How many of a device's v chunks one microbatch runs through: v, except under bidirectional,
 // where a microbatch visits one of the device's two copies (so a per-device cost is not split).
 int chunks_per_path(Placement placement, int chunks);

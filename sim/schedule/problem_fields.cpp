@@ -147,7 +147,7 @@ void ProblemField::write_json(const ProblemSpec& spec, json& out) const {
       return;
     case Kind::placement:
       out[name] =
-          placement_name(spec.placement.value_or(spec.chunks == 1 ? Placement::linear : Placement::interleaved));
+          placement_name(spec.resolved_placement());
       return;
     case Kind::mem_limit:
       if (!spec.mem_limit) return;

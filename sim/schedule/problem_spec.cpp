@@ -23,7 +23,7 @@ std::vector<double> per_stage(const std::vector<double>& values, std::string_vie
   const int p = spec.devices;
   const int v = spec.chunks;
   const int stages = p * v;
-  const Placement placement = spec.placement.value_or(v == 1 ? Placement::linear : Placement::interleaved);
+  const Placement placement = spec.resolved_placement();
   const double share = split_over_chunks ? 1.0 / chunks_per_path(placement, v) : 1.0;
   if (values.size() == 1) return std::vector<double>(stages, values[0] * share);
   if (static_cast<int>(values.size()) == stages) return values;
@@ -91,7 +91,8 @@ Problem ProblemSpec::build(std::string_view source) const {
   problem.devices = devices;
   problem.microbatches = microbatches;
   problem.chunks = chunks;
-  problem.placement = placement.value_or(chunks == 1 ? Placement::linear : Placement::interleaved);
+  problem.placement = resolved_placement();
+  check_placement_chunks(problem.placement, chunks, source);  // before anything maps stages to devices
   problem.t_f = per_stage(t_f, "t_f", *this, true, source);
   problem.t_b = per_stage(t_b, "t_b", *this, true, source);
   problem.t_w = per_stage(t_w, "t_w", *this, true, source);

@@ -45,6 +45,10 @@ struct ProblemSpec {
 
   // True when no array is per stage (t_comm: per link), so the problem can be rebuilt for another v.
   bool chunk_independent() const;
+  // The placement set, or the default for the chunk count.
+  Placement resolved_placement() const {
+    return placement.value_or(chunks == 1 ? Placement::linear : Placement::interleaved);
+  }
   ProblemSpec with_chunks(int v) const;
 };
 

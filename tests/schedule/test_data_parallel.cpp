@@ -41,6 +41,20 @@ TEST(PerLinkTransfers, EveryPlacementTakesItsBoundariesLinks) {
   }
 }
 
+// A per-link list under a placement that does not allow the chunk count is refused before any
+// stage is mapped to a device (the fuzzer found vshape with 3 chunks reading links[-1]).
+TEST(PerLinkTransfers, APlacementsChunkRuleIsCheckedBeforeLinksAreMapped) {
+  ProblemSpec spec = testing::uniform_spec(1, 8).with_chunks(3);
+  spec.t_comm = {0.5};
+  spec.placement = Placement::vshape;
+  try {
+    spec.build("s.txt");
+    FAIL() << "vshape with 3 chunks was accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "s.txt: placement 'vshape' needs chunks = 2, got 3");
+  }
+}
+
 // The interleaved generator runs on a per-link list and waits for the slow link: the evaluator
 // charges each boundary its own link.
 TEST(PerLinkTransfers, InterleavedRunsOnAPerLinkList) {
