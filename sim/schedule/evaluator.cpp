@@ -28,6 +28,57 @@ struct DeviceState {
   bool queued = true;  // in the worklist (or running)
 };
 
+// What the hot loop needs of the problem, looked up once per evaluation instead of through
+// Problem's functions per action (each action would otherwise call stage_of, path, comm_after,
+// device_of_stage, pass_time and memory_delta, none of them inlined across translation units).
+struct StageTables {
+  StageTables(const Problem& problem)
+      : chunks(problem.chunks),
+        stage_of(static_cast<std::size_t>(problem.devices) * problem.chunks),
+        device_of(static_cast<std::size_t>(problem.stages())),
+        comm_after(static_cast<std::size_t>(problem.stages())),
+        pass_time(static_cast<std::size_t>(problem.stages()) * kPassCount),
+        memory(static_cast<std::size_t>(problem.stages()) * kPassCount),
+        path(static_cast<std::size_t>(problem.microbatches)) {
+    for (int d = 0; d < problem.devices; ++d) {
+      for (int c = 0; c < chunks; ++c) stage_of[static_cast<std::size_t>(d) * chunks + c] = problem.stage_of(d, c);
+    }
+    for (int s = 0; s < problem.stages(); ++s) {
+      const auto i = static_cast<std::size_t>(s);
+      device_of[i] = problem.device_of_stage(s);
+      comm_after[i] = problem.comm_after(s);
+      for (int k = 0; k < kPassCount; ++k) {
+        pass_time[i * kPassCount + k] = zb::pass_time(problem, static_cast<Pass>(k), s);
+        memory[i * kPassCount + k] = memory_delta(problem, static_cast<Pass>(k), s);
+      }
+    }
+    for (int mb = 0; mb < problem.microbatches; ++mb) path[static_cast<std::size_t>(mb)] = problem.path(mb);
+  }
+
+  // The caller has checked 0 <= chunk < chunks.
+  int stage(int device, int chunk) const { return stage_of[static_cast<std::size_t>(device) * chunks + chunk]; }
+  double time(Pass pass, int stage) const { return pass_time[index(pass, stage)]; }
+  const MemoryDelta& delta(Pass pass, int stage) const { return memory[index(pass, stage)]; }
+  static std::size_t index(Pass pass, int stage) {
+    return static_cast<std::size_t>(stage) * kPassCount + static_cast<std::size_t>(pass);
+  }
+
+  int chunks;
+  std::vector<int> stage_of;        // [device * chunks + chunk]
+  std::vector<int> device_of;       // per stage
+  std::vector<double> comm_after;   // per stage: Problem::comm_after
+  std::vector<double> pass_time;    // [stage * kPassCount + pass]
+  std::vector<MemoryDelta> memory;  // [stage * kPassCount + pass]
+  std::vector<StagePath> path;      // per microbatch
+};
+
+// A compute span as the run records it; the rest of its Span follows from the schedule and is
+// filled in when the trace is assembled.
+struct Interval {
+  double start;
+  double end;
+};
+
 class Evaluation {
  public:
   Evaluation(const Problem& problem, const Schedule& schedule, const EvalOptions& options)
@@ -35,6 +86,7 @@ class Evaluation {
         schedule_(schedule),
         m_(problem.microbatches),
         stages_(problem.stages()),
+        tables_(problem),
         end_f_(static_cast<std::size_t>(stages_) * m_, kNotDone),
         end_b_(static_cast<std::size_t>(stages_) * m_, kNotDone),
         last_weight_grad_start_(static_cast<std::size_t>(stages_), 0.0),
@@ -46,21 +98,18 @@ class Evaluation {
     }
     if (options.steps < 1) throw InputError(fmt::format("evaluator: steps is {}: need at least 1", options.steps));
     const auto steps = static_cast<std::size_t>(options.steps);
-    // Every span goes straight to its final place in one vector: device d's compute spans of
-    // every step start at offset_[d], then come each device's transfers, written at
-    // transfer_cursor_[d].
-    offset_.resize(problem.devices + 1, 0);
-    for (int d = 0; d < problem.devices; ++d) offset_[d + 1] = offset_[d] + steps * schedule.devices[d].size();
-    std::size_t total = offset_.back();
-    if (options.record_spans && options.record_transfers) {
-      const std::vector<std::size_t> counts = transfer_counts();
-      transfer_cursor_.resize(problem.devices);
-      for (int d = 0; d < problem.devices; ++d) {
-        transfer_cursor_[d] = total;
-        total += steps * counts[d];
+    // Spans are recorded per device in the order they happen (reserved, never zero-filled) and
+    // assembled into the trace's order at the end: device d's compute spans of every step, then
+    // each device's transfers.
+    if (options.record_spans) {
+      intervals_.resize(problem.devices);
+      for (int d = 0; d < problem.devices; ++d) intervals_[d].reserve(steps * schedule.devices[d].size());
+      if (options.record_transfers) {
+        const std::vector<std::size_t> counts = transfer_counts();
+        transfers_.resize(problem.devices);
+        for (int d = 0; d < problem.devices; ++d) transfers_[d].reserve(steps * counts[d]);
       }
     }
-    if (options.record_spans) spans_.resize(total);
     if (options.record_memory) {
       memory_.resize(problem.devices);
       for (int d = 0; d < problem.devices; ++d) {
@@ -115,7 +164,6 @@ class Evaluation {
     }
   }
 
-
   // Runs device d until it finishes or needs an input that is not ready yet. An overlapped pair
   // starts once both parts' inputs are ready; both outputs exist when the block ends.
   void advance(int d, std::vector<int>& worklist) {
@@ -128,16 +176,16 @@ class Evaluation {
       const double ready = input_ready(d, state.next);
       if (ready < 0) return;
       if (!pair) {
-        const int stage = problem_.stage_of(d, action.chunk);
+        const int stage = tables_.stage(d, action.chunk);
         const double start = std::max(state.clock, ready);
-        run(d, state.next, start, start + pass_time(problem_, action.pass, stage), worklist);
+        run(d, state.next, start, start + tables_.time(action.pass, stage), worklist);
         continue;
       }
       const Action& partner = actions[state.next + 1];
       const double partner_ready = input_ready(d, state.next + 1);
       if (partner_ready < 0) return;
-      const BlockTimes block = overlapped_times(problem_, action.pass, problem_.stage_of(d, action.chunk),
-                                                partner.pass, problem_.stage_of(d, partner.chunk));
+      const BlockTimes block = overlapped_times(problem_, action.pass, tables_.stage(d, action.chunk), partner.pass,
+                                                tables_.stage(d, partner.chunk));
       const double start = std::max({state.clock, ready, partner_ready});
       run(d, state.next, start, start + block.first, worklist, start + block.total());
       run(d, state.next, start + block.first, start + block.total(), worklist);
@@ -146,64 +194,74 @@ class Evaluation {
 
   // When the input of device d's action `step` is ready (without t_comm for local inputs), or
   // kNotDone. Refuses actions outside the problem.
-  double input_ready(int d, std::size_t step) const {
+  [[gnu::always_inline]] double input_ready(int d, std::size_t step) const {
     const Action& action = schedule_.devices[d][step];
     if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
-      throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (m={}, "
-                                      "chunks={})",
-                                      schedule_.name, d, step, to_token(action), m_, problem_.chunks));
+      refuse_outside(d, step);
     }
-    const int stage = problem_.stage_of(d, action.chunk);
-    const StagePath path = problem_.path(action.microbatch);
-    if (!path.contains(stage)) {
-      throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (microbatch {} "
-                                      "runs stages {}..{}, not stage {})",
-                                      schedule_.name, d, step, to_token(action), action.microbatch, path.first,
-                                      path.last, stage));
-    }
+    const int stage = tables_.stage(d, action.chunk);
+    const StagePath path = tables_.path[static_cast<std::size_t>(action.microbatch)];
+    if (!path.contains(stage)) refuse_outside(d, step);
     const std::size_t key = static_cast<std::size_t>(stage) * m_ + action.microbatch;
     switch (action.pass) {
       case Pass::F: {
         if (stage == path.first) return 0;
         const double input = end_f_[key - m_];
-        return input < 0 ? kNotDone : input + problem_.comm_after(stage - 1);
+        return input < 0 ? kNotDone : input + tables_.comm_after[static_cast<std::size_t>(stage - 1)];
       }
       case Pass::B:
       case Pass::BW: {
         if (stage == path.last) return end_f_[key];
         const double grad = end_b_[key + m_];
-        return grad < 0 ? kNotDone : grad + problem_.comm_after(stage);
+        return grad < 0 ? kNotDone : grad + tables_.comm_after[static_cast<std::size_t>(stage)];
       }
       case Pass::W: return end_b_[key];
     }
     return kNotDone;
   }
 
+  // Out of line, so that the hot input_ready() keeps no state alive for the error's text.
+  [[noreturn, gnu::noinline, gnu::cold]] void refuse_outside(int d, std::size_t step) const {
+    const Action& action = schedule_.devices[d][step];
+    if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
+      throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (m={}, "
+                                      "chunks={})",
+                                      schedule_.name, d, step, to_token(action), m_, problem_.chunks));
+    }
+    const int stage = tables_.stage(d, action.chunk);
+    const StagePath path = tables_.path[static_cast<std::size_t>(action.microbatch)];
+    throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (microbatch {} "
+                                    "runs stages {}..{}, not stage {})",
+                                    schedule_.name, d, step, to_token(action), action.microbatch, path.first,
+                                    path.last, stage));
+  }
+
   // Records device d's next action as running [start, end] and publishes its output at
   // `output_at` (the end of its block: a pair's first part hands over with the second).
-  void run(int d, std::size_t step, double start, double end, std::vector<int>& worklist, double output_at = -1) {
+  [[gnu::always_inline]] void run(int d, std::size_t step, double start, double end, std::vector<int>& worklist,
+                                  double output_at = -1) {
     DeviceState& state = devices_[d];
     const Action& action = schedule_.devices[d][step];
-    const int stage = problem_.stage_of(d, action.chunk);
+    const int stage = tables_.stage(d, action.chunk);
     const std::size_t key = static_cast<std::size_t>(stage) * m_ + action.microbatch;
     if (output_at < 0) output_at = end;
     state.clock = std::max(end, output_at);
     state.first_start = std::min(state.first_start, start);
     state.last_end = state.clock;
     state.busy += end - start;
-    record(d, step, action, stage, start, end);
+    record(d, action, stage, start, end);
     if (action.pass == Pass::W || action.pass == Pass::BW) last_weight_grad_start_[static_cast<std::size_t>(stage)] = start;
     ++state.next;
     // Wake the device that consumes this output across a device boundary.
-    const StagePath path = problem_.path(action.microbatch);
+    const StagePath path = tables_.path[static_cast<std::size_t>(action.microbatch)];
     if (action.pass == Pass::F) {
       end_f_[key] = output_at;
-      if (stage < path.last) wake(problem_.device_of_stage(stage + 1), d, worklist);
-      if (stage < path.last && !transfer_cursor_.empty()) transfer(Pass::F, action, stage, stage + 1, output_at);
+      if (stage < path.last) wake(tables_.device_of[static_cast<std::size_t>(stage + 1)], d, worklist);
+      if (stage < path.last && !transfers_.empty()) transfer(Pass::F, action, stage, stage + 1, output_at);
     } else if (action.pass != Pass::W) {
       end_b_[key] = output_at;
-      if (stage > path.first) wake(problem_.device_of_stage(stage - 1), d, worklist);
-      if (stage > path.first && !transfer_cursor_.empty()) transfer(action.pass, action, stage, stage - 1, output_at);
+      if (stage > path.first) wake(tables_.device_of[static_cast<std::size_t>(stage - 1)], d, worklist);
+      if (stage > path.first && !transfers_.empty()) transfer(action.pass, action, stage, stage - 1, output_at);
     }
   }
 
@@ -221,40 +279,35 @@ class Evaluation {
         if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
           continue;  // refused when it is reached
         }
-        const int stage = problem_.stage_of(d, action.chunk);
-        const StagePath path = problem_.path(action.microbatch);
+        const int stage = tables_.stage(d, action.chunk);
+        const StagePath path = tables_.path[static_cast<std::size_t>(action.microbatch)];
         const bool forward = action.pass == Pass::F;
         if (!path.contains(stage)) continue;  // refused when it is reached
         if (action.pass == Pass::W || (forward && stage >= path.last) || (!forward && stage <= path.first)) continue;
         const int other = forward ? stage + 1 : stage - 1;
-        if (problem_.comm_after(std::min(stage, other)) <= 0) continue;
+        if (tables_.comm_after[static_cast<std::size_t>(std::min(stage, other))] <= 0) continue;
         ++counts[d];
-        ++counts[problem_.device_of_stage(other)];
+        ++counts[tables_.device_of[static_cast<std::size_t>(other)]];
       }
     }
     return counts;
   }
 
   void transfer(Pass pass, const Action& action, int from_stage, int to_stage, double ready) {
-    const int boundary = std::min(from_stage, to_stage);
-    const double delay = problem_.comm_after(boundary);
+    const double delay = tables_.comm_after[static_cast<std::size_t>(std::min(from_stage, to_stage))];
     if (delay <= 0) return;
-    const int from = problem_.device_of_stage(from_stage);
-    const int to = problem_.device_of_stage(to_stage);
-    spans_[transfer_cursor_[from]++] =
-        {from, Stream::send, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay, false, step_};
-    spans_[transfer_cursor_[to]++] =
-        {to, Stream::recv, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay, false, step_};
+    const int from = tables_.device_of[static_cast<std::size_t>(from_stage)];
+    const int to = tables_.device_of[static_cast<std::size_t>(to_stage)];
+    transfers_[from].push_back(
+        {from, Stream::send, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay, false, step_});
+    transfers_[to].push_back(
+        {to, Stream::recv, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay, false, step_});
   }
 
-  void record(int d, std::size_t step, const Action& action, int stage, double start, double end) {
-    if (!spans_.empty()) {
-      const std::size_t index = offset_[d] + static_cast<std::size_t>(step_) * schedule_.devices[d].size() + step;
-      spans_[index] = {d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end,
-                       action.overlap_next, step_};
-    }
+  void record(int d, const Action& action, int stage, double start, double end) {
+    if (!intervals_.empty()) intervals_[d].push_back({start, end});
     DeviceState& state = devices_[d];
-    const MemoryDelta delta = memory_delta(problem_, action.pass, stage);
+    const MemoryDelta& delta = tables_.delta(action.pass, stage);
     if (delta.at_start != 0) {
       state.memory += delta.at_start;
       if (!memory_.empty()) memory_[d].push_back({start, state.memory});
@@ -266,13 +319,36 @@ class Evaluation {
     }
   }
 
+  // The trace's spans: every device's compute spans (each step in turn), then each device's transfers.
+  std::vector<Span> assemble_spans() const {
+    std::vector<Span> spans;
+    if (intervals_.empty()) return spans;
+    std::size_t total = 0;
+    for (const auto& device : intervals_) total += device.size();
+    for (const auto& device : transfers_) total += device.size();
+    spans.reserve(total);
+    for (int d = 0; d < problem_.devices; ++d) {
+      const auto& actions = schedule_.devices[d];
+      const auto& intervals = intervals_[d];
+      for (std::size_t i = 0; i < intervals.size(); ++i) {
+        const std::size_t index = i % actions.size();
+        const Action& action = actions[index];
+        spans.push_back({d, Stream::compute, action.pass, tables_.stage(d, action.chunk), action.microbatch,
+                         action.chunk, intervals[i].start, intervals[i].end, action.overlap_next,
+                         static_cast<std::int32_t>(i / actions.size())});
+      }
+    }
+    for (const auto& device : transfers_) spans.insert(spans.end(), device.begin(), device.end());
+    return spans;
+  }
+
   Trace finish() {
     Trace trace;
     trace.meta.schedule = schedule_.name;
     trace.meta.engine = "eval";
     trace.meta.time_unit = problem_.time_unit;
     trace.devices = problem_.devices;
-    trace.spans = std::move(spans_);
+    trace.spans = assemble_spans();
     trace.memory = std::move(memory_);
     trace.step_ends = std::move(step_ends_);
 
@@ -301,6 +377,7 @@ class Evaluation {
   const Schedule& schedule_;
   const int m_;
   const int stages_;
+  const StageTables tables_;
   std::vector<double> end_f_;  // [stage * m + microbatch]
   std::vector<double> end_b_;  // end of B or BW
   std::vector<double> last_weight_grad_start_;  // per stage: start of its latest W or BW (data parallelism)
@@ -309,9 +386,8 @@ class Evaluation {
   const EvalOptions& options_;
   int step_ = 0;
   std::vector<double> step_ends_;
-  std::vector<std::size_t> offset_;           // first compute span of each device
-  std::vector<std::size_t> transfer_cursor_;  // next transfer span of each device; empty: not recorded
-  std::vector<Span> spans_;                   // the trace's spans; empty when not recorded
+  std::vector<std::vector<Interval>> intervals_;  // per device: its compute spans so far; empty: not recorded
+  std::vector<std::vector<Span>> transfers_;      // per device: its send/recv spans; empty: not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
 };
 
