@@ -1,7 +1,12 @@
 // Evaluator throughput (issue 17: at least 30 M actions/s recording traces, 60 M/s metrics only,
 // on one core). items_per_second is actions per CPU second (Google Benchmark divides by CPU time
-// unless told otherwise), so a shared machine's waits do not count. Compare builds by running
-// both binaries in one session, e.g. --benchmark_filter=Trace.
+// unless told otherwise), so a shared machine's waits do not count. Compare two builds in one
+// session, alternating the binaries and keeping each case's best round:
+//   for r in 1 2 3; do for b in base new; do
+//     $b/bench/zb_bench_evaluator --benchmark_min_time=0.1 --benchmark_format=csv > run${r}_$b.csv; done; done
+// Instructions per action do not depend on the machine's load (valgrind, one iteration):
+//   valgrind --tool=callgrind --toggle-collect='*zb::evaluate*' build/bench/zb_bench_evaluator
+//     --benchmark_filter='^BM_Trace/zb_h1/32$' --benchmark_min_time=0.000001   (I refs / actions)
 //
 // Cases: BM_Metrics / BM_Trace (every span, transfers and the memory timeline, as zbsim simulate
 // records them) over schedules of one and two chunks at p = 8, 16, 32 with m = 4p and t_comm > 0,
