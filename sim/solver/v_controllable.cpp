@@ -9,8 +9,8 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
@@ -503,15 +503,24 @@ class BlockPeaks {
     const bool periodic = memory.w[0] == memory.w[1] && std::abs(leftover) <= 1e-12 * (1 + std::abs(take));
     const int n = periodic ? std::min(m_, (spread + 18 + 5) / kVBlockPeriod + 1) : m_;
     const int length = spread + kVBlockPeriod * (n - 1) + 2 * n + 1;
-    cells_.assign(static_cast<std::size_t>(length), kEmpty);
+    // The searched blocks put a row's four passes at distinct positions of the period, so the pass
+    // in slot t is the one at t's position, if its microbatch t is in range: no grid to fill.
+    std::array<int, kVBlockPeriod> kind_at{kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty};
     for (int kind = 0; kind < 4; ++kind) {
-      for (int k = 0; k < n; ++k) cells_[row[kind] - first + kVBlockPeriod * k] = kind;
+      int& at = kind_at[static_cast<std::size_t>((row[kind] - first) % kVBlockPeriod)];
+      if (at != kEmpty) throw Error("v-auto: internal error: two passes of a block row share a position");
+      at = kind;
     }
     owed_.clear();  // chunks of the B still without their W, oldest first from `oldest`
     std::size_t oldest = 0;
     double level = 0;
     double highest = 0;
-    for (const int kind : cells_) {
+    for (int t = 0, position = 0; t < length; ++t, position = position + 1 == kVBlockPeriod ? 0 : position + 1) {
+      int kind = kind_at[static_cast<std::size_t>(position)];
+      if (kind != kEmpty) {
+        const int offset = row[kind] - first;
+        if (t < offset || t - offset >= kVBlockPeriod * n) kind = kEmpty;
+      }
       if (kind == kEmpty) {
         if (oldest == owed_.size()) continue;
         level += memory.w[owed_[oldest++]];
@@ -531,7 +540,6 @@ class BlockPeaks {
   std::vector<DeviceMemory> memories_;
   std::vector<int> memory_of_;  // device -> index into memories_
   std::unordered_map<std::array<int, 5>, double, KeyHash> memo_;
-  std::vector<int> cells_;
   std::vector<int> owed_;
 };
 
@@ -562,9 +570,19 @@ int next_slot_at(int after, int position) {
 // by delta (1..5) and chunk-1 F and chunk-0 B by -1, with one delta for the first `split` devices
 // and a smaller or equal one after. Microbatch 0 of each pass runs at the first slot of its
 // position after the pass it waits for. Distinct blocks, in enumeration order.
+struct BlockHash {
+  std::size_t operator()(const VBlock& block) const {
+    std::size_t h = 0;
+    for (const auto& row : block) {
+      for (int x : row) h = h * 1000003u + static_cast<std::size_t>(x);
+    }
+    return h;
+  }
+};
+
 std::vector<VBlock> searched_blocks(int p) {
   std::vector<VBlock> blocks;
-  std::set<VBlock> seen;
+  std::unordered_set<VBlock, BlockHash> seen;
   auto add = [&](const std::vector<std::array<int, 4>>& positions) {
     VBlock block(static_cast<std::size_t>(p));
     block[0][0] = positions[0][0];
