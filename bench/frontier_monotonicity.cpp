@@ -1,6 +1,7 @@
 // zb-auto's quality over random problems: does the memory frontier ever rise, and does the time
-// unit change the schedule? Then the same for the V placement's generators (zb-v, v-auto) at every
-// limit from V-Min's memory to 3p chunk activations (1.5 times ZB-V's). Prints two tables; rerun with
+// unit change the schedule? Then the same for the two-chunk generators (zb-v, v-auto, and zb-auto on
+// the V and the interleaved placement) at every limit from V-Min's memory to 3p chunk activations
+// (1.5 times ZB-V's). Prints two tables; rerun with
 // `./build/bench/zb_bench_frontier_monotonicity [problems] [seed] [v_problems]` (defaults 1000, 17
 // and 100). Deterministic for a given seed.
 #include <fmt/format.h>
@@ -96,12 +97,12 @@ RandomCell random_v_cell(std::mt19937& rng) {
   return cell;
 }
 
-zb::Problem build_v(const RandomCell& cell, bool in_ms, int limit) {
+zb::Problem build_v(const RandomCell& cell, bool in_ms, int limit, zb::Placement placement = zb::Placement::vshape) {
   zb::ProblemSpec spec;
   spec.devices = cell.p;
   spec.microbatches = cell.m;
   spec.chunks = 2;
-  spec.placement = zb::Placement::vshape;
+  spec.placement = placement;
   spec.t_f = in_unit(cell.f_us, in_ms);
   spec.t_b = in_unit(cell.b_us, in_ms);
   spec.t_w = in_unit(cell.w_us, in_ms);
@@ -123,16 +124,24 @@ struct VTally {
 
 void print_v_table(int problems, unsigned seed) {
   using Generate = std::function<zb::Schedule(const zb::Problem&)>;
-  const std::pair<const char*, Generate> generators[] = {
-      {"zb-v", [](const zb::Problem& problem) { return zb::zb_v_greedy(problem).schedule; }},
-      {"v-auto", [](const zb::Problem& problem) { return zb::make_v_auto(problem); }},
+  struct VGenerator {
+    const char* name;
+    zb::Placement placement;
+    Generate generate;
+  };
+  auto zb_auto = [](const zb::Problem& problem) { return zb::auto_schedule(problem).schedule; };
+  const VGenerator generators[] = {
+      {"zb-v", zb::Placement::vshape, [](const zb::Problem& problem) { return zb::zb_v_greedy(problem).schedule; }},
+      {"v-auto", zb::Placement::vshape, [](const zb::Problem& problem) { return zb::make_v_auto(problem); }},
+      {"zb-auto --placement vshape", zb::Placement::vshape, zb_auto},
+      {"zb-auto --placement interleaved", zb::Placement::interleaved, zb_auto},
   };
   fmt::print("\nV placement over {} random problems (seed {}, p in 4/6/8, m in p..3p, per-chunk costs half the "
              "1.5B ones +-30%, limits V-Min's memory..3p chunk activations step 1)\n\n",
              problems, seed);
   fmt::print("| generator | frontier steps | rising steps | max rise | unit mismatches (points) | wall time |\n");
   fmt::print("|---|---|---|---|---|---|\n");
-  for (const auto& [name, generate] : generators) {
+  for (const auto& [name, placement, generate] : generators) {
     std::mt19937 rng(seed);
     VTally tally;
     const auto start = std::chrono::steady_clock::now();
@@ -140,7 +149,7 @@ void print_v_table(int problems, unsigned seed) {
       const RandomCell cell = random_v_cell(rng);
       double previous = -1;  // the span at the limit before, -1: none (refused or the first)
       for (int limit = 2 * ((cell.p + 4) / 3); limit <= 3 * cell.p; ++limit) {
-        const zb::Problem ms = build_v(cell, true, limit);
+        const zb::Problem ms = build_v(cell, true, limit, placement);
         std::optional<zb::Schedule> schedule;
         try {
           schedule = generate(ms);
@@ -167,7 +176,7 @@ void print_v_table(int problems, unsigned seed) {
         previous = span;
         std::string in_us;
         try {
-          in_us = zb::to_text(generate(build_v(cell, false, limit)));
+          in_us = zb::to_text(generate(build_v(cell, false, limit, placement)));
         } catch (const zb::Error&) {
           in_us = "refused";
         }

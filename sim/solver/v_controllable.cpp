@@ -9,8 +9,8 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
@@ -503,15 +503,24 @@ class BlockPeaks {
     const bool periodic = memory.w[0] == memory.w[1] && std::abs(leftover) <= 1e-12 * (1 + std::abs(take));
     const int n = periodic ? std::min(m_, (spread + 18 + 5) / kVBlockPeriod + 1) : m_;
     const int length = spread + kVBlockPeriod * (n - 1) + 2 * n + 1;
-    cells_.assign(static_cast<std::size_t>(length), kEmpty);
+    // The searched blocks put a row's four passes at distinct positions of the period, so the pass
+    // in slot t is the one at t's position, if its microbatch t is in range: no grid to fill.
+    std::array<int, kVBlockPeriod> kind_at{kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty};
     for (int kind = 0; kind < 4; ++kind) {
-      for (int k = 0; k < n; ++k) cells_[row[kind] - first + kVBlockPeriod * k] = kind;
+      int& at = kind_at[static_cast<std::size_t>((row[kind] - first) % kVBlockPeriod)];
+      if (at != kEmpty) throw Error("v-auto: internal error: two passes of a block row share a position");
+      at = kind;
     }
     owed_.clear();  // chunks of the B still without their W, oldest first from `oldest`
     std::size_t oldest = 0;
     double level = 0;
     double highest = 0;
-    for (const int kind : cells_) {
+    for (int t = 0, position = 0; t < length; ++t, position = position + 1 == kVBlockPeriod ? 0 : position + 1) {
+      int kind = kind_at[static_cast<std::size_t>(position)];
+      if (kind != kEmpty) {
+        const int offset = row[kind] - first;
+        if (t < offset || t - offset >= kVBlockPeriod * n) kind = kEmpty;
+      }
       if (kind == kEmpty) {
         if (oldest == owed_.size()) continue;
         level += memory.w[owed_[oldest++]];
@@ -531,7 +540,6 @@ class BlockPeaks {
   std::vector<DeviceMemory> memories_;
   std::vector<int> memory_of_;  // device -> index into memories_
   std::unordered_map<std::array<int, 5>, double, KeyHash> memo_;
-  std::vector<int> cells_;
   std::vector<int> owed_;
 };
 
@@ -562,9 +570,19 @@ int next_slot_at(int after, int position) {
 // by delta (1..5) and chunk-1 F and chunk-0 B by -1, with one delta for the first `split` devices
 // and a smaller or equal one after. Microbatch 0 of each pass runs at the first slot of its
 // position after the pass it waits for. Distinct blocks, in enumeration order.
+struct BlockHash {
+  std::size_t operator()(const VBlock& block) const {
+    std::size_t h = 0;
+    for (const auto& row : block) {
+      for (int x : row) h = h * 1000003u + static_cast<std::size_t>(x);
+    }
+    return h;
+  }
+};
+
 std::vector<VBlock> searched_blocks(int p) {
   std::vector<VBlock> blocks;
-  std::set<VBlock> seen;
+  std::unordered_set<VBlock, BlockHash> seen;
   auto add = [&](const std::vector<std::array<int, 4>>& positions) {
     VBlock block(static_cast<std::size_t>(p));
     block[0][0] = positions[0][0];
@@ -640,19 +658,15 @@ Schedule make_v_half(const Problem& problem) {
   return build(problem, v_half_block(problem.devices), "v-half");
 }
 
-std::vector<VBlock> v_auto_candidates(const Problem& problem) {
+std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
   require_vshape(problem, "v-auto");
   const double limit = problem.memory_limit().value_or(problem.devices * problem.activation_unit());
   // Blocks by the peak of their unsqueezed grid. The squeeze never raises the largest peak, so that
-  // peak decides what fits; and more memory buys a smaller bubble, so only the two largest peaks
-  // that fit are worth building.
-  std::map<double, std::vector<const VBlock*>> by_peak;
-  const std::vector<VBlock> blocks = searched_blocks(problem.devices);
+  // peak decides what fits.
+  std::map<double, std::vector<std::size_t>> by_peak;  // indexes into blocks
+  std::vector<VBlock> blocks = searched_blocks(problem.devices);
   BlockPeaks peaks(problem);
-  for (const VBlock& block : blocks) {
-    const double peak = peaks.largest_peak(block);
-    by_peak[peak].push_back(&block);
-  }
+  for (std::size_t i = 0; i < blocks.size(); ++i) by_peak[peaks.largest_peak(blocks[i])].push_back(i);
   auto fits = [&](double peak) { return !first_over_limit({peak}, limit); };
   if (!fits(by_peak.begin()->first)) {
     const std::string given = problem.mem_limit && problem.mem_limit->times_p
@@ -667,20 +681,27 @@ std::vector<VBlock> v_auto_candidates(const Problem& problem) {
   // ranked lower, so a limit above it gave a longer schedule than ZB-V's memory (p=4 m=9: +5.7% at
   // 12 chunk activations against 11). So every limit from p M_B up gives the same schedule.
   const double searched_limit = std::min(limit, problem.devices * problem.activation_unit());
-  auto searched = [&](double peak) { return !first_over_limit({peak}, searched_limit); };
-  std::vector<VBlock> candidates;
-  std::vector<const std::vector<const VBlock*>*> levels;
-  for (auto level = by_peak.rbegin(); level != by_peak.rend() && levels.size() < 2; ++level) {
-    if (searched(level->first)) levels.push_back(&level->second);
+  std::vector<std::vector<VBlock>> levels;
+  for (auto level = by_peak.rbegin(); level != by_peak.rend(); ++level) {
+    if (first_over_limit({level->first}, searched_limit)) continue;
+    levels.emplace_back();
+    for (const std::size_t i : level->second) levels.back().push_back(std::move(blocks[i]));
   }
-  for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
-    for (const VBlock* block : **level) candidates.push_back(*block);
+  return levels;
+}
+
+std::vector<VBlock> v_auto_candidates(const Problem& problem) {
+  const std::vector<std::vector<VBlock>> levels = v_auto_levels(problem);
+  // More memory buys a smaller bubble, so the two largest peaks that fit are ranked.
+  std::vector<VBlock> candidates;
+  for (std::size_t i = std::min<std::size_t>(2, levels.size()); i-- > 0;) {
+    candidates.insert(candidates.end(), levels[i].begin(), levels[i].end());
   }
   return candidates;
 }
 
 Schedule make_v_auto(const Problem& problem) {
-  const std::vector<VBlock> candidates = v_auto_candidates(problem);
+  const std::vector<std::vector<VBlock>> levels = v_auto_levels(problem);
   // The bubble lies in the warm-up and cool-down, which 2p microbatches already show: rank there.
   // Equal spans go to the smaller peak. This is a heuristic, not exact: at p=8 m=64 (unit costs,
   // no limit) the span at m minus the span at 2p is 288 for most candidates but 287 or 286 for a
@@ -692,22 +713,67 @@ Schedule make_v_auto(const Problem& problem) {
   Problem ranking = problem;
   ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices);
   const TimeGrid grid(problem);
-  double busiest = 0;
-  for (int d = 0; d < ranking.devices; ++d) busiest = std::max(busiest, ranking.device_work(d));
-  const Ticks no_span_below = grid.ticks(busiest);
-  const VBlock* best = nullptr;
-  Ticks best_span = 0;
-  for (const VBlock& block : candidates) {
-    const Ticks span = grid.ticks(evaluate(ranking, build(ranking, block, "v-auto"),
-                                           {.record_spans = false, .record_transfers = false, .record_memory = false})
-                                      .metrics.span);
-    if (!best || span < best_span) {
-      best = &block;
+  auto busiest_work = [&](const Problem& at) {
+    double busiest = 0;
+    for (int d = 0; d < at.devices; ++d) busiest = std::max(busiest, at.device_work(d));
+    return grid.ticks(busiest);
+  };
+  const Ticks ranking_bound = busiest_work(ranking);
+  const EvalOptions span_only{.record_spans = false, .record_transfers = false, .record_memory = false};
+  // Each level's first strictly shortest block at the ranking's m, ranked once.
+  struct LevelBest {
+    const VBlock* block = nullptr;
+    Ticks span = 0;
+  };
+  std::vector<std::optional<LevelBest>> ranked(levels.size());
+  auto level_best = [&](std::size_t i) -> const LevelBest& {
+    if (!ranked[i]) {
+      LevelBest best;
+      for (const VBlock& block : levels[i]) {
+        const Ticks span = grid.ticks(evaluate(ranking, build(ranking, block, "v-auto"), span_only).metrics.span);
+        if (!best.block || span < best.span) best = {&block, span};
+        if (best.span <= ranking_bound) break;
+      }
+      ranked[i] = best;
+    }
+    return *ranked[i];
+  };
+  // What v-auto picks when the largest peak that fits is level `top`'s: the better of that level
+  // and the one below, the lower one on a tie (the smaller peak).
+  auto pick = [&](std::size_t top) {
+    if (top + 1 == levels.size()) return level_best(top).block;
+    const LevelBest& lower = level_best(top + 1);
+    if (lower.span <= ranking_bound) return lower.block;  // the upper level cannot be strictly shorter
+    const LevelBest& upper = level_best(top);
+    return lower.span <= upper.span ? lower.block : upper.block;
+  };
+  Schedule best = build(problem, *pick(0), "v-auto");
+  Ticks best_span = grid.ticks(evaluate(problem, best, span_only).metrics.span);
+  // Toward monotone in the limit: what v-auto makes under a smaller limit fits this one too, so it
+  // is made at the smaller levels (where it ranks other blocks) and taken when strictly shorter at
+  // m. Ranking every level would make this exact but costs every block (p=32 m=256 at the 6.2B
+  // costs: 7 s instead of 0.3 s), so the descent goes on only while the level just ranked beats, at
+  // the ranking's m, every level above it (less memory ranks worse in the normal case), and stops
+  // where nothing can be shorter (the busiest device's work at m).
+  const Ticks bound = busiest_work(problem);
+  auto ranked_above = [&](std::size_t below) {
+    std::optional<Ticks> shortest;
+    for (std::size_t i = 0; i < below; ++i) {
+      if (ranked[i] && (!shortest || ranked[i]->span < *shortest)) shortest = ranked[i]->span;
+    }
+    return shortest;
+  };
+  for (std::size_t top = 1; top < levels.size() && best_span > bound; ++top) {
+    Schedule lower = build(problem, *pick(top), "v-auto");
+    const Ticks span = grid.ticks(evaluate(problem, lower, span_only).metrics.span);
+    if (span < best_span) {
+      best = std::move(lower);
       best_span = span;
     }
-    if (best_span <= no_span_below) break;
+    const std::optional<Ticks> above = ranked_above(top + 1);
+    if (top + 1 < levels.size() && above && ranked[top + 1]->span >= *above) break;
   }
-  return build(problem, *best, "v-auto");
+  return best;
 }
 
 }  // namespace zb

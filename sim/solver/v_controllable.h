@@ -29,16 +29,22 @@ VBlock v_half_block(int p);
 // placed, then with W left to fill the gaps), W put into the gaps: the per-device order.
 Schedule schedule_from_block(const Problem& problem, const VBlock& block);
 
-// The blocks v-auto ranks: those of the two largest unsqueezed peaks that fit the limit (capped
-// at p * M_B), smaller peak first, each level in enumeration order (the tie order). InputError
-// when the limit is below every block's peak.
+// The searched blocks whose unsqueezed peak fits the limit (capped at p * M_B), by peak level from
+// the largest down, each level in enumeration order. InputError when the limit is below every
+// block's peak.
+std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem);
+
+// The blocks v-auto ranks at the limit: those of the two largest levels, smaller peak first, each
+// level in enumeration order (the tie order).
 std::vector<VBlock> v_auto_candidates(const Problem& problem);
 
 Schedule make_v_min(const Problem& problem);
 Schedule make_v_half(const Problem& problem);
 // The first candidate with the smallest span (with the problem's costs, at min(m, 2p)
-// microbatches, on the time grid), built at m. The limit is the problem's, or p * M_B (ZB-V's
-// memory) without one. Throws InputError when the limit is below every block's.
+// microbatches, on the time grid), built at m; replaced by what v-auto makes at a smaller limit
+// when that is strictly shorter at m, so a larger limit never gives a longer schedule. The limit is
+// the problem's, or p * M_B (ZB-V's memory) without one. Throws InputError when the limit is below
+// every block's.
 Schedule make_v_auto(const Problem& problem);
 
 }  // namespace zb

@@ -34,6 +34,7 @@ constexpr Ticks kNothingToBeat = std::numeric_limits<Ticks>::max();
 struct RunBubbles {
   std::vector<Ticks> bubble;  // per device
   Ticks worst = 0;
+  Ticks span = 0;  // the longest device span, first start to last end (the evaluator's span)
 };
 
 // The scheduler's state; one object serves every run of a problem (candidates and refinements), so
@@ -42,7 +43,7 @@ struct RunBubbles {
 class VRun {
  public:
   VRun(const Problem& problem, const StageTicks& costs)
-      : problem_(problem), p_(problem.devices), m_(problem.microbatches), clock_(ix(p_), 0), memory_(ix(p_), 0.0),
+      : problem_(problem), p_(problem.devices), m_(problem.microbatches), clock_(ix(p_), 0), first_start_(ix(p_), 0), memory_(ix(p_), 0.0),
         bubble_(ix(p_), 0), pending_(ix(p_)), oldest_pending_(ix(p_), 0), count_(ix(p_)), order_(ix(p_)) {
     for (auto& per_cat : end_) {
       for (auto& per_chunk : per_cat) per_chunk.assign(ix(p_ * m_), 0);
@@ -99,7 +100,9 @@ class VRun {
     } catch (const CannotWin&) {
       return std::nullopt;
     }
-    return RunBubbles{bubble_, worst_bubble_};
+    Ticks span = 0;
+    for (int d = 0; d < p_; ++d) span = std::max(span, clock_[ix(d)] - first_start_[ix(d)]);
+    return RunBubbles{bubble_, worst_bubble_, span};
   }
 
   // Whether a rerun with `approved` would repeat the last run pass for pass: the allowed idle
@@ -113,6 +116,13 @@ class VRun {
     }
     return true;
   }
+
+  // The largest memory level any run since the last reset let through: every run since then goes
+  // the same way under any limit from this level up to the one it had (the checks that passed
+  // still pass, those that failed still fail), so the next limit that can change anything is
+  // just below it.
+  double accepted_level() const { return accepted_level_; }
+  void reset_accepted_level() { accepted_level_ = 0; }
 
   // Swaps the last run's per-device order (valid after a run that returned a result) with `into`,
   // whose buffers the next run reuses.
@@ -138,6 +148,12 @@ class VRun {
   }
 
   static std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+  // The one memory check of a run; remembers the largest level it let through.
+  bool fits(double level) {
+    if (!fits_limit(level, limit_)) return false;
+    accepted_level_ = std::max(accepted_level_, level);
+    return true;
+  }
   int count(int d, int cat, int chunk) const { return count_[ix(d)][ix(cat)][ix(chunk)]; }
   int stage(int d, int chunk) const { return problem_.stage_of(d, chunk); }
   Ticks cost(int cat, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].cost[ix(cat)]; }
@@ -176,7 +192,7 @@ class VRun {
                               chunk, d));
     }
     const double change = delta(cat, chunk, d);
-    if (!fits_limit(memory_[ix(d)] + change, limit_)) throw OutOfMemory{};
+    if (!fits(memory_[ix(d)] + change)) throw OutOfMemory{};
     const Ticks no_wait = clock_[ix(d)] + cost(cat, chunk, d);
     Ticks finish = no_wait;
     const int up = upstream(cat, chunk, d);
@@ -189,6 +205,7 @@ class VRun {
       if (worst_bubble_ >= to_beat_) throw CannotWin{};
     }
     if (cat != kW) end(cat, chunk, d, mb) = finish;
+    if (order_[ix(d)].empty()) first_start_[ix(d)] = finish - cost(cat, chunk, d);
     clock_[ix(d)] = finish;
     memory_[ix(d)] += change;
     order_[ix(d)].push_back({kPassOf[cat], mb, chunk});
@@ -209,7 +226,7 @@ class VRun {
   }
 
   void make_room(int d, double change) {
-    while (!fits_limit(memory_[ix(d)] + change, limit_)) put_w(d);
+    while (!fits(memory_[ix(d)] + change)) put_w(d);
   }
 
   // Ws into the time this pass would wait for its input: whole Ws while they end before it
@@ -234,7 +251,7 @@ class VRun {
     for (int i = p_ - 1; i >= 0; --i) {
       if (i < p_ - 1) {
         const Ticks arrival = end(kF, 1, i + 1, 0) + comm(1, i, i + 1);
-        while (fits_limit(memory_[ix(i)] + delta(kF, 0, i) * (2 + 2 * i), limit_) &&
+        while (fits(memory_[ix(i)] + delta(kF, 0, i) * (2 + 2 * i)) &&
                clock_[ix(i)] + cost(kF, 0, i) <= arrival && count(i, kF, 0) < m_) {
           for (int j = 0; j <= i; ++j) put(kF, 0, j);
         }
@@ -321,9 +338,11 @@ class VRun {
   int p_;
   int m_;
   double limit_ = 0;
+  double accepted_level_ = 0;
   ZbVFill fill_;
   Ticks to_beat_ = kNothingToBeat;
   std::vector<Ticks> clock_;
+  std::vector<Ticks> first_start_;  // when the device's first pass starts
   std::vector<double> memory_;
   std::vector<Ticks> bubble_;
   // Chunks of the Bs in placement order; those from oldest_pending_ on still wait for their W.
@@ -388,6 +407,34 @@ ZbVResult to_result(Candidate candidate, const TimeGrid& grid, double limit) {
   return result;
 }
 
+// The official procedure at one limit: the four candidates (fill before B x fill before F, true
+// first), the first strictly smallest worst bubble kept; nullopt when none fits.
+std::optional<Candidate> official_at(VRun& runner, double limit) {
+  std::optional<Candidate> best;
+  for (bool before_b : {true, false}) {
+    for (bool before_f : {true, false}) {
+      if (best && best->bubbles.worst <= 0) return best;  // the first strictly smallest is kept: done
+      std::optional<Candidate> candidate = refined_candidate(runner, limit, {before_b, before_f});
+      if (candidate && (!best || candidate->bubbles.worst < best->bubbles.worst)) best = std::move(candidate);
+    }
+  }
+  return best;
+}
+
+// No device's span (first start to last end) is shorter than its work.
+Ticks span_bound(const Problem& problem, const StageTicks& costs) {
+  Ticks bound = 0;
+  for (int d = 0; d < problem.devices; ++d) {
+    Ticks work = 0;
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      const auto s = static_cast<std::size_t>(problem.stage_of(d, chunk));
+      work += costs.f[s] + costs.b[s] + costs.w[s];
+    }
+    bound = std::max(bound, problem.microbatches * work);
+  }
+  return bound;
+}
+
 }  // namespace
 
 double zb_v_memory_limit(const Problem& problem, std::optional<double> limit) {
@@ -413,14 +460,21 @@ ZbVResult zb_v_greedy(const Problem& problem, std::optional<double> memory_limit
   const double limit = zb_v_memory_limit(problem, memory_limit);
   const TimeGrid grid(problem);
   const StageTicks costs = stage_ticks(problem, grid);
-  VRun runner(problem, stage_ticks(problem, grid));
-  std::optional<Candidate> best;
-  for (bool before_b : {true, false}) {
-    for (bool before_f : {true, false}) {
-      if (best && best->bubbles.worst <= 0) break;  // the first strictly smallest is kept: done
-      std::optional<Candidate> candidate = refined_candidate(runner, limit, {before_b, before_f});
-      if (candidate && (!best || candidate->bubbles.worst < best->bubbles.worst)) best = std::move(candidate);
-    }
+  VRun runner(problem, costs);
+  std::optional<Candidate> best = official_at(runner, limit);
+  // Monotone in the limit: a schedule made under a smaller limit fits this one too, so the
+  // official procedure is also run at every smaller limit where it goes differently (just below
+  // the largest level it let through), and a shorter span found there wins. At the limit itself
+  // the official choice (smallest worst bubble) stands unless strictly beaten on span. The descent
+  // stops when nothing fits any more or the span reaches a bound no schedule can beat.
+  const Ticks no_span_below = span_bound(problem, costs);
+  for (double level = runner.accepted_level(); level > 0 && (!best || best->bubbles.span > no_span_below);) {
+    double below = level / (1 + 1e-9);
+    while (fits_limit(level, below)) below = std::nextafter(below, 0.0);
+    runner.reset_accepted_level();
+    std::optional<Candidate> lower = official_at(runner, below);
+    level = runner.accepted_level();
+    if (lower && (!best || lower->bubbles.span < best->bubbles.span)) best = std::move(lower);
   }
   if (!best) {
     throw ScheduleError(fmt::format(

@@ -1,17 +1,21 @@
 // The V generators' quality properties over seeded random problems (as test_auto_quality.cpp does
 // for one chunk per device): zb-v and v-auto give the same schedule in any time unit, since both
-// compare times on the solvers' grid (time_grid.h), and v-auto does not change above ZB-V's memory.
+// compare times on the solvers' grid (time_grid.h), v-auto does not change above ZB-V's memory, and
+// neither ever gets longer when the limit grows.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "sim/schedule/error.h"
+#include "sim/schedule/evaluator.h"
 #include "sim/schedule/problem_spec.h"
 #include "sim/schedule/schedule.h"
+#include "sim/solver/time_grid.h"
 #include "sim/solver/v_controllable.h"
 #include "sim/solver/zb_v_greedy.h"
 
@@ -122,6 +126,47 @@ TEST(VQuality, VAutoIsTheSameAtEveryLimitFromZbVsMemoryUp) {
       EXPECT_EQ(to_text(make_v_auto(build(cell, TimeUnit::us, limit))), at_zb_v) << "limit " << limit;
     }
   }
+}
+
+// Every limit from `lowest(p)` to 3p chunk activations, step 1: once a limit is accepted every larger
+// one is, and the span (on the time grid) never rises from one limit to the next.
+template <typename Lowest, typename Generate>
+void expect_monotone(unsigned seed, int trials, Lowest lowest, Generate generate) {
+  std::mt19937 rng(seed);
+  int steps = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    const VCell cell = random_v_cell(rng);
+    std::optional<Ticks> previous;
+    for (int limit = lowest(cell.p); limit <= 3 * cell.p; ++limit) {
+      SCOPED_TRACE(fmt::format("seed {} trial {}: p={} m={} limit {}", seed, trial, cell.p, cell.m, limit));
+      const Problem problem = build(cell, TimeUnit::us, limit);
+      std::optional<Schedule> schedule;
+      try {
+        schedule = generate(problem);
+      } catch (const Error&) {
+        EXPECT_FALSE(previous) << "refused although a smaller limit was accepted";
+        continue;
+      }
+      const Ticks span = TimeGrid(problem).ticks(evaluate(problem, *schedule).metrics.span);
+      if (previous) {
+        EXPECT_LE(span, *previous);
+        ++steps;
+      }
+      previous = span;
+    }
+  }
+  EXPECT_GT(steps, trials);
+}
+
+TEST(VQuality, ZbVNeverGetsLongerWithMoreMemory) {
+  // Before the descent over smaller limits: 91 of 492 steps rose in zb_bench_frontier_monotonicity.
+  expect_monotone(
+      1618, 60, [](int p) { return 2 * ((p + 4) / 3); }, [](const Problem& problem) { return zb_v_greedy(problem).schedule; });
+}
+
+TEST(VQuality, VAutoNeverGetsLongerWithMoreMemory) {
+  expect_monotone(
+      1414, 25, [](int p) { return 2 * ((p + 4) / 3); }, [](const Problem& problem) { return make_v_auto(problem); });
 }
 
 }  // namespace
