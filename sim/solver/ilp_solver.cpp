@@ -26,6 +26,28 @@ std::string_view ilp_status_name(IlpStatus status) {
   return "unknown";
 }
 
+std::string_view ilp_proof_name(IlpProof proof) {
+  switch (proof) {
+    case IlpProof::none: return "none";
+    case IlpProof::lower_bound: return "lower-bound";
+    case IlpProof::time_windows: return "time-windows";
+    case IlpProof::milp: return "milp";
+  }
+  return "unknown";
+}
+
+std::string_view ilp_proof_text(IlpProof proof) {
+  switch (proof) {
+    case IlpProof::none: return "not proven optimal";
+    case IlpProof::lower_bound: return "proven optimal by the lower bound (over all schedules)";
+    case IlpProof::time_windows:
+      return "proven optimal by the time windows: no span one grid step shorter fits (over all in-order schedules)";
+    case IlpProof::milp:
+      return "proven optimal by the MILP (CBC), over schedules that keep microbatch order within F, B and W per device";
+  }
+  return "unknown";
+}
+
 Schedule require_schedule(const IlpResult& result) {
   if (result.status == IlpStatus::infeasible) throw ScheduleError("zb-ilp: " + result.message);
   return result.schedule;
@@ -174,7 +196,10 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
       result.status = IlpStatus::optimal;
       result.best_bound = result.span;
       result.gap = 0;
+      // The bound certifies on its own whenever it is met, whoever found the schedule.
+      if (close_enough(result.span, bound.span)) result.proof = IlpProof::lower_bound;
     }
+    if (result.status != IlpStatus::optimal) result.proof = IlpProof::none;
     result.solve_seconds = seconds_since(start);
     return result;
   };
@@ -234,6 +259,7 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
       // The time windows alone rule out any span one step shorter.
       if (!model.decomposed) {
         result.best_bound = result.span;
+        result.proof = IlpProof::time_windows;
         result.message = "time windows rule out any shorter span";
       }
     } else {
@@ -276,6 +302,7 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
         const bool no_better = step > 0 && outcome.proven_infeasible;  // nothing one step shorter exists
         if (outcome.proven_optimal || no_better) {
           result.best_bound = result.span;
+          result.proof = IlpProof::milp;
         } else {
           result.best_bound = std::clamp(on_grid(outcome.best_bound), bound.span, result.span);
         }
