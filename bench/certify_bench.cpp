@@ -6,7 +6,7 @@
 // milp), nodes and wall time. The node budget decides the result (deterministic); the wall clock
 // is only a safety net, and a `!` marks the cases where it fired.
 //
-//   ./build/bench/zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] [--threads T]
+//   ./build/bench/zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] [--only-p P] [--threads T]
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -38,7 +38,7 @@ zb::Problem paper_problem(int p, int m, double limit) {
 
 [[noreturn]] void usage(std::string_view why) {
   fmt::print(stderr, "zb_bench_certify: {}\nusage: zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] "
-                     "[--threads T]\n", why);
+                     "[--only-p P] [--threads T]\n", why);
   std::exit(2);
 }
 
@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   options.node_limit = 5000;  // the 60 s target: about 127 nodes per CPU second at p=4 m=12 (ilp_solver.h)
   options.time_limit_s = 60;
   int max_p = 16;
+  int only_p = 0;  // 0: every p up to max_p
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) usage(fmt::format("{} needs a value", flag));
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
       options.time_limit_s = std::strtod(text, &end);
     } else if (flag == "--max-p") {
       max_p = static_cast<int>(std::strtol(text, &end, 10));
+    } else if (flag == "--only-p") {
+      only_p = static_cast<int>(std::strtol(text, &end, 10));
     } else if (flag == "--threads") {
       options.threads = static_cast<int>(std::strtol(text, &end, 10));
     } else {
@@ -76,7 +79,7 @@ int main(int argc, char** argv) {
   int cases = 0, before_optimal = 0, after_optimal = 0, by_milp = 0, within_half_percent = 0;
   double total_seconds = 0;
   for (int p : {4, 8, 16}) {
-    if (p > max_p) continue;
+    if (p > max_p || (only_p != 0 && p != only_p)) continue;
     for (int m : {2 * p, 3 * p, 4 * p}) {
       for (double times_p : {1.0, 1.25, 1.5, 2.0, 2.5, 3.0}) {
         const double limit = times_p * p * 2;
