@@ -29,7 +29,9 @@ SolveRun solve_row(const Problem& problem, const IlpOptions& options, std::strin
                     {"nodes", static_cast<double>(result.nodes)},
                     {"stopped_by_wall_clock", result.stopped_by_wall_clock ? 1.0 : 0.0},
                     {"decomposed", result.decomposed ? 1.0 : 0.0}};
-  if (!result.message.empty()) run.row.reason = result.message;
+  // JSON and CSV carry the certificate in the reason, before what limited the solve.
+  run.row.reason = std::string(ilp_proof_text(result.proof));
+  if (!result.message.empty()) run.row.reason += "; " + result.message;
   return run;
 }
 

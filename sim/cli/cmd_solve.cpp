@@ -32,6 +32,7 @@ std::string summary_line(const IlpResult& result, double bubble_rate, TimeUnit t
                         result.decomposed ? ", decomposed" : "", result.nodes);
   }
   text += ")\n";
+  if (result.status != IlpStatus::infeasible) text += fmt::format("  certificate: {}\n", ilp_proof_text(result.proof));
   if (!result.message.empty()) text += "  note: " + result.message + "\n";
   return text;
 }
@@ -77,8 +78,8 @@ int run_solve(int argc, char** argv) {
   if (format == Format::table) row.extras.clear();
 
   if (values.count("out")) {
-    const std::string header = fmt::format("# zb-ilp {} span {:g} bound {:g} memory limit {:g} (p={} m={})\n",
-                                           ilp_status_name(result.status), result.span, result.best_bound,
+    const std::string header = fmt::format("# zb-ilp {} (proof: {}) span {:g} bound {:g} memory limit {:g} (p={} m={})\n",
+                                           ilp_status_name(result.status), ilp_proof_name(result.proof), result.span, result.best_bound,
                                            result.memory_limit, problem.devices, problem.microbatches);
     write_file_atomically(values["out"].as<std::string>(), header + to_text(result.schedule));
   }

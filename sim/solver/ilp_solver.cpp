@@ -26,6 +26,28 @@ std::string_view ilp_status_name(IlpStatus status) {
   return "unknown";
 }
 
+std::string_view ilp_proof_name(IlpProof proof) {
+  switch (proof) {
+    case IlpProof::none: return "none";
+    case IlpProof::lower_bound: return "lower-bound";
+    case IlpProof::time_windows: return "time-windows";
+    case IlpProof::milp: return "milp";
+  }
+  return "unknown";
+}
+
+std::string_view ilp_proof_text(IlpProof proof) {
+  switch (proof) {
+    case IlpProof::none: return "not proven optimal";
+    case IlpProof::lower_bound: return "proven optimal by the lower bound (over all schedules)";
+    case IlpProof::time_windows:
+      return "proven optimal by the time windows: no span one grid step shorter fits (over all in-order schedules)";
+    case IlpProof::milp:
+      return "proven optimal by the MILP (CBC), over schedules that keep microbatch order within F, B and W per device";
+  }
+  return "unknown";
+}
+
 Schedule require_schedule(const IlpResult& result) {
   if (result.status == IlpStatus::infeasible) throw ScheduleError("zb-ilp: " + result.message);
   return result.schedule;
@@ -166,19 +188,23 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   result.schedule.name = "zb-ilp";
   result.status = IlpStatus::feasible;
 
-  const SpanLowerBound bound = span_lower_bound(problem, limit);
-  result.best_bound = std::min(bound.span, result.span);
+  // The closed-form bounds, then the single-stage program over pass counts (lower_bound.h).
+  const double lower = std::max(span_lower_bound(problem, limit).span, sequence_lower_bound(problem, limit));
+  result.best_bound = std::min(lower, result.span);
   auto finish = [&]() {
     result.gap = result.span > 0 ? (result.span - result.best_bound) / result.span : 0.0;
     if (close_enough(result.span, result.best_bound)) {
       result.status = IlpStatus::optimal;
       result.best_bound = result.span;
       result.gap = 0;
+      // The bound certifies on its own whenever it is met, whoever found the schedule.
+      if (close_enough(result.span, lower)) result.proof = IlpProof::lower_bound;
     }
+    if (result.status != IlpStatus::optimal) result.proof = IlpProof::none;
     result.solve_seconds = seconds_since(start);
     return result;
   };
-  if (close_enough(result.span, bound.span)) {
+  if (close_enough(result.span, lower)) {
     result.message = "zb-auto meets the lower bound";
     return finish();
   }
@@ -207,7 +233,7 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     model_options.memory_limit = limit;
     model_options.incumbent_span = result.span;
     model_options.search_span = step > 0 ? result.span - step : 0.0;
-    model_options.lower_bound = bound.span;
+    model_options.lower_bound = lower;
     if (decompose) {
       model_options.free_head = model_options.free_tail = decomposition_block(problem, budget);
     }
@@ -234,6 +260,7 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
       // The time windows alone rule out any span one step shorter.
       if (!model.decomposed) {
         result.best_bound = result.span;
+        result.proof = IlpProof::time_windows;
         result.message = "time windows rule out any shorter span";
       }
     } else {
@@ -276,8 +303,9 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
         const bool no_better = step > 0 && outcome.proven_infeasible;  // nothing one step shorter exists
         if (outcome.proven_optimal || no_better) {
           result.best_bound = result.span;
+          result.proof = IlpProof::milp;
         } else {
-          result.best_bound = std::clamp(on_grid(outcome.best_bound), bound.span, result.span);
+          result.best_bound = std::clamp(on_grid(outcome.best_bound), lower, result.span);
         }
         if (outcome.crashed) {
           result.message = "CBC stopped abnormally; the best schedule so far stands";
@@ -289,7 +317,7 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
       }
     }
     if (!model.decomposed) break;
-    if (close_enough(result.span, bound.span)) break;
+    if (close_enough(result.span, lower)) break;
     if (result.stopped_by_nodes || outcome.stopped_on_time) break;
     if (options.time_limit_s - seconds_since(start) < 0.2) {
       result.stopped_by_wall_clock = true;

@@ -20,6 +20,20 @@ enum class IlpStatus {
 
 std::string_view ilp_status_name(IlpStatus status);
 
+// What proves an `optimal` result (its certificate). The lower bound and the time windows hold
+// for every schedule; CBC's proof holds for the schedules its model spans, which keep microbatch
+// order within F, B and W on each device.
+enum class IlpProof {
+  none,          // not proven (status feasible or infeasible)
+  lower_bound,   // the span equals span_lower_bound (lower_bound.h)
+  time_windows,  // on a time grid, no pass has room for a span one step shorter
+  milp,          // CBC proved the model optimal (or infeasible one grid step below the span)
+};
+
+std::string_view ilp_proof_name(IlpProof proof);  // "none", "lower-bound", "time-windows", "milp"
+// One sentence for people: what proved it and over which schedules.
+std::string_view ilp_proof_text(IlpProof proof);
+
 struct IlpOptions {
   std::optional<double> memory_limit;  // absolute; default: the problem's limit, else unlimited
   // The search's budget: CBC branch-and-bound nodes over the whole solve. Node counts do not
@@ -50,6 +64,7 @@ struct IlpOptions {
 
 struct IlpResult {
   IlpStatus status = IlpStatus::infeasible;
+  IlpProof proof = IlpProof::none;  // set exactly when status is optimal
   Schedule schedule;           // empty when infeasible
   double span = 0;             // list-scheduled span of `schedule`
   double best_bound = 0;       // valid lower bound on the optimal span

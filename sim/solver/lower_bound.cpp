@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace zb {
 
@@ -54,7 +55,90 @@ double downstream_flow_bound(const Problem& problem, int s) {
   return best;
 }
 
+// Sum over k > s of (t_f + t_b) plus 2 transfers per boundary below s, plus t_f[s]: from the
+// start of a microbatch's F on stage s to the earliest start of its B there.
+double round_trip(const Problem& problem, int s) {
+  double trip = problem.t_f[static_cast<std::size_t>(s)];
+  for (int k = s + 1; k < problem.stages(); ++k) {
+    const auto ki = static_cast<std::size_t>(k);
+    trip += problem.t_f[ki] + problem.t_b[ki] + 2 * problem.comm_after(k - 1);
+  }
+  return trip;
+}
+
+double stage_sequence_bound(const Problem& problem, int s, double memory_limit) {
+  const auto si = static_cast<std::size_t>(s);
+  const int m = problem.microbatches;
+  const double cost[3] = {problem.t_f[si], problem.t_b[si], problem.t_w[si]};
+  const double delta[3] = {problem.mem_f[si], problem.mem_b[si], problem.mem_w[si]};
+  const double trip = round_trip(problem, s);
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto side = static_cast<std::size_t>(m + 1);
+  // earliest[(f * side + b) * side + w]: the earliest time f F, b B and w W can all be done.
+  std::vector<double> earliest(side * side * side, inf);
+  auto at = [&](int f, int b, int w) -> double& {
+    return earliest[(static_cast<std::size_t>(f) * side + static_cast<std::size_t>(b)) * side + static_cast<std::size_t>(w)];
+  };
+  std::vector<double> f_start(side, inf);  // earliest start of the k-th F (0-based)
+  // The k-th B also waits for the stages below: a stage r > s starts no earlier than the forward
+  // chain from s reaches it, runs k+1 F and B before the (k+1)-th gradient leaves it, and that
+  // gradient crosses the stages between back to s (the flow bound, per k).
+  std::vector<double> downstream(side, 0.0);
+  {
+    double forward = 0, backward = 0;
+    for (int r = s + 1; r < problem.stages(); ++r) {
+      const auto below = static_cast<std::size_t>(r - 1);
+      forward += problem.t_f[below] + problem.comm_after(r - 1);
+      if (r - 1 > s) backward += problem.t_b[below];
+      backward += problem.comm_after(r - 1);
+      const double per = problem.t_f[static_cast<std::size_t>(r)] + problem.t_b[static_cast<std::size_t>(r)];
+      for (int k = 0; k < m; ++k) {
+        downstream[static_cast<std::size_t>(k)] = std::max(downstream[static_cast<std::size_t>(k)], forward + (k + 1) * per + backward);
+      }
+    }
+  }
+  auto fits = [&](int f, int b, int w, int kind) {
+    if (memory_limit < 0 || delta[kind] <= 0) return true;  // peaks follow passes that add memory
+    return f * delta[0] + b * delta[1] + w * delta[2] <= memory_limit + 1e-9;
+  };
+  at(0, 0, 0) = 0;
+  for (int f = 0; f <= m; ++f) {
+    for (int b = 0; b <= f; ++b) {
+      for (int w = 0; w <= b; ++w) {
+        double& best = at(f, b, w);
+        if (f > 0 && fits(f, b, w, 0)) best = std::min(best, at(f - 1, b, w) + cost[0]);
+        if (b > 0 && fits(f, b, w, 1)) {
+          const auto k = static_cast<std::size_t>(b - 1);
+          const double release = std::max(f_start[k] + trip, downstream[k]);
+          best = std::min(best, std::max(at(f, b - 1, w), release) + cost[1]);
+        }
+        if (w > 0 && fits(f, b, w, 2)) best = std::min(best, at(f, b, w - 1) + cost[2]);
+      }
+    }
+    if (f < m) {
+      double start = inf;
+      for (int b = 0; b <= f; ++b) {
+        for (int w = 0; w <= b; ++w) {
+          if (fits(f + 1, b, w, 0)) start = std::min(start, at(f, b, w));  // the F must fit after it
+        }
+      }
+      f_start[static_cast<std::size_t>(f)] = start;
+    }
+  }
+  return at(m, m, m);
+}
+
 }  // namespace
+
+double sequence_lower_bound(const Problem& problem, double memory_limit, int max_microbatches) {
+  if (problem.microbatches > max_microbatches) return 0.0;
+  double best = 0;
+  for (int s = 0; s < problem.stages(); ++s) {
+    const double stage = stage_sequence_bound(problem, s, memory_limit);
+    if (std::isfinite(stage)) best = std::max(best, stage);
+  }
+  return best;
+}
 
 SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit) {
   const int p = problem.stages();

@@ -27,4 +27,18 @@ struct SpanLowerBound {
 // unlimited.
 SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit);
 
+// A stronger per-stage bound for the ILP's certificates: one stage alone as a single machine.
+// Its state is how many F, B and W it has run (the memory after them follows from the counts);
+// the k-th B can start no earlier than the k-th F started plus the round trip H_s (among the
+// first k+1 B's, one belongs to a microbatch whose F is the k-th or later), nor before every
+// stage r below has run k+1 F and B and that gradient has come back (the flow bound, per k). A
+// dynamic program
+// over the counts gives the earliest time of every state, hence the earliest start of the k-th
+// F, hence the k-th B's release: the earliest end of the stage's last pass, measured from its
+// first start, bounds its span. Valid for every order (microbatches of one stage are
+// interchangeable, so counts are all that matter); memory_limit < 0 means unlimited. Returns the
+// maximum over stages, 0 when m exceeds `max_microbatches` (the program has about m^3/6 states
+// per stage).
+double sequence_lower_bound(const Problem& problem, double memory_limit, int max_microbatches = 128);
+
 }  // namespace zb

@@ -86,4 +86,15 @@ TEST(LowerBound, NeverAboveHeuristicOrHandcraftedSchedules) {
 }
 
 }  // namespace
+// One microbatch of memory on two unit-cost stages: stage 0 must finish each microbatch (F, wait
+// 2 for its B to come back, B, W) before the next F fits, so every microbatch costs 5: span 15 for
+// m = 3. The closed forms count the wait only at the head and the tail (13).
+TEST(LowerBound, TheSequenceBoundSeesIdleInTheMiddle) {
+  const Problem problem = make_problem(2, 3, 1, 1, 1, 0, 2);
+  EXPECT_DOUBLE_EQ(span_lower_bound(problem, 2).span, 13);
+  EXPECT_DOUBLE_EQ(sequence_lower_bound(problem, 2), 15);
+  EXPECT_DOUBLE_EQ(test::any_order_span(problem, 2), 15);
+  EXPECT_DOUBLE_EQ(sequence_lower_bound(problem, 2, 2), 0);  // m above the cap: no bound
+}
+
 }  // namespace zb
