@@ -12,6 +12,15 @@
 
 namespace zb::models {
 
+const char* objective_name(PartitionObjective objective) {
+  switch (objective) {
+    case PartitionObjective::fbw: return "F+B+W";
+    case PartitionObjective::fb: return "F+B";
+    case PartitionObjective::f: return "F";
+  }
+  return "?";
+}
+
 std::vector<PartitionPiece> model_pieces(const ModelSetup& setup) {
   const auto piece = [](const PieceCosts& costs, double params) {
     return PartitionPiece{costs.t_f_ms, costs.t_b_ms, costs.t_w_ms, costs.act_b_bytes, costs.act_w_bytes, params};
@@ -189,7 +198,7 @@ std::optional<Partition> best_partition(const std::vector<PartitionPiece>& piece
   };
   double squares = 0;
   const std::vector<int> cuts = optimal_cuts(n, request.stages, false, squared_cost, &squares);
-  return Partition{layers_of_cuts(cuts, n), bottleneck};
+  return Partition{layers_of_cuts(cuts, n), objective, bottleneck};
 }
 
 std::vector<Partition> partition_candidates(const std::vector<PartitionPiece>& pieces,

@@ -41,6 +41,7 @@ std::vector<std::vector<InFlight>> in_flight_per_stage(const Problem& problem, c
 // What a stage's cost is measured by: its F+B+W (the steady state of a zero-bubble schedule, the
 // default), its F+B (1F1B-like schedules, where W only fills bubbles), or its F.
 enum class PartitionObjective { fbw, fb, f };
+const char* objective_name(PartitionObjective objective);  // "F+B+W", "F+B", "F"
 
 struct PartitionRequest {
   int stages = 1;                    // p * v
@@ -60,9 +61,10 @@ PartitionRequest partition_request(const ModelSetup& setup, const Problem& shape
                                    std::vector<std::vector<InFlight>> in_flight);
 
 // A split: transformer layers per stage (the embedding on stage 0, the output layer on the last),
-// and the bottleneck it reached: the largest stage cost in ms under its objective.
+// the objective that found it and the bottleneck it reached: the largest stage cost in ms under it.
 struct Partition {
   std::vector<int> layers;
+  PartitionObjective objective = PartitionObjective::fbw;
   double bottleneck_ms = 0;
   friend bool operator==(const Partition& a, const Partition& b) { return a.layers == b.layers; }
 };
@@ -74,7 +76,8 @@ struct Partition {
 std::optional<Partition> best_partition(const std::vector<PartitionPiece>& pieces, const PartitionRequest& request,
                                         PartitionObjective objective);
 
-// best_partition for every objective, without repeats (fbw first). Empty when no split fits.
+// best_partition for every objective, without repeats (fbw, fb, f; a split found twice keeps the
+// first objective). Empty when no split fits.
 std::vector<Partition> partition_candidates(const std::vector<PartitionPiece>& pieces,
                                             const PartitionRequest& request);
 

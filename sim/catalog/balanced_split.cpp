@@ -73,17 +73,9 @@ SplitChoice choose_split(const Scenario& scenario, const std::string& schedule, 
   choice.request = models::partition_request(setup, choice.shape, std::move(in_flight));
   const std::vector<models::Partition> candidates = models::partition_candidates(choice.pieces, choice.request);
   if (candidates.empty()) choice.no_fit = models::no_fit_reason(choice.pieces, choice.request);
-  const char* objective_names[] = {"F+B+W", "F+B", "F"};
   std::vector<std::pair<std::string, nlohmann::json>> splits;
   for (const models::Partition& candidate : candidates) {
-    // Name each candidate by the first objective that found it.
-    for (int k = 0; k < 3; ++k) {
-      const auto found = models::best_partition(choice.pieces, choice.request, static_cast<models::PartitionObjective>(k));
-      if (found && *found == candidate) {
-        splits.emplace_back(fmt::format("balanced {}", objective_names[k]), candidate.layers);
-        break;
-      }
-    }
+    splits.emplace_back(fmt::format("balanced {}", models::objective_name(candidate.objective)), candidate.layers);
   }
   splits.emplace_back("even", "even");
   splits.emplace_back("paper", "paper");
