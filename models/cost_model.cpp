@@ -8,6 +8,7 @@
 
 #include "sim/schedule/error.h"
 #include "models/layer_costs.h"
+#include "models/layer_partition.h"
 #include "models/optimizer_cost.h"
 #include "models/setup_error.h"
 #include "models/stage_split.h"
@@ -15,11 +16,26 @@
 
 namespace zb::models {
 
+namespace {
+
+// The split's layers per stage; a balanced split without a schedule to judge it is the dynamic
+// program's smallest bottleneck F+B+W (no memory check: the schedule decides what is held).
+std::vector<int> layers_per_stage(const ModelSetup& setup, const Problem& shape, std::string_view source) {
+  if (setup.split.kind != Split::Kind::balanced) return split_layers(setup.model.layers, shape.stages(), setup.split, source);
+  const std::vector<PartitionPiece> pieces = model_pieces(setup);
+  const PartitionRequest request = partition_request(setup, shape, {});
+  const auto partition = best_partition(pieces, request, PartitionObjective::fbw);
+  if (!partition) throw SetupInfeasible(fmt::format("{}: {}", source, no_fit_reason(pieces, request)));
+  return partition->layers;
+}
+
+}  // namespace
+
 StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::string_view source) {
   const int stages = shape.stages();
   setup.interconnect.check_devices(shape.devices, source);
   StageCosts costs;
-  costs.layers = split_layers(setup.model.layers, stages, setup.split, source);
+  costs.layers = layers_per_stage(setup, shape, source);
   const PieceCosts layer = layer_costs(setup);
   const PieceCosts embedding = embedding_costs(setup);
   const PieceCosts output = output_costs(setup);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <stdexcept>
 
 #include "sim/schedule/error.h"
 #include "models/setup_error.h"
@@ -16,6 +17,7 @@ std::string Split::label() const {
   switch (kind) {
     case Kind::even: return "even";
     case Kind::paper: return "paper";
+    case Kind::balanced: return "balanced";
     case Kind::list: return fmt::format("{}", fmt::join(layers, ";"));
   }
   return "?";
@@ -28,6 +30,10 @@ Split split_from_json(const nlohmann::json& value, std::string_view source) {
     split.kind = Split::Kind::paper;
     return split;
   }
+  if (value.is_string() && value.get<std::string>() == "balanced") {
+    split.kind = Split::Kind::balanced;
+    return split;
+  }
   if (value.is_array() && !value.empty()) {
     split.kind = Split::Kind::list;
     for (const auto& item : value) {
@@ -38,11 +44,12 @@ Split split_from_json(const nlohmann::json& value, std::string_view source) {
     }
     return split;
   }
-  throw InputError(fmt::format("{}: field 'split' is {}: expected \"even\", \"paper\" or a list of layer counts",
+  throw InputError(fmt::format("{}: field 'split' is {}: expected \"even\", \"paper\", \"balanced\" or a list of layer counts",
                                source, value.dump()));
 }
 
 std::vector<int> split_layers(int layers, int stages, const Split& split, std::string_view source) {
+  if (split.kind == Split::Kind::balanced) throw std::logic_error("split_layers: a balanced split needs the model's costs");
   if (split.kind == Split::Kind::list) {
     if (static_cast<int>(split.layers.size()) != stages ||
         std::accumulate(split.layers.begin(), split.layers.end(), 0) != layers) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/catalog/balanced_split.h"
 #include "sim/catalog/generators.h"
 #include "sim/catalog/throughput_extras.h"
 #include "sim/schedule/error.h"
@@ -43,13 +44,23 @@ std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const Gen
   return adjusted;
 }
 
+ProblemSpec spec_shaped_for_generator(const ProblemSpec& spec, const GeneratorInfo& info) {
+  const int chunks = generator_chunks(spec, info);
+  ProblemSpec shaped = spec.with_chunks(chunks);
+  give_generator_placement(spec, info, chunks, shaped);
+  return shaped;
+}
+
 std::optional<ProblemSpec> spec_for_generator(const Scenario& scenario, const GeneratorInfo& info, std::string& reason) {
   const ProblemSpec& spec = scenario.spec;
   if (!scenario.model_driven()) return spec_for_generator(spec, info, reason);
+  if (has_balanced_split(scenario)) {
+    const std::optional<Scenario> chosen = resolve_balanced_split(scenario, info.name, reason);
+    return chosen ? spec_for_generator(*chosen, info, reason) : std::nullopt;
+  }
   const int chunks = generator_chunks(spec, info);
   Scenario shaped = scenario;
-  shaped.spec = spec.with_chunks(chunks);
-  give_generator_placement(spec, info, chunks, shaped.spec);
+  shaped.spec = spec_shaped_for_generator(spec, info);
   if (shaped.spec.chunks == spec.chunks && shaped.spec.resolved_placement() == spec.resolved_placement()) return spec;
   try {
     derive_model_costs(shaped);
@@ -127,10 +138,15 @@ ResultRow run_adjusted_row(const std::string& name, int asked_chunks, const std:
 ResultRow run_generator_row(const std::string& name, const Scenario& scenario, const EngineOptions& engine,
                             Trace* trace) {
   std::string reason;
-  const auto adjusted = spec_for_generator(scenario, generators().get(name), reason);
+  // A balanced split is chosen once, and the throughput figures count the split that ran.
+  std::optional<Scenario> resolved;
+  if (has_balanced_split(scenario)) resolved = resolve_balanced_split(scenario, generators().get(name).name, reason);
+  const Scenario& ran = resolved ? *resolved : scenario;
+  std::optional<ProblemSpec> adjusted;
+  if (!has_balanced_split(scenario) || resolved) adjusted = spec_for_generator(ran, generators().get(name), reason);
   Problem problem;
   ResultRow row = run_adjusted_row(name, scenario.spec.chunks, adjusted, reason, engine, trace, problem);
-  add_throughput_extras(scenario, problem, row);
+  add_throughput_extras(ran, problem, row);
   return row;
 }
 

@@ -39,10 +39,13 @@ std::optional<ProblemSpec> spec_at_chunks(const ProblemSpec& spec, int chunks, s
 // given per stage the problem cannot be rebuilt for another v, and `reason` says so (returns
 // nullopt).
 std::optional<ProblemSpec> spec_for_generator(const ProblemSpec& spec, const GeneratorInfo& info, std::string& reason);
+// `spec` at the chunk count and placement generator `info` runs at, its costs not yet rebuilt.
+ProblemSpec spec_shaped_for_generator(const ProblemSpec& spec, const GeneratorInfo& info);
 // The same for a scenario: a model-driven one at another chunk count or placement gets its costs
 // derived again for that shape (every stage's layers, embedding and output layer, and each
 // boundary's link from the cluster), not the per-device costs split; a shape the model cannot
-// take (more stages than layers) gives nullopt and `reason`.
+// take (more stages than layers) gives nullopt and `reason`. A "balanced" split is first chosen
+// for the generator (balanced_split.h; nullopt and `reason` when no split fits).
 std::optional<ProblemSpec> spec_for_generator(const Scenario& scenario, const GeneratorInfo& info, std::string& reason);
 
 // The schedule generator `name` makes for the scenario, at the chunk count and placement it runs at

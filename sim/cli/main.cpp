@@ -12,6 +12,7 @@ constexpr zb::catalog::Subcommand kSubcommands[] = {
     {"solve", "the ILP optimum (zb-ilp) under a memory limit: status, span, bound, gap", zb::cli::run_solve},
     {"frontier", "bubble rate of zb-auto (and zb-ilp) against the memory limit, 1p..3p", zb::cli::run_frontier},
     {"sweep", "run a grid of scenarios in parallel into CSV and JSON lines", zb::cli::run_sweep},
+    {"partition", "the layer split that runs a schedule fastest within device memory, with torchtitan and Megatron settings", zb::cli::run_partition},
     {"plot", "SVG charts from sweep results: bubble vs m, throughput, peak memory", zb::cli::run_plot},
 };
 

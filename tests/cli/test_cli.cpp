@@ -1,7 +1,9 @@
 // Runs the zbsim binary as a user would and checks exit codes, messages and written files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/cli_test.h"
@@ -526,6 +528,58 @@ TEST_F(Cli, AnUnwritableOutputLeavesTheOthersUnwritten) {
                              path("r.csv"));
   EXPECT_EQ(sweep.exit_code, 2) << sweep.err;
   EXPECT_FALSE(fs::exists(dir_ / "r.csv"));
+}
+
+}  // namespace
+
+namespace {
+
+class PartitionCli : public zb::testing::CliTest {
+ protected:
+  CliRun zbsim(const std::string& args) { return run(ZBSIM_PATH, args); }
+  static std::string scenario(const std::string& name) {
+    return std::string(ZB_SOURCE_DIR) + "/scenarios/models/" + name + ".json";
+  }
+};
+
+TEST_F(PartitionCli, PrintsTheChosenSplitAgainstEvenAndPaperWithFrameworkSettings) {
+  const CliRun run = zbsim("partition --scenario " + scenario("llama3-8b-h200-p8-m32") + " --schedule zb-h1 --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto out = nlohmann::json::parse(run.out);
+  ASSERT_TRUE(out["chosen"].is_string());
+  std::map<std::string, double> times;
+  for (const auto& trial : out["trials"]) times[trial["split"]] = trial["step_time"];
+  ASSERT_TRUE(times.contains("even") && times.contains("paper"));
+  double chosen_time = times[out["chosen"].get<std::string>()];
+  EXPECT_LE(chosen_time, times["even"]);
+  EXPECT_LE(chosen_time, times["paper"]);
+  ASSERT_EQ(out["stages"].size(), 8u);
+  const auto& fqns = out["torchtitan_module_fqns_per_model_part"];
+  ASSERT_EQ(fqns.size(), 8u);
+  EXPECT_EQ(fqns.front().front(), "tok_embeddings");
+  EXPECT_EQ(fqns.back().back(), "output");
+  const std::string layout = out["megatron_pipeline_model_parallel_layout"];
+  EXPECT_EQ(layout.front(), 'E');
+  EXPECT_EQ(layout.back(), 'L');
+  EXPECT_EQ(std::count(layout.begin(), layout.end(), '|'), 7);
+  // Same inputs, same bytes; the table says the same.
+  EXPECT_EQ(zbsim("partition --scenario " + scenario("llama3-8b-h200-p8-m32") + " --schedule zb-h1 --format json").out,
+            run.out);
+  const CliRun table = zbsim("partition --scenario " + scenario("llama3-8b-h200-p8-m32") + " --schedule zb-h1");
+  ASSERT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("--pipeline-model-parallel-layout \"" + layout + "\""), std::string::npos);
+  EXPECT_NE(table.out.find("module_fqns_per_model_part = "), std::string::npos);
+}
+
+TEST_F(PartitionCli, SaysWhenNoSplitFitsAndRefusesBadInput) {
+  // Llama-2 70B at p=32 with recomputation: zb-h1 keeps every W's activations, no split fits.
+  const CliRun none = zbsim("partition --scenario " + scenario("llama2-70b-a100-p32-m64") + " --schedule zb-h1");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no split fits"), std::string::npos) << none.err;
+  EXPECT_EQ(zbsim("partition --p 4 --m 8 --tf 1 --tb 1 --tw 1").exit_code, 2);  // no model to split
+  const CliRun csv = zbsim("partition --scenario " + scenario("llama3-8b-h200-p8-m32") + " --format csv");
+  EXPECT_EQ(csv.exit_code, 2);
+  EXPECT_EQ(csv.out, "");
 }
 
 }  // namespace
