@@ -19,7 +19,11 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
   const int stages = shape.stages();
   setup.interconnect.check_devices(shape.devices, source);
   StageCosts costs;
-  costs.layers = split_layers(setup.model.layers, stages, setup.split, source);
+  // Each model copy (two under bidirectional: DualPipe) is split over its own stages, the
+  // embedding on the first of its path and the output layer on the last (docs/design.md section 3).
+  const int path_stages = stages / shape.parameter_copies();
+  const std::vector<int> path_layers = split_layers(setup.model.layers, path_stages, setup.split, source);
+  for (int s = 0; s < stages; ++s) costs.layers.push_back(path_layers[s % path_stages]);
   const PieceCosts layer = layer_costs(setup);
   const PieceCosts embedding = embedding_costs(setup);
   const PieceCosts output = output_costs(setup);
@@ -35,8 +39,8 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
     stage.act_w_bytes = n * layer.act_w_bytes;
     double stage_params = n * layer_params;
     for (const auto& [present, piece, piece_params] :
-         {std::tuple{s == 0, &embedding, embedding_params_per_gpu(setup)},
-          std::tuple{s == stages - 1, &output, output_params_per_gpu(setup)}}) {
+         {std::tuple{s % path_stages == 0, &embedding, embedding_params_per_gpu(setup)},
+          std::tuple{s % path_stages == path_stages - 1, &output, output_params_per_gpu(setup)}}) {
       if (!present) continue;
       stage.t_f_ms += piece->t_f_ms;
       stage.t_b_ms += piece->t_b_ms;
