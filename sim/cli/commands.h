@@ -11,5 +11,6 @@ int run_solve(int argc, char** argv);     // with zb_solver
 int run_frontier(int argc, char** argv);  // with zb_solver
 int run_sweep(int argc, char** argv);
 int run_plot(int argc, char** argv);
+int run_recommend(int argc, char** argv);
 
 }  // namespace zb::cli

@@ -13,6 +13,7 @@ constexpr zb::catalog::Subcommand kSubcommands[] = {
     {"frontier", "bubble rate of zb-auto (and zb-ilp) against the memory limit, 1p..3p", zb::cli::run_frontier},
     {"sweep", "run a grid of scenarios in parallel into CSV and JSON lines", zb::cli::run_sweep},
     {"plot", "SVG charts from sweep results: bubble vs m, throughput, peak memory", zb::cli::run_plot},
+    {"recommend", "the fastest plans for a model, cluster and global batch: pp, tp, dp, schedule, recompute", zb::cli::run_recommend},
 };
 
 }  // namespace
