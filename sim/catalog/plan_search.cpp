@@ -197,8 +197,8 @@ bool better(const PlanResult& x, const PlanResult& y, std::size_t ix, std::size_
 }  // namespace
 
 std::string PlanCandidate::label() const {
-  return fmt::format("pp{} tp{} dp{} v{} mbs{} m{} {} split={} recompute={} sharding={}", pp, tp, dp, chunks,
-                     microbatch_size, microbatches, schedule, split, recompute, sharding);
+  return fmt::format("pp{} tp{} dp{} v{} mbs{} m{}{} split={} recompute={} sharding={}", pp, tp, dp, chunks,
+                     microbatch_size, microbatches, schedule.empty() ? "" : " " + schedule, split, recompute, sharding);
 }
 
 nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& hardware, const PlanCandidate& c) {
