@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -139,7 +140,13 @@ int run_recommend(int argc, char** argv) {
   query.jobs = values.count("jobs") ? values["jobs"].as<int>()
                                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   query.confirm_simgrid = !values["no-simgrid"].as<bool>();
-  if (values.count("out")) check_writable(values["out"].as<std::string>() + "/plan.json");
+  if (values.count("out")) {
+    // The folder is created when the plan is written; its parent must exist now, before the search.
+    const auto parent = std::filesystem::absolute(values["out"].as<std::string>()).parent_path();
+    if (!std::filesystem::is_directory(parent)) {
+      throw InputError(fmt::format("--out: {}: folder '{}' does not exist", values["out"].as<std::string>(), parent.string()));
+    }
+  }
 
   // The bar counts the candidates left after memory pruning; the bound's cut completes it.
   std::optional<sweep::Progress> progress;
