@@ -78,9 +78,12 @@ std::string write_plan_files(const PlanSearch& search, const std::string& dir) {
   const std::string csv_path = (std::filesystem::path(dir) / "schedule.csv").string();
   std::string torchtitan;
   try {
-    const std::string csv = to_pytorch_csv(named.problem, named.schedule);
-    torchtitan = torchtitan_settings(named.problem, csv_path, layers);
-    write("schedule.csv", csv);
+    write("schedule.csv", to_pytorch_csv(named.problem, named.schedule));
+    try {
+      torchtitan = torchtitan_settings(named.problem, csv_path, layers);
+    } catch (const InputError& e) {
+      torchtitan = fmt::format("# {}\n", e.what());
+    }
   } catch (const InputError& e) {
     torchtitan = fmt::format("# {} has no PyTorch CSV: {}\n", best.candidate.schedule, e.what());
   }
