@@ -21,12 +21,25 @@ namespace {
 // The split's layers per stage; a balanced split without a schedule to judge it is the dynamic
 // program's smallest bottleneck F+B+W (no memory check: the schedule decides what is held).
 std::vector<int> layers_per_stage(const ModelSetup& setup, const Problem& shape, std::string_view source) {
-  if (setup.split.kind != Split::Kind::balanced) return split_layers(setup.model.layers, shape.stages(), setup.split, source);
-  const std::vector<PartitionPiece> pieces = model_pieces(setup);
-  const PartitionRequest request = partition_request(setup, shape, {});
-  const auto partition = best_partition(pieces, request, PartitionObjective::fbw);
-  if (!partition) throw SetupInfeasible(fmt::format("{}: {}", source, no_fit_reason(pieces, request)));
-  return partition->layers;
+  const int path_stages = shape.stages() / shape.parameter_copies();
+  std::vector<int> path_layers;
+  if (setup.split.kind != Split::Kind::balanced) {
+    path_layers = split_layers(setup.model.layers, path_stages, setup.split, source);
+  } else {
+    if (shape.parameter_copies() > 1) {
+      throw SetupInfeasible(fmt::format("{}: split 'balanced' is not searched for the bidirectional placement (two "
+                                        "model copies); use \"even\" or \"paper\"",
+                                        source));
+    }
+    const std::vector<PartitionPiece> pieces = model_pieces(setup);
+    const PartitionRequest request = partition_request(setup, shape, {});
+    const auto partition = best_partition(pieces, request, PartitionObjective::fbw);
+    if (!partition) throw SetupInfeasible(fmt::format("{}: {}", source, no_fit_reason(pieces, request)));
+    path_layers = partition->layers;
+  }
+  std::vector<int> layers;
+  for (int s = 0; s < shape.stages(); ++s) layers.push_back(path_layers[s % path_stages]);
+  return layers;
 }
 
 }  // namespace
@@ -35,6 +48,9 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
   const int stages = shape.stages();
   setup.interconnect.check_devices(shape.devices, source);
   StageCosts costs;
+  // Each model copy (two under bidirectional: DualPipe) is split over its own stages, the
+  // embedding on the first of its path and the output layer on the last (docs/design.md section 3).
+  const int path_stages = stages / shape.parameter_copies();
   costs.layers = layers_per_stage(setup, shape, source);
   const PieceCosts layer = layer_costs(setup);
   const PieceCosts embedding = embedding_costs(setup);
@@ -51,8 +67,8 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
     stage.act_w_bytes = n * layer.act_w_bytes;
     double stage_params = n * layer_params;
     for (const auto& [present, piece, piece_params] :
-         {std::tuple{s == 0, &embedding, embedding_params_per_gpu(setup)},
-          std::tuple{s == stages - 1, &output, output_params_per_gpu(setup)}}) {
+         {std::tuple{s % path_stages == 0, &embedding, embedding_params_per_gpu(setup)},
+          std::tuple{s % path_stages == path_stages - 1, &output, output_params_per_gpu(setup)}}) {
       if (!present) continue;
       stage.t_f_ms += piece->t_f_ms;
       stage.t_b_ms += piece->t_b_ms;

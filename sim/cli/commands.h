@@ -12,5 +12,6 @@ int run_frontier(int argc, char** argv);  // with zb_solver
 int run_sweep(int argc, char** argv);
 int run_plot(int argc, char** argv);
 int run_partition(int argc, char** argv);
+int run_recommend(int argc, char** argv);
 
 }  // namespace zb::cli

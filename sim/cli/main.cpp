@@ -14,6 +14,7 @@ constexpr zb::catalog::Subcommand kSubcommands[] = {
     {"sweep", "run a grid of scenarios in parallel into CSV and JSON lines", zb::cli::run_sweep},
     {"partition", "the layer split that runs a schedule fastest within device memory, with torchtitan and Megatron settings", zb::cli::run_partition},
     {"plot", "SVG charts from sweep results: bubble vs m, throughput, peak memory", zb::cli::run_plot},
+    {"recommend", "the fastest plans for a model, cluster and global batch: pp, tp, dp, schedule, recompute", zb::cli::run_recommend},
 };
 
 }  // namespace

@@ -1,0 +1,169 @@
+// zbsim recommend: the fastest training plans for a model, a cluster and a global batch (the search
+// is sim/catalog/plan_search.h, the plan's files sim/catalog/plan_files.h).
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "sim/catalog/plan_files.h"
+#include "sim/catalog/plan_search.h"
+#include "sim/cli/commands.h"
+#include "sim/cli/problem_options.h"
+#include "sim/cli/results.h"
+#include "sim/schedule/atomic_file.h"
+#include "sim/schedule/error.h"
+#include "sim/sweep/progress.h"
+
+namespace zb::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+nlohmann::json result_json(const catalog::PlanResult& r) {
+  const auto& c = r.candidate;
+  nlohmann::json out = {{"pp", c.pp},
+                        {"tp", c.tp},
+                        {"dp", c.dp},
+                        {"chunks", c.chunks},
+                        {"placement", c.placement},
+                        {"microbatch_size", c.microbatch_size},
+                        {"m", c.microbatches},
+                        {"schedule", c.schedule},
+                        {"split", c.split},
+                        {"recompute", c.recompute},
+                        {"sharding", c.sharding},
+                        {"step_time_s", r.step_time_s},
+                        {"samples_per_s_per_gpu", r.samples_per_s_per_gpu},
+                        {"tokens_per_s", r.tokens_per_s},
+                        {"mfu", r.mfu},
+                        {"memory_per_device_GB", r.memory_GB},
+                        {"bubble_rate", r.bubble_rate}};
+  if (r.simgrid_step_time_s) out["simgrid_step_time_s"] = *r.simgrid_step_time_s;
+  if (!r.loses_because.empty()) out["loses_because"] = r.loses_because;
+  return out;
+}
+
+std::string json_text(const catalog::PlanSearch& search) {
+  nlohmann::json out;
+  out["model"] = search.model_label;
+  out["hardware"] = search.hardware_label;
+  out["cluster"] = search.cluster_label;
+  out["gpus"] = search.gpus;
+  out["global_batch"] = search.global_batch;
+  out["seq_len"] = search.seq_len;
+  out["device_GB"] = search.device_GB;
+  out["search"] = {{"candidates", search.candidates},   {"pruned_memory", search.pruned_memory},
+                   {"pruned_bound", search.pruned_bound}, {"evaluated", search.evaluated},
+                   {"over_limit", search.over_limit},     {"unsupported", search.unsupported}};
+  out["top"] = nlohmann::json::array();
+  for (const auto& r : search.top) out["top"].push_back(result_json(r));
+  out["pareto"] = nlohmann::json::array();
+  for (const auto& r : search.pareto) out["pareto"].push_back(result_json(r));
+  return out.dump(2) + "\n";
+}
+
+std::string table_text(const catalog::PlanSearch& search) {
+  std::string out = fmt::format("{} on {} GPUs ({}, {}, {:g} GB each), global batch {}, sequence {}\n",
+                                search.model_label, search.gpus, search.cluster_label, search.hardware_label,
+                                search.device_GB, search.global_batch, search.seq_len);
+  out += fmt::format("searched {} candidates: {} pruned on memory before scheduling, {} pruned by the compute bound, "
+                     "{} evaluated ({} over memory, {} not buildable)\n\n",
+                     search.candidates, search.pruned_memory, search.pruned_bound, search.evaluated, search.over_limit,
+                     search.unsupported);
+  out += fmt::format("{:>2}  {:<44} {:>9} {:>9} {:>9} {:>10} {:>6} {:>7}  {}\n", "#", "plan", "step s", "simgrid s",
+                     "samp/s/GPU", "tokens/s", "MFU", "mem GB", "why it loses to #1");
+  for (std::size_t k = 0; k < search.top.size(); ++k) {
+    const auto& r = search.top[k];
+    const auto& c = r.candidate;
+    std::string plan = fmt::format("pp{} tp{} dp{} {}{} mbs{} m{} {}{}{}", c.pp, c.tp, c.dp, c.schedule,
+                                   c.chunks > 1 ? fmt::format(" v{}", c.chunks) : "", c.microbatch_size, c.microbatches,
+                                   c.split == "even" ? "" : c.split + " ", c.recompute == "none" ? "" : "rc=" + c.recompute + " ",
+                                   c.sharding == "none" ? "" : c.sharding);
+    while (!plan.empty() && plan.back() == ' ') plan.pop_back();
+    out += fmt::format("{:>2}  {:<44} {:>9.3f} {:>9} {:>10.4f} {:>10.0f} {:>5.1f}% {:>7.1f}  {}\n", k + 1, plan,
+                       r.step_time_s, r.simgrid_step_time_s ? fmt::format("{:.3f}", *r.simgrid_step_time_s) : "-",
+                       r.samples_per_s_per_gpu, r.tokens_per_s, 100 * r.mfu, r.memory_GB,
+                       k == 0 ? "best" : r.loses_because);
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_recommend(int argc, char** argv) {
+  po::options_description options("Recommend");
+  options.add_options()
+      ("model", po::value<std::string>(), "transformer preset (models/transformers/) or JSON file")
+      ("cluster", po::value<std::string>(), "cluster preset (models/clusters/) or JSON file")
+      ("hardware", po::value<std::string>(),
+       "hardware preset (models/hardware/); default: the one whose bf16 peak is the cluster's GPU peak")
+      ("global-batch", po::value<int>(), "sequences per optimizer step over all data-parallel replicas")
+      ("seq", po::value<int>(), "sequence length (default: the model's)")
+      ("gpus", po::value<int>(), "GPUs to use (default: all of the cluster's)")
+      ("top", po::value<int>()->default_value(10), "plans to list")
+      ("jobs", po::value<int>(), "parallel workers (default: the number of cores)")
+      ("no-simgrid", po::bool_switch(), "rank by the evaluator only (SimGrid re-runs the top plans when built)")
+      ("format", po::value<std::string>()->default_value("table"), "table | json")
+      ("out", po::value<std::string>(),
+       "folder for the winning plan: plan.json (zbsim simulate --scenario), schedule.csv, torchtitan.txt, megatron.txt")
+      ("svg", po::value<std::string>(), "write the Pareto chart (memory per device vs samples/s/GPU) as SVG");
+  po::variables_map values;
+  if (!parse_command_line(argc, argv, options, values,
+                          "zbsim recommend --model M --cluster C --global-batch B [--seq S] [--gpus N] [--hardware H]\n"
+                          "       [--top 10] [--jobs N] [--no-simgrid] [--format table|json] [--out DIR] [--svg F]",
+                          "  zbsim recommend --model llama3-8b --cluster 1x8-nvlink --hardware h100-sxm --global-batch 64\n"
+                          "  zbsim recommend --model llama3-70b --cluster 8x8-ib400 --hardware h100-sxm --global-batch 128 --out plan",
+                          {"svg"})) {
+    return 0;
+  }
+  for (const char* required : {"model", "cluster", "global-batch"}) {
+    if (!values.count(required)) throw InputError(fmt::format("--{}: missing", required));
+  }
+  const std::string format = values["format"].as<std::string>();
+  if (format != "table" && format != "json") {
+    throw InputError(fmt::format("--format: unknown format '{}' (expected table or json)", format));
+  }
+  catalog::PlanQuery query;
+  query.model = values["model"].as<std::string>();
+  query.cluster = values["cluster"].as<std::string>();
+  if (values.count("hardware")) query.hardware = values["hardware"].as<std::string>();
+  query.global_batch = values["global-batch"].as<int>();
+  if (values.count("seq")) query.seq_len = values["seq"].as<int>();
+  if (values.count("gpus")) query.gpus = values["gpus"].as<int>();
+  query.top = values["top"].as<int>();
+  if (query.top < 1) throw InputError(fmt::format("--top: {} (expected 1 or more)", query.top));
+  query.jobs = values.count("jobs") ? values["jobs"].as<int>()
+                                    : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  query.confirm_simgrid = !values["no-simgrid"].as<bool>();
+  if (values.count("out")) {
+    // The folder is created when the plan is written; its parent must exist now, before the search.
+    const auto parent = std::filesystem::absolute(values["out"].as<std::string>()).parent_path();
+    if (!std::filesystem::is_directory(parent)) {
+      throw InputError(fmt::format("--out: {}: folder '{}' does not exist", values["out"].as<std::string>(), parent.string()));
+    }
+  }
+
+  // The bar counts the candidates left after memory pruning; the bound's cut completes it.
+  std::optional<sweep::Progress> progress;
+  long shown = 0;
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  const catalog::PlanSearch search = catalog::search_plans(query, [&](long done, long total) {
+    if (!terminal) return;
+    if (!progress) progress.emplace(total, true);
+    for (; shown < done; ++shown) progress->tick();
+  });
+  if (progress) progress->finish();
+  if (values.count("svg")) write_file_atomically(values["svg"].as<std::string>(), catalog::pareto_svg(search));
+  std::string written;
+  if (values.count("out")) written = catalog::write_plan_files(search, values["out"].as<std::string>());
+  std::cout << (format == "json" ? json_text(search) : table_text(search));
+  if (format == "table" && !written.empty()) std::cout << "\nwrote\n" << written;
+  return 0;
+}
+
+}  // namespace zb::cli
