@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "models/partition_export.h"
 #include "models/stage_split.h"
 #include "sim/catalog/run_row.h"
 #include "sim/schedule/atomic_file.h"
@@ -16,6 +17,17 @@
 #include "sim/schedule/torchtitan_settings.h"
 
 namespace zb::catalog {
+
+namespace {
+
+// Layers per stage (p * v stages, model order) of the plan's split.
+std::vector<int> plan_layers(const PlanCandidate& plan, int layers) {
+  models::Split split;
+  split.kind = plan.split == "paper" ? models::Split::Kind::paper : models::Split::Kind::even;
+  return models::split_layers(layers, plan.pp * plan.chunks, split, "recommend");
+}
+
+}  // namespace
 
 std::string megatron_settings(const PlanCandidate& plan, int global_batch, int seq_len, int layers) {
   std::string out = fmt::format("# Megatron-LM flags for {}\n", plan.label());
@@ -36,15 +48,16 @@ std::string megatron_settings(const PlanCandidate& plan, int global_batch, int s
   if (plan.sharding == "zero-1") out += "--use-distributed-optimizer\n";
   if (plan.recompute == "selective") out += "--recompute-granularity selective\n";
   if (plan.recompute == "full") out += "--recompute-granularity full\n--recompute-method uniform\n--recompute-num-layers 1\n";
-  models::Split split;
-  split.kind = plan.split == "paper" ? models::Split::Kind::paper : models::Split::Kind::even;
-  const std::vector<int> per_stage = models::split_layers(layers, plan.pp * plan.chunks, split, "recommend");
+  const std::vector<int> per_stage = plan_layers(plan, layers);
+  const auto layout = [&] {
+    return fmt::format("--pipeline-model-parallel-layout {}\n",
+                       models::megatron_layout(per_stage, plan.chunks > 1 ? Placement::interleaved : Placement::linear));
+  };
   if (plan.chunks > 1 && plan.placement == "interleaved") {
     if (std::all_of(per_stage.begin(), per_stage.end(), [&](int n) { return n == per_stage.front(); })) {
       out += fmt::format("--num-layers-per-virtual-pipeline-stage {}\n", per_stage.front());
     } else {
-      out += fmt::format("# uneven virtual stages ({}): Megatron's interleaving needs equal ones\n",
-                         fmt::join(per_stage, ","));
+      out += "# uneven virtual stages: Megatron-LM's --pipeline-model-parallel-layout states them\n" + layout();
     }
   } else if (plan.chunks == 1 && per_stage.size() > 2) {
     const bool middle_equal = std::all_of(per_stage.begin() + 1, per_stage.end() - 1,
@@ -53,8 +66,7 @@ std::string megatron_settings(const PlanCandidate& plan, int global_batch, int s
       out += fmt::format("--decoder-first-pipeline-num-layers {}\n", per_stage.front());
       out += fmt::format("--decoder-last-pipeline-num-layers {}\n", per_stage.back());
     } else if (!middle_equal) {
-      out += fmt::format("# layers per stage {}: Megatron splits evenly except the first and last stage\n",
-                         fmt::join(per_stage, ","));
+      out += "# uneven middle stages: Megatron-LM's --pipeline-model-parallel-layout states them\n" + layout();
     }
   }
   return out;
@@ -82,7 +94,9 @@ std::string write_plan_files(const PlanSearch& search, const std::string& dir) {
     try {
       torchtitan = torchtitan_settings(named.problem, csv_path, layers);
     } catch (const InputError& e) {
-      torchtitan = fmt::format("# {}\n", e.what());
+      // A JSON list of string lists is also a TOML array: it pastes into the job's config file.
+      torchtitan = fmt::format("# {}\n# in the job's TOML, under [parallelism]:\n# module_fqns_per_model_part = {}\n",
+                               e.what(), models::torchtitan_module_fqns(plan_layers(best.candidate, layers)));
     }
   } catch (const InputError& e) {
     torchtitan = fmt::format("# {} has no PyTorch CSV: {}\n", best.candidate.schedule, e.what());

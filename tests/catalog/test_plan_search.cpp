@@ -120,4 +120,23 @@ TEST(PlanSearch, ErrorsNameTheFlagAndValue) {
 }
 
 }  // namespace
+// A split that Megatron's first/last-stage flags cannot state is written as its layout string
+// (10 layers evenly over 4 stages: 3, 3, 2, 2; the middle stages differ).
+TEST(PlanFiles, MegatronGetsTheLayoutStringWhenTheMiddleStagesDiffer) {
+  catalog::PlanCandidate plan;
+  plan.pp = 4;
+  plan.placement = "linear";
+  plan.schedule = "1f1b";
+  plan.split = "even";
+  plan.recompute = "none";
+  plan.sharding = "none";
+  const std::string flags = catalog::megatron_settings(plan, 64, 4096, 10);
+  EXPECT_NE(flags.find("--pipeline-model-parallel-layout Et*3|t*3|t*2|t*2L\n"), std::string::npos) << flags;
+  EXPECT_EQ(flags.find("--decoder-first-pipeline-num-layers"), std::string::npos) << flags;
+  // 9 layers: 3, 2, 2, 2 is stated by the first-stage flag, no layout needed.
+  const std::string even_middle = catalog::megatron_settings(plan, 64, 4096, 9);
+  EXPECT_NE(even_middle.find("--decoder-first-pipeline-num-layers 3"), std::string::npos) << even_middle;
+  EXPECT_EQ(even_middle.find("--pipeline-model-parallel-layout"), std::string::npos) << even_middle;
+}
+
 }  // namespace zb
