@@ -19,6 +19,7 @@
 #include "models/model_setup.h"
 #include "models/presets.h"
 #include "models/setup_error.h"
+#include "models/stage_split.h"
 #include "sim/catalog/engines.h"
 #include "sim/catalog/generators.h"
 #include "sim/catalog/run_row.h"
@@ -252,6 +253,19 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
   search.global_batch = query.global_batch;
   search.device_GB = hardware_preset.object.value("memory_GB", 0.0);
 
+  // A split kind that puts the same layers on every stage as the first kind is the same plan.
+  const auto same_layers_as_first = [&](const std::string& split, int stages) {
+    if (split == kSplitKinds.front()) return false;
+    const auto layers_of = [&](const std::string& kind) {
+      return models::split_layers(layers, stages, models::split_from_json(nlohmann::json(kind), "recommend"), "recommend");
+    };
+    try {
+      return layers_of(split) == layers_of(kSplitKinds.front());
+    } catch (const models::SetupInfeasible&) {
+      return false;
+    }
+  };
+
   // The space, in a fixed order.
   std::vector<Shape> shapes;
   bool any_divisible = false;
@@ -278,6 +292,8 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
                 if (pp == 1 && name != "1f1b") continue;
                 for (const ChunkShape& cs : generator_shapes(info)) {
                   if (pp * cs.chunks > layers) continue;
+                  // Each model copy is split over its own path (one copy per device under bidirectional).
+                  if (same_layers_as_first(split, cs.placement == "bidirectional" ? pp : pp * cs.chunks)) continue;
                   PlanCandidate base{pp, tp, dp, cs.chunks, cs.placement, mbs, query.global_batch / (dp * mbs), "",
                                      split, recompute, sharding};
                   auto same = [&](const Shape& s) {
