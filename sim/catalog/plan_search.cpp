@@ -6,14 +6,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <limits>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <thread>
 
 #include "models/cost_model.h"
 #include "models/model_setup.h"
@@ -24,6 +20,7 @@
 #include "sim/catalog/generators.h"
 #include "sim/catalog/run_row.h"
 #include "sim/schedule/error.h"
+#include "sim/schedule/parallel_for.h"
 #include "sim/schedule/time_units.h"
 
 namespace zb::catalog {
@@ -79,32 +76,6 @@ struct Evaluated {
   std::string reason;
   double memory_GB = 0;
 };
-
-template <class Fn>
-void parallel_for(std::size_t count, int jobs, Fn&& fn) {
-  std::atomic<std::size_t> next{0};
-  std::mutex mutex;
-  std::exception_ptr failure;
-  auto worker = [&] {
-    while (true) {
-      const std::size_t i = next++;
-      if (i >= count) return;
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!failure) failure = std::current_exception();
-        next = count;
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < jobs; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& thread : threads) thread.join();
-  if (failure) std::rethrow_exception(failure);
-}
 
 double extra(const ResultRow& row, const std::string& key) {
   for (const auto& [name, value] : row.extras) {

@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -17,10 +16,10 @@
 #include <exception>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "sim/schedule/child_process.h"
 #include "sim/schedule/error.h"
+#include "sim/schedule/parallel_for.h"
 
 namespace zb::sweep {
 
@@ -45,31 +44,12 @@ struct InOrder {
 void run_threads(const Grid& grid, const std::vector<long>& points, int jobs,
                  const std::function<void(const Row&)>& done) {
   InOrder order{std::vector<std::optional<Row>>(points.size()), 0, done};
-  std::atomic<std::size_t> next{0};
   std::mutex mutex;
-  std::exception_ptr failure;
-  auto worker = [&] {
-    while (true) {
-      const std::size_t i = next++;
-      if (i >= points.size()) return;
-      try {
-        Row row = run_point(grid, grid.point(points[i]));
-        std::lock_guard lock(mutex);
-        if (failure) return;
-        order.put(i, std::move(row));
-      } catch (...) {
-        std::lock_guard lock(mutex);
-        if (!failure) failure = std::current_exception();
-        next = points.size();
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < jobs; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& thread : threads) thread.join();
-  if (failure) std::rethrow_exception(failure);
+  parallel_for(points.size(), jobs, [&](std::size_t i) {
+    Row row = run_point(grid, grid.point(points[i]));
+    std::lock_guard lock(mutex);
+    order.put(i, std::move(row));
+  });
 }
 
 void put_string(std::string& out, const std::string& text) {
