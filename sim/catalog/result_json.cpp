@@ -18,24 +18,11 @@ nlohmann::json to_json(const ResultRow& row) {
   return item;
 }
 
-std::vector<double> total_memory_GB(const ProblemSpec& spec, const ResultRow& row, const ModelMemory& memory) {
-  std::vector<double> total;
-  if (!row.has_metrics || row.chunks != spec.chunks ||
-      row.metrics.peak_memory.size() != memory.static_per_device.size()) {
-    return total;
-  }
-  for (std::size_t d = 0; d < memory.static_per_device.size(); ++d) {
-    total.push_back(memory.static_per_device[d].total_GB() + row.metrics.peak_memory[d]);
-  }
-  return total;
-}
-
 nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows, const ModelMemory* memory) {
   nlohmann::json results = nlohmann::json::array();
   for (const ResultRow& row : rows) {
     results.push_back(to_json(row));
-    if (memory == nullptr) continue;
-    if (const auto total = total_memory_GB(spec, row, *memory); !total.empty()) results.back()["memory_per_device_GB"] = total;
+    if (memory != nullptr && !row.memory_per_device_GB.empty()) results.back()["memory_per_device_GB"] = row.memory_per_device_GB;
   }
   nlohmann::json out = {{"problem", zb::to_json(spec)}, {"results", std::move(results)}};
   if (memory != nullptr) {

@@ -17,13 +17,10 @@ nlohmann::json to_json(const ResultRow& row);
 
 // {"problem": {...the spec...}, "results": [one object per row]}. With a model-driven scenario's
 // memory: "memory": {"device_GB", "reserved_GB", "static_GB", "parameters_GB", "gradients_GB",
-// "optimizer_GB", "gathered_GB"} (lists per device) and, on each row that ran at the spec's chunk
-// count, "memory_per_device_GB": static + activation peak per device.
+// "optimizer_GB", "gathered_GB"} (lists per device; the spec's shape) and, on each row that ran,
+// "memory_per_device_GB": static + activation peak per device, for the row's own shape.
 nlohmann::json results_json(const ProblemSpec& spec, const std::vector<ResultRow>& rows,
                             const ModelMemory* memory = nullptr);
 
-// Static + activation peak per device (GB) of a row, or empty when the row did not run or ran at
-// another chunk count than `spec` (its devices then hold other stages).
-std::vector<double> total_memory_GB(const ProblemSpec& spec, const ResultRow& row, const ModelMemory& memory);
 
 }  // namespace zb::catalog

@@ -28,6 +28,9 @@ struct ResultRow {
   bool has_metrics = false;
   Metrics metrics;
   std::vector<std::pair<std::string, double>> extras;  // engine-specific numbers (e.g. step times)
+  // Model-driven rows that ran: static memory plus activation peak per device (GB), for the row's
+  // own shape (throughput_extras.h).
+  std::vector<double> memory_per_device_GB;
 };
 
 // `spec` rebuilt for `chunks` chunks per device (per-device costs split anew), or nullopt with

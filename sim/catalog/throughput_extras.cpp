@@ -45,11 +45,12 @@ void add_throughput_extras(const Scenario& scenario, const Problem& problem, Res
   const bool memory_by_hand = scenario.explicit_fields.contains("mem_f") || scenario.explicit_fields.contains("mem_b") ||
                               scenario.explicit_fields.contains("mem_w");
   if (memory_by_hand) return;
-  double memory_GB = 0;
+  row.memory_per_device_GB.clear();
   for (std::size_t d = 0; d < work.static_GB.size() && d < row.metrics.peak_memory.size(); ++d) {
-    memory_GB = std::max(memory_GB, work.static_GB[d] + row.metrics.peak_memory[d]);
+    row.memory_per_device_GB.push_back(work.static_GB[d] + row.metrics.peak_memory[d]);
   }
-  row.extras.emplace_back("memory_GB", memory_GB);
+  const auto& per_device = row.memory_per_device_GB;
+  row.extras.emplace_back("memory_GB", per_device.empty() ? 0.0 : *std::max_element(per_device.begin(), per_device.end()));
 }
 
 }  // namespace zb::catalog

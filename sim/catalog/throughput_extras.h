@@ -10,8 +10,9 @@ namespace zb::catalog {
 
 // Appends to a row that ran (and has the step times, engines.h) `samples_per_s_per_gpu`,
 // `tokens_per_s` and `mfu`, each unsuffixed (the schedule's normal optimizer mode, like
-// `step_time`), `_sync` and `_post_validation`, and `memory_GB` (static memory plus the activation
-// peak of the fullest device; the same in both modes: a device's peak depends only on its own
+// `step_time`), `_sync` and `_post_validation`, `memory_per_device_GB` (static memory plus the
+// activation peak of each device, for the row's own chunks and placement) and `memory_GB` (its
+// fullest device; the same in both modes: a device's peak depends only on its own
 // order, section 3). Nothing for direct problems, for rows without metrics, for a time unit that
 // is not one of seconds, or (memory_GB) when the memory deltas were given by hand.
 void add_throughput_extras(const Scenario& scenario, const Problem& problem, ResultRow& row);

@@ -75,8 +75,8 @@ std::string describe(const ProblemSpec& spec) {
 }
 
 // Static memory per device and each row's total (static + activation peak), in GB.
-std::string memory_lines(const ProblemSpec& spec, const std::vector<catalog::ResultRow>& rows,
-                         const ModelMemory& memory, std::size_t name_width) {
+std::string memory_lines(const std::vector<catalog::ResultRow>& rows, const ModelMemory& memory,
+                         std::size_t name_width) {
   std::string out = fmt::format("memory per GPU (GB; device {:g}, {:g} reserved)\n", memory.device_GB, memory.reserved_GB);
   const auto line = [&](std::string_view label, const std::vector<double>& values) {
     std::string text = fmt::format("  {:<{}}", label, name_width);
@@ -100,9 +100,7 @@ std::string memory_lines(const ProblemSpec& spec, const std::vector<catalog::Res
   if (max_of(gathered) > 0) out += line("gathered", gathered);
   out += line("static", total);
   for (const catalog::ResultRow& row : rows) {
-    if (const auto row_total = catalog::total_memory_GB(spec, row, memory); !row_total.empty()) {
-      out += line(row.schedule + " total", row_total);
-    }
+    if (!row.memory_per_device_GB.empty()) out += line(row.schedule + " total", row.memory_per_device_GB);
   }
   return out;
 }
@@ -136,7 +134,7 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
         const auto it = std::find_if(row.extras.begin(), row.extras.end(), [&](const auto& e) { return e.first == key; });
         out += it == row.extras.end() ? std::string(",") : fmt::format(",{}", it->second);
       }
-      if (memory != nullptr) out += "," + join(catalog::total_memory_GB(spec, row, *memory));
+      if (memory != nullptr) out += "," + join(row.memory_per_device_GB);
       out += "," + csv_field(row.reason) + "\n";
     }
     return out;
@@ -181,7 +179,7 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
       if (!is_column(key)) out += fmt::format("{}: {} = {:.6g}\n", row.schedule, key, value);
     }
   }
-  if (memory != nullptr) out += memory_lines(spec, rows, *memory, name_width + 6);
+  if (memory != nullptr) out += memory_lines(rows, *memory, name_width + 6);
   return out;
 }
 
