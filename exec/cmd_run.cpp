@@ -326,7 +326,7 @@ int run_run(int argc, char** argv) {
     const int code = dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1;
     fmt::print(stderr, "zbexec run: rank {}: {}: {}\n", group->rank(), code == 2 ? "error" : "failure", error.what());
     std::fflush(stderr);
-    group->leave(code, error.what());
+    group->leave(code, error);
     return code;
   }
 }

@@ -447,7 +447,7 @@ void ProcessGroup::agree(const std::string& account) {
   if (rank_ != 0) {
     send_setup(0, key, text_bytes(account));
     const std::string verdict = text_of(recv_setup(0, key));
-    if (!verdict.empty()) throw InputError(verdict);
+    if (!verdict.empty()) throw Disagreement(verdict);
     return;
   }
   std::string verdict;
@@ -459,7 +459,7 @@ void ProcessGroup::agree(const std::string& account) {
     }
   }
   for (int r = 1; r < world_; ++r) send_setup(r, key, text_bytes(verdict));
-  if (!verdict.empty()) throw InputError(verdict);
+  if (!verdict.empty()) throw Disagreement(verdict);
 }
 
 void ProcessGroup::finish() {
@@ -493,9 +493,9 @@ void ProcessGroup::finish() {
   finished_ = true;
 }
 
-void ProcessGroup::leave(int code, const std::string& reason, double grace_s) {
+void ProcessGroup::leave(int code, const std::exception& why, double grace_s) {
   if (finished_) return;
-  abandon(reason);
+  if (dynamic_cast<const Disagreement*>(&why) == nullptr) abandon(why.what());
   {
     std::lock_guard heartbeat(heartbeat_mutex_);
     heartbeats_off_ = true;  // kLeaving is this rank's last message

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "exec/transport.h"
+#include "sim/schedule/error.h"
 
 namespace zb::exec {
 
@@ -40,6 +41,12 @@ struct GroupOptions {
 // over the transport (the best of 16 per rank: within half that round trip; a few microseconds on
 // one node) and gives every rank one epoch, the same instant on every rank. MPI_Wtime is not used:
 // Open MPI's is not global (MPI_WTIME_IS_GLOBAL is false) and nothing would align it.
+// agree()'s verdict: ranks started with different flags (an InputError, exit code 2).
+class Disagreement : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 class ProcessGroup {
  public:
   // kind < kFirstSetupKind: delivered to the handler; the others are this class's own.
@@ -81,6 +88,7 @@ class ProcessGroup {
   // Every rank passes its own account of the run (flags, schedule); rank 0 compares them with
   // its own. Throws InputError on every rank when one differs, naming that rank and the first line
   // that differs: ranks launched with different flags would otherwise compute different things.
+  // The error is a Disagreement: every rank has it from rank 0 itself, so none needs telling.
   void agree(const std::string& account);
 
   // Leaving because of a failure (reason: what went wrong here): every other rank's group fails
@@ -95,7 +103,9 @@ class ProcessGroup {
   // transport is finalised and this returns; if one is not (it is stopped, or busy and not
   // listening), this rank exits with status `code` at once (Transport::abort_all) and the
   // launcher ends the others.
-  void leave(int code, const std::string& reason, double grace_s = 3);
+  // A Disagreement is known to every rank already: leaving on it tells no one, so no rank hears
+  // a peer's notice before rank 0's verdict and reports it as that peer's failure.
+  void leave(int code, const std::exception& why, double grace_s = 3);
 
  private:
   void align_clocks();

@@ -141,6 +141,37 @@ TEST(ProcessGroup, AgreementRefusesADifferentRunOnEveryRankNamingItsLine) {
   }
 }
 
+// Every rank has agree()'s verdict from rank 0, so a rank leaving on it tells no one: a rank
+// still waiting for rank 0's word gets that word, not the leaver's notice (the race once seen
+// on CI: rank 2 reported rank 1's notice as a failure instead of its own refusal).
+TEST(ProcessGroup, LeavingOnADisagreementWakesNoWaitingRank) {
+  constexpr int kWorld = 3;
+  auto transports = thread_transports(kWorld);
+  const auto heard = on_ranks<std::string>(kWorld, [&](int rank) {
+    ProcessGroup group(std::move(transports[static_cast<std::size_t>(rank)]));
+    std::string heard_here;
+    std::mutex mutex;
+    group.set_handler(nullptr, [&](const std::string& reason) {
+      std::lock_guard lock(mutex);
+      heard_here = reason;
+    });
+    if (rank == 1) {
+      group.leave(2, Disagreement("rank 2 was started with another run"), 10);
+    } else if (rank == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // rank 1 has left by now
+      group.send_setup(2, 7, {});
+      group.leave(2, Disagreement("rank 2 was started with another run"), 10);
+    } else {
+      group.recv_setup(0, 7);  // throws if rank 1's leaving woke it as a failure
+      group.leave(2, Disagreement("rank 2 was started with another run"), 10);
+    }
+    group.set_handler(nullptr, nullptr);
+    std::lock_guard lock(mutex);
+    return heard_here;
+  });
+  for (const std::string& failure : heard) EXPECT_EQ(failure, "");
+}
+
 TEST(ProcessGroup, AnAbandoningRankIsHeardByEveryRankWithItsCause) {
   constexpr int kWorld = 3;
   auto transports = thread_transports(kWorld);
@@ -155,7 +186,7 @@ TEST(ProcessGroup, AnAbandoningRankIsHeardByEveryRankWithItsCause) {
       failure = reason;
     });
     if (rank == 1) {
-      group.leave(1, "its schedule file is missing", 10);
+      group.leave(1, ExecError("its schedule file is missing"), 10);
     } else {
       // A rank waiting for rank 1 is woken by the failure, with the cause.
       try {
@@ -164,7 +195,7 @@ TEST(ProcessGroup, AnAbandoningRankIsHeardByEveryRankWithItsCause) {
       } catch (const ExecError& error) {
         EXPECT_THAT(error.what(), HasSubstr("rank 1: its schedule file is missing"));
       }
-      group.leave(1, "rank 1 left", 10);  // all leave: the orderly end, no abort
+      group.leave(1, ExecError("rank 1 left"), 10);  // all leave: the orderly end, no abort
     }
     group.set_handler(nullptr, nullptr);
     std::lock_guard lock(mutex);
