@@ -12,7 +12,7 @@
 #include "exec/stage_model.h"
 #include "sim/schedule/atomic_file.h"
 #include "sim/schedule/error.h"
-#include "exec/median.h"
+#include "sim/schedule/median.h"
 #include "exec/robust_estimate.h"
 #include "sim/schedule/json_text.h"
 
@@ -251,19 +251,45 @@ double Calibration::relative_spread(const zb::Problem& shape) const {
   return work[busiest] > 0 ? spread[busiest] / work[busiest] : 0.0;
 }
 
-nlohmann::json scenario_json(const zb::ProblemSpec& spec) {
+nlohmann::json scenario_json(const zb::ProblemSpec& spec, const CalibrationNoise& noise) {
   nlohmann::json out;
   out["problem"] = zb::to_json(spec);
+  out["calibration"] = {{"spread", noise.spread}, {"outliers", noise.outliers}};
   return out;
 }
 
-zb::ProblemSpec read_scenario_spec(const std::string& path) {
+CalibrationFile read_calibration_file(const std::string& path) {
   const std::string text = zb::read_file(path);
   const nlohmann::json object = zb::parse_json(text, path);
   if (!object.is_object() || !object.contains("problem")) {
     throw InputError(fmt::format("{}: expected an object with a 'problem' field", path));
   }
-  return zb::problem_spec_from_json(object.at("problem"), path);
+  CalibrationFile file;
+  file.spec = zb::problem_spec_from_json(object.at("problem"), path);
+  if (object.contains("calibration")) {
+    const nlohmann::json& record = object.at("calibration");
+    const auto bad = [&](const char* field) {
+      return InputError(fmt::format("{}: field 'calibration.{}' must be {}", path, field,
+                                    std::string_view(field) == "spread" ? "a number >= 0" : "an array of strings"));
+    };
+    if (!record.is_object()) throw InputError(fmt::format("{}: field 'calibration' must be an object", path));
+    CalibrationNoise noise;
+    if (record.contains("spread")) {
+      const nlohmann::json& spread = record.at("spread");
+      if (!spread.is_number() || !(spread.get<double>() >= 0)) throw bad("spread");
+      noise.spread = spread.get<double>();
+    }
+    if (record.contains("outliers")) {
+      const nlohmann::json& outliers = record.at("outliers");
+      if (!outliers.is_array()) throw bad("outliers");
+      for (const nlohmann::json& item : outliers) {
+        if (!item.is_string()) throw bad("outliers");
+        noise.outliers.push_back(item.get<std::string>());
+      }
+    }
+    file.noise = noise;
+  }
+  return file;
 }
 
 }  // namespace zb::exec

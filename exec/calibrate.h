@@ -4,6 +4,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,22 @@ struct Calibration {
 // Measures every stage on its device (one after another unless options.concurrent).
 Calibration calibrate(Backend& backend, const CalibrationOptions& options);
 
-// The scenario file zbsim reads: {"problem": {...}}.
-nlohmann::json scenario_json(const zb::ProblemSpec& spec);
-// Reads a scenario file's problem (InputError naming the file and field when malformed).
-zb::ProblemSpec read_scenario_spec(const std::string& path);
+// What a calibration file keeps of the calibration's noise besides the costs, so that a
+// prediction made from the file states the same spread as one calibrated in the run.
+struct CalibrationNoise {
+  double spread = 0;  // Calibration::relative_spread on the calibrated shape
+  std::vector<std::string> outliers;
+};
+
+// The scenario file zbsim reads: {"problem": {...}, "calibration": {"spread", "outliers"}}.
+nlohmann::json scenario_json(const zb::ProblemSpec& spec, const CalibrationNoise& noise);
+
+struct CalibrationFile {
+  zb::ProblemSpec spec;
+  std::optional<CalibrationNoise> noise;  // absent in a scenario written by hand or by zbsim
+};
+// Reads a scenario file's problem and calibration record (InputError naming the file and field
+// when malformed).
+CalibrationFile read_calibration_file(const std::string& path);
 
 }  // namespace zb::exec

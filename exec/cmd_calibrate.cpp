@@ -85,7 +85,8 @@ int run_calibrate(int argc, char** argv) {
   }
   if (calibration.outliers.empty()) fmt::print("outliers: none\n");
   for (const std::string& outlier : calibration.outliers) fmt::print("outlier left out: {}\n", outlier);
-  zb::write_file_atomically(out_path, scenario_json(calibration.spec).dump(2) + "\n");
+  zb::write_file_atomically(
+      out_path, scenario_json(calibration.spec, {calibration.relative_spread(problem), calibration.outliers}).dump(2) + "\n");
   fmt::print("scenario written: {}\n", out_path);
   return 0;
 }

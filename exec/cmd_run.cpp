@@ -191,8 +191,11 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   // memory-aware generators then also see real memory), unit costs otherwise.
   zb::ProblemSpec spec;
   std::optional<Calibration> calibration;  // when calibrated in this run: its spread goes with the error
+  std::optional<CalibrationNoise> noise;   // the spread and outliers of the calibration, from either
   if (!flags.calibration_path.empty()) {
-    spec = read_scenario_spec(flags.calibration_path);
+    CalibrationFile file = read_calibration_file(flags.calibration_path);
+    spec = std::move(file.spec);
+    noise = std::move(file.noise);
     if (spec.devices != shape.devices || spec.chunks != shape.chunks) {
       throw InputError(fmt::format("--calibration {}: calibrated for p = {}, chunks = {}, but the run "
                                    "has p = {}, chunks = {}", flags.calibration_path, spec.devices,
@@ -262,9 +265,10 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   if (flags.predict || !flags.calibration_path.empty()) {
     PredictionReport report =
         compare_prediction(problem, schedule, exec_options, result.traces, result.step_origins_ms);
-    if (calibration) {
-      report.calibration_spread = calibration->relative_spread(problem);
-      report.calibration_outliers = calibration->outliers;
+    if (calibration) noise = CalibrationNoise{calibration->relative_spread(problem), calibration->outliers};
+    if (noise) {
+      report.calibration_spread = noise->spread;
+      report.calibration_outliers = noise->outliers;
     }
     fmt::print("\npredicted (evaluator on the calibration) vs measured:\n{}", format_prediction(report));
     predicted = zb::evaluate(problem, schedule);  // one step, drawn beside the measured last step

@@ -26,6 +26,11 @@ struct PredictionReport {
   // The steady-state period (docs/design.md section 7): the time from one step's last action to
   // the next step's, optimizer step included. 0 with a single step.
   double predicted_period = 0, measured_period = 0;
+  // The evaluator's period on this run's own pass costs (the mean per stage and pass over the
+  // measured steps, zb::measured_costs) with the calibration's transfers and optimizer step:
+  // predicted_period's error with the pass costs' drift taken out, i.e. the error of the model of
+  // the pipeline alone. 0 with a single step or when the steps' passes cannot be costed.
+  double replayed_period = 0;
   // Spreads, relative (robust_estimate.h): of the measured period's step-to-step gaps, and of the
   // calibrated costs on the busiest device (Calibration::relative_spread; 0 when the costs came
   // from a file). The error's spread is their root sum of squares.

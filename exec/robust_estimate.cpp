@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "exec/median.h"
+#include "sim/schedule/median.h"
 
 namespace zb::exec {
 

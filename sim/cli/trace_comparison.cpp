@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "sim/schedule/csv_field.h"
 #include "sim/schedule/error.h"
+#include "sim/schedule/measured_costs.h"
 
 namespace zb::cli {
 
@@ -21,12 +21,6 @@ double ms_per(const Trace& trace) { return seconds_per(trace.meta.time_unit) * 1
 double device_bubble(const Metrics& metrics, std::size_t d) {
   const double span = metrics.device_span[d];
   return span > 0 ? (span - metrics.busy[d]) / span : 0.0;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 // Rounding leaves differences of 1e-16; they should not print as "-0.000".
@@ -78,29 +72,15 @@ TraceComparison compare_traces(const Trace& measured, const std::string& measure
 }
 
 std::string measured_cost_flags(const Trace& measured) {
-  const double to_ms = ms_per(measured);
-  std::map<int, std::map<Pass, std::vector<double>>> durations;  // stage -> pass -> ms
-  for (const Span& span : measured.spans) {
-    if (span.stream == Stream::compute) durations[span.stage][span.pass].push_back(span.duration() * to_ms);
-  }
-  if (durations.empty() || durations.rbegin()->first + 1 != static_cast<int>(durations.size())) return "";
-  const bool split = durations.begin()->second.count(Pass::B) > 0;
-  // A run of full backwards measured no W of its own: its backward is t_b with t_w 0, so that
-  // t_bw = t_b + t_w and the work (section 3) are what ran.
-  const std::vector<std::pair<Pass, const char*>> flags =
-      split ? std::vector<std::pair<Pass, const char*>>{{Pass::F, "--tf"}, {Pass::B, "--tb"}, {Pass::W, "--tw"}}
-            : std::vector<std::pair<Pass, const char*>>{{Pass::F, "--tf"}, {Pass::BW, "--tb"}};
-  std::string text;
-  for (const auto& [pass, flag] : flags) {
-    std::vector<std::string> values;
-    for (const auto& [stage, passes] : durations) {
-      const auto it = passes.find(pass);
-      if (it == passes.end() || passes.size() != flags.size()) return "";  // a stage without this pass, or with others
-      values.push_back(fmt::format("{:.3f}", median(it->second)));
-    }
-    text += fmt::format("{}{} {}", text.empty() ? "" : " ", flag, fmt::join(values, ","));
-  }
-  return split ? text : text + " --tw 0";
+  const std::optional<MeasuredCosts> costs = measured_costs({&measured}, CostStatistic::median);
+  if (!costs) return "";
+  const auto list = [](const std::vector<double>& values) {
+    std::vector<std::string> cells;
+    for (const double value : values) cells.push_back(fmt::format("{:.3f}", value));
+    return fmt::format("{}", fmt::join(cells, ","));
+  };
+  std::string text = fmt::format("--tf {} --tb {}", list(costs->t_f), list(costs->t_b));
+  return text + (costs->split_backward ? " --tw " + list(costs->t_w) : " --tw 0");
 }
 
 std::string comparison_text(const TraceComparison& c, Format format) {

@@ -7,6 +7,7 @@
 #include "exec/predict.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/optimizer_step.h"
+#include "sim/schedule/problem_spec.h"
 #include "tests/exec/exec_test_support.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/trace_json.h"
@@ -152,6 +153,34 @@ TEST(ExecTrace, StepsLieOnOneClockAndFollowEachOther) {
     EXPECT_EQ(eval.optimizer.await_verdict, mode == SyncMode::post_validation);
     EXPECT_DOUBLE_EQ(report.predicted_period, zb::steady_step_time(zb::evaluate(calibrated, schedule, eval).step_ends));
   }
+}
+
+// The replayed period takes the run's own pass costs: fed the evaluator's trace of one problem as
+// the measured steps, it is that problem's period, whatever the calibration said.
+TEST(ExecPrediction, TheReplayedPeriodIsTheModelOnTheRunsOwnCosts) {
+  zb::ProblemSpec spec;
+  spec.devices = 3;
+  spec.microbatches = 6;
+  spec.t_f = {1.0};
+  spec.t_b = {1.0};
+  spec.t_w = {1.0};
+  spec.t_opt = {2.0};
+  const zb::Problem calibrated = spec.build("calibration");
+  spec.t_f = {1.5, 1.25, 2.0};  // what "ran": slower than calibrated, unevenly
+  spec.t_b = {2.0, 1.75, 2.5};
+  spec.t_w = {0.75, 1.0, 1.5};
+  const zb::Problem ran = spec.build("run");
+  const zb::Schedule schedule = test::make("zb-h1", calibrated);
+  ExecOptions options = test::small_options(3, 3);
+  const zb::EvalOptions eval = prediction_options(options);
+  const zb::Trace one_step = zb::evaluate(ran, schedule);
+  const std::vector<zb::Trace> steps(3, one_step);
+  const std::vector<double> origins{0.0, 40.0, 80.0};
+  const PredictionReport report = compare_prediction(calibrated, schedule, options, steps, origins);
+  EXPECT_DOUBLE_EQ(report.predicted_period, zb::steady_step_time(zb::evaluate(calibrated, schedule, eval).step_ends));
+  EXPECT_DOUBLE_EQ(report.replayed_period, zb::steady_step_time(zb::evaluate(ran, schedule, eval).step_ends));
+  EXPECT_GT(report.replayed_period, report.predicted_period);
+  EXPECT_NE(format_prediction(report).find("replayed"), std::string::npos);
 }
 
 // The calibration times the optimizer's update per stage (summed per device) and the control

@@ -1,4 +1,5 @@
 // zbexec as a user runs it: help, a verified run with trace files, bad input, calibrate + predict.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -185,8 +186,11 @@ TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
                                       HasSubstr("robust estimate of 2 interleaved rounds"),
                                       HasSubstr("spread (1.4826 x MAD of the rounds)")));
   EXPECT_THAT(calibrate.output, ::testing::AnyOf(HasSubstr("outliers: none"), HasSubstr("outlier left out: stage")));
-  const zb::ProblemSpec spec = zb::exec::read_scenario_spec(scenario);
-  const zb::Problem problem = spec.build("calibrated");
+  const zb::exec::CalibrationFile file = zb::exec::read_calibration_file(scenario);
+  // The file keeps the calibration's noise, so that a prediction from it states that spread.
+  ASSERT_TRUE(file.noise.has_value());
+  EXPECT_GE(file.noise->spread, 0.0);
+  const zb::Problem problem = file.spec.build("calibrated");
   EXPECT_EQ(problem.devices, 2);
   EXPECT_EQ(problem.time_unit, zb::TimeUnit::ms);
   for (int s = 0; s < 2; ++s) {
@@ -201,7 +205,7 @@ TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
                                     concurrent_scenario);
   ASSERT_EQ(concurrent.code, 0) << concurrent.output;
   EXPECT_THAT(concurrent.output, HasSubstr("devices measuring concurrently"));
-  const zb::Problem concurrent_problem = zb::exec::read_scenario_spec(concurrent_scenario).build("concurrent");
+  const zb::Problem concurrent_problem = zb::exec::read_calibration_file(concurrent_scenario).spec.build("concurrent");
   EXPECT_EQ(concurrent_problem.devices, 3);
   EXPECT_EQ(concurrent_problem.mem_f[0], problem.mem_f[0]);
   EXPECT_GT(concurrent_problem.t_b[2], 0);
@@ -210,6 +214,15 @@ TEST(ZbexecCli, CalibrateWritesAScenarioAndPredictComparesWithIt) {
   EXPECT_EQ(predict.code, 0) << predict.output;
   EXPECT_THAT(predict.output, AllOf(HasSubstr("predicted span"), HasSubstr("measured span"),
                                     HasSubstr("d0"), HasSubstr("d1"), HasSubstr("all")));
+  EXPECT_THAT(predict.output, HasSubstr(fmt::format("(spread: calibration {:.1f}%,", 100 * file.noise->spread)));
+  // The run's own pass times replayed: the model's error apart from the costs' drift.
+  EXPECT_THAT(predict.output, HasSubstr("replayed "));
+  // zbsim reads the calibration file as a scenario (the record of the noise is a known field).
+  const std::string zbsim = std::string(ZB_BINARY_DIR) + "/sim/cli/zbsim";
+  if (std::filesystem::exists(zbsim)) {
+    const zb::testing::CliRun simulated = zb::testing::run_merged(zbsim, "simulate --scenario " + scenario + " --schedule zb-h1 --m 4");
+    EXPECT_EQ(simulated.exit_code, 0) << simulated.out;
+  }
   // Calibrating in the run: the period's error comes with the calibration's spread.
   const Outcome calibrated = zbexec("run --schedule zb-h1 --p 2 --m 4 --layers 4 --hidden 32 --steps 4 "
                                     "--repeats 3 --predict");

@@ -1,10 +1,11 @@
-// The median of a sample (0 for none): what calibration keeps per pass and prediction per step.
+// The median of a sample (0 for none): what calibration keeps per pass, prediction per step and a
+// measured trace per stage's pass.
 #pragma once
 
 #include <algorithm>
 #include <vector>
 
-namespace zb::exec {
+namespace zb {
 
 inline double median(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -13,4 +14,4 @@ inline double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
-}  // namespace zb::exec
+}  // namespace zb
