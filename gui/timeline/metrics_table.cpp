@@ -80,9 +80,11 @@ std::vector<MetricsRow> metrics_rows(const TimelineScene& scene) {
     row.engine = group.trace.meta.engine.empty() ? "eval" : group.trace.meta.engine;
     row.span = m.span;
     row.bubble_rate = m.bubble_rate;
-    double peak = 0;
-    for (double value : m.peak_memory) peak = std::max(peak, value);
-    row.peak_memory = peak;
+    if (has_memory(group.trace)) {  // a torch.profiler run recorded none: no peak, not a peak of 0
+      double peak = 0;
+      for (double value : m.peak_memory) peak = std::max(peak, value);
+      row.peak_memory = peak;
+    }
     row.step_time = m.makespan;
     row.time_unit = time_unit_name(group.trace.meta.time_unit);
     if (group.memory_limit) {

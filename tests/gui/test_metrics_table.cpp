@@ -33,6 +33,18 @@ TEST(MetricsTable, OneRowPerGroupWithSpanBubbleRatePeakAndStepTime) {
   EXPECT_TRUE(rows[0].reference.empty());
 }
 
+// A torch.profiler run records no memory: its row has no peak (an empty cell), not a peak of 0.
+TEST(MetricsTable, ATraceWithoutMemoryHasNoPeak) {
+  TimelineScene scene;
+  Trace profiled = evaluated("1f1b", uniform_spec(4, 8));
+  for (auto& timeline : profiled.memory) timeline.clear();
+  scene.add(make_group("profiled", profiled, std::nullopt));
+  const auto rows = metrics_rows(scene);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].peak_memory.has_value());
+  EXPECT_TRUE(rows[0].span.has_value());
+}
+
 TEST(MetricsTable, FlagsASchedulePastTheMemoryLimit) {
   TimelineScene scene;
   scene.add(make_group("zb-h2", evaluated("zb-h2", uniform_spec(4, 8)), 4.0));
