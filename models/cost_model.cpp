@@ -18,13 +18,15 @@ namespace zb::models {
 
 namespace {
 
+// Stages one model copy is split over: every stage, or half of them for two copies (DualPipe).
+int path_stages(const Problem& shape) { return shape.stages() / shape.parameter_copies(); }
+
 // The split's layers per stage; a balanced split without a schedule to judge it is the dynamic
 // program's smallest bottleneck F+B+W (no memory check: the schedule decides what is held).
 std::vector<int> layers_per_stage(const ModelSetup& setup, const Problem& shape, std::string_view source) {
-  const int path_stages = shape.stages() / shape.parameter_copies();
   std::vector<int> path_layers;
   if (setup.split.kind != Split::Kind::balanced) {
-    path_layers = split_layers(setup.model.layers, path_stages, setup.split, source);
+    path_layers = split_layers(setup.model.layers, path_stages(shape), setup.split, source);
   } else {
     if (shape.parameter_copies() > 1) {
       throw SetupInfeasible(fmt::format("{}: split 'balanced' is not searched for the bidirectional placement (two "
@@ -38,7 +40,7 @@ std::vector<int> layers_per_stage(const ModelSetup& setup, const Problem& shape,
     path_layers = partition->layers;
   }
   std::vector<int> layers;
-  for (int s = 0; s < shape.stages(); ++s) layers.push_back(path_layers[s % path_stages]);
+  for (int s = 0; s < shape.stages(); ++s) layers.push_back(path_layers[s % path_stages(shape)]);
   return layers;
 }
 
@@ -50,7 +52,7 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
   StageCosts costs;
   // Each model copy (two under bidirectional: DualPipe) is split over its own stages, the
   // embedding on the first of its path and the output layer on the last (docs/design.md section 3).
-  const int path_stages = stages / shape.parameter_copies();
+  const int copy_stages = path_stages(shape);
   costs.layers = layers_per_stage(setup, shape, source);
   const PieceCosts layer = layer_costs(setup);
   const PieceCosts embedding = embedding_costs(setup);
@@ -67,8 +69,8 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
     stage.act_w_bytes = n * layer.act_w_bytes;
     double stage_params = n * layer_params;
     for (const auto& [present, piece, piece_params] :
-         {std::tuple{s % path_stages == 0, &embedding, embedding_params_per_gpu(setup)},
-          std::tuple{s % path_stages == path_stages - 1, &output, output_params_per_gpu(setup)}}) {
+         {std::tuple{s % copy_stages == 0, &embedding, embedding_params_per_gpu(setup)},
+          std::tuple{s % copy_stages == copy_stages - 1, &output, output_params_per_gpu(setup)}}) {
       if (!present) continue;
       stage.t_f_ms += piece->t_f_ms;
       stage.t_b_ms += piece->t_b_ms;

@@ -17,6 +17,15 @@ void describe_problem(Trace& trace, const ProblemSpec& spec, const Scenario& sce
   if (scenario.model_driven()) trace.meta.memory_unit = "GB";  // the cost model's memory (models/README.md)
 }
 
+std::string chosen_schedule(const Scenario& scenario, const std::optional<std::string>& name) {
+  if (name) return *name;
+  return scenario.schedules.empty() ? "zb-h1" : scenario.schedules.front();
+}
+
+std::string schedule_option_help() {
+  return "schedule name (default: the scenario's first, or zb-h1): " + generator_list();
+}
+
 SingleRun run_single(Scenario scenario, const std::optional<std::string>& name,
                      const std::optional<GivenSchedule>& given, EngineOptions engine) {
   if (engine.engine == "simgrid" && engine.cluster.empty()) engine.cluster = scenario_cluster_file(scenario);
@@ -30,9 +39,7 @@ SingleRun run_single(Scenario scenario, const std::optional<std::string>& name,
     run.spec = scenario.spec.with_chunks(run.row.chunks);
   } else {
     scenario.spec.build(scenario.source);
-    const std::string chosen = name                         ? *name
-                               : !scenario.schedules.empty() ? scenario.schedules.front()
-                                                             : "zb-h1";
+    const std::string chosen = chosen_schedule(scenario, name);
     run.row = run_generator_row(chosen, scenario, engine, &run.trace);
     if (!run.row.has_metrics) throw InputError(fmt::format("{}: {}", chosen, run.row.reason));
     std::string reason;  // the row ran, so the generator's spec exists

@@ -30,6 +30,11 @@ struct SingleRun {
 // unit of a model-driven scenario (GB, the cost model's).
 void describe_problem(Trace& trace, const ProblemSpec& spec, const Scenario& scenario);
 
+// The schedule a one-schedule command runs: `name` if given, else the scenario's first schedule,
+// else zb-h1; and the --schedule help that says so and lists the generators.
+std::string chosen_schedule(const Scenario& scenario, const std::optional<std::string>& name);
+std::string schedule_option_help();
+
 // The engine is checked first; with simgrid and no cluster, a model-driven scenario's own cluster
 // is used. A given schedule fills the shape the scenario leaves open (a conflict is an InputError
 // naming both), then it is validated and run; otherwise generator `name` (default: the scenario's

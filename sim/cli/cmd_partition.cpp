@@ -8,6 +8,7 @@
 #include "models/partition_export.h"
 #include "models/static_memory.h"
 #include "sim/catalog/balanced_split.h"
+#include "sim/catalog/single_run.h"
 #include "sim/catalog/generators.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/problem_options.h"
@@ -124,7 +125,7 @@ int run_partition(int argc, char** argv) {
   po::options_description own("Partition");
   own.add_options()
       ("schedule", po::value<std::string>(),
-       ("schedule name (default: the scenario's first, or zb-h1): " + catalog::generator_list()).c_str())
+       catalog::schedule_option_help().c_str())
       ("format", po::value<std::string>()->default_value("table"), "table | json");
   options.add(own);
   options.add(step_options());
@@ -145,9 +146,8 @@ int run_partition(int argc, char** argv) {
   catalog::EngineOptions engine;
   apply_step_options(values, engine);
   check_engine_options(engine);
-  const std::string schedule = values.count("schedule")       ? values["schedule"].as<std::string>()
-                               : !scenario.schedules.empty() ? scenario.schedules.front()
-                                                             : "zb-h1";
+  const std::string schedule = catalog::chosen_schedule(
+      scenario, values.count("schedule") ? std::optional(values["schedule"].as<std::string>()) : std::nullopt);
   const catalog::SplitChoice choice = catalog::choose_split(scenario, schedule, engine);
   std::cout << (format == Format::json ? choice_json(choice, schedule).dump(2) + "\n"
                                        : choice_table(choice, schedule, engine.steps));

@@ -25,7 +25,7 @@ int run_simulate(int argc, char** argv) {
   po::options_description own("Simulate");
   own.add_options()
       ("schedule", po::value<std::string>(),
-       ("schedule name (default: the scenario's first, or zb-h1): " + catalog::generator_list()).c_str())
+       catalog::schedule_option_help().c_str())
       ("schedule-file", po::value<std::string>(), "a schedule file instead: text (d0: F0 ...), JSON or PyTorch CSV, told apart by content; its shape and placement are taken")
       ("engine", po::value<std::string>()->default_value("eval"), "eval | simgrid")
       ("cluster", po::value<std::string>(), "simgrid: cluster JSON file, or 'ideal' (latency = t_comm, no bandwidth limit); default: the scenario's cluster, else ideal")
