@@ -44,7 +44,7 @@ class VRun {
  public:
   VRun(const Problem& problem, const StageTicks& costs)
       : problem_(problem), p_(problem.devices), m_(problem.microbatches), clock_(ix(p_), 0), first_start_(ix(p_), 0), memory_(ix(p_), 0.0),
-        bubble_(ix(p_), 0), pending_(ix(p_)), oldest_pending_(ix(p_), 0), count_(ix(p_)), order_(ix(p_)) {
+        bubble_(ix(p_), 0), b_reserve_(ix(p_), 0.0), pending_(ix(p_)), oldest_pending_(ix(p_), 0), count_(ix(p_)), order_(ix(p_)) {
     for (auto& per_cat : end_) {
       for (auto& per_chunk : per_cat) per_chunk.assign(ix(p_ * m_), 0);
     }
@@ -58,6 +58,7 @@ class VRun {
         for (int cat = 0; cat < 3; ++cat) {
           lane.delta[ix(cat)] = memory_delta(problem, kPassOf[cat], static_cast<int>(s)).net();
         }
+        b_reserve_[ix(d)] = std::max(b_reserve_[ix(d)], lane.delta[ix(kB)]);
       }
       pending_[ix(d)].reserve(ix(2 * m_));
     }
@@ -136,8 +137,10 @@ class VRun {
     // assertion; here that device waits a round, and rounds go on until every pass is placed.
     for (int round = 0; forwards_and_backwards_ < p_ * 4 * m_; ++round) {
       const int before = forwards_and_backwards_;
+      waited_for_memory_ = false;
       backward_step();
       forward_step();
+      if (forwards_and_backwards_ == before && waited_for_memory_) throw OutOfMemory{};
       if (forwards_and_backwards_ == before) {
         throw Error(fmt::format("zb-v: internal error: no pass could be placed in round {}", round));
       }
@@ -244,6 +247,13 @@ class VRun {
     if (extra) put_w(d);
   }
 
+  // Whether an F of `chunk` on d that fits the limit also leaves room for the device's next B.
+  // Always when B frees memory; else the F waits for a round in which a B comes first (the B fits:
+  // the F before it left the room; its W then frees).
+  bool leaves_room_for_b(int chunk, int d) {
+    return b_reserve_[ix(d)] <= 0 || fits(memory_[ix(d)] + delta(kF, chunk, d) + b_reserve_[ix(d)]);
+  }
+
   void warm_up() {
     for (int d = 0; d < p_; ++d) put(kF, 0, d);
     // From the V's bottom up: device i takes chunk-0 forwards (devices below it too, so they stay
@@ -251,7 +261,7 @@ class VRun {
     for (int i = p_ - 1; i >= 0; --i) {
       if (i < p_ - 1) {
         const Ticks arrival = end(kF, 1, i + 1, 0) + comm(1, i, i + 1);
-        while (fits(memory_[ix(i)] + delta(kF, 0, i) * (2 + 2 * i)) &&
+        while (fits(memory_[ix(i)] + delta(kF, 0, i) * (2 + 2 * i) + b_reserve_[ix(i)]) &&
                clock_[ix(i)] + cost(kF, 0, i) <= arrival && count(i, kF, 0) < m_) {
           for (int j = 0; j <= i; ++j) put(kF, 0, j);
         }
@@ -270,7 +280,7 @@ class VRun {
       while (behind()) {
         bool placed = false;
         for (int j = p_ - 1; j >= i; --j) {
-          if (ready(kF, chunk, j)) {
+          if (ready(kF, chunk, j) && leaves_room_for_b(chunk, j)) {
             put(kF, chunk, j);
             placed = true;
           }
@@ -329,6 +339,11 @@ class VRun {
       const int chunk = next_forward_chunk(d);
       if (chunk < 0 || !ready(kF, chunk, d)) continue;
       make_room(d, delta(kF, chunk, d));
+      while (!leaves_room_for_b(chunk, d) && has_pending(d)) put_w(d);
+      if (!leaves_room_for_b(chunk, d)) {
+        waited_for_memory_ = true;
+        continue;
+      }
       fill_wait(kF, chunk, d, fill_.before_f);
       put(kF, chunk, d);
     }
@@ -345,6 +360,10 @@ class VRun {
   std::vector<Ticks> first_start_;  // when the device's first pass starts
   std::vector<double> memory_;
   std::vector<Ticks> bubble_;
+  // What the device's next B adds before any W can free (mem_b > 0, the executor's model; 0 when B
+  // frees, the paper's): an F must leave that much room, or the device holding 2p chunk activations
+  // could run neither its B nor, with no W pending, anything else.
+  std::vector<double> b_reserve_;
   // Chunks of the Bs in placement order; those from oldest_pending_ on still wait for their W.
   std::vector<std::vector<int>> pending_;
   std::vector<std::size_t> oldest_pending_;
@@ -362,6 +381,7 @@ class VRun {
   Ticks max_approved_ = -1;
   Ticks worst_bubble_ = 0;  // the largest of bubble_ (bubbles only grow)
   int forwards_and_backwards_ = 0;
+  bool waited_for_memory_ = false;  // this round an F waited for room for its device's next B
   // Every extra-W decision of the run, with what it compared (see rerun_would_repeat).
   struct ExtraWDecision {
     int device = 0;
