@@ -21,6 +21,9 @@ namespace {
 
 enum Cat { kF = 0, kB = 1, kW = 2 };
 
+// Which fill flag decides a wait's extra W (chunk 0's B always takes it).
+enum class FillFlag { before_b = 0, before_f = 1, none = 2 };
+
 constexpr Pass kPassOf[3] = {Pass::F, Pass::B, Pass::W};
 
 // A candidate ran out of memory: no W is left to free any before a pass that must go next.
@@ -44,7 +47,7 @@ class VRun {
  public:
   VRun(const Problem& problem, const StageTicks& costs)
       : problem_(problem), p_(problem.devices), m_(problem.microbatches), clock_(ix(p_), 0), first_start_(ix(p_), 0), memory_(ix(p_), 0.0),
-        bubble_(ix(p_), 0), pending_(ix(p_)), oldest_pending_(ix(p_), 0), count_(ix(p_)), order_(ix(p_)) {
+        bubble_(ix(p_), 0), b_reserve_(ix(p_), 0.0), pending_(ix(p_)), oldest_pending_(ix(p_), 0), count_(ix(p_)), order_(ix(p_)) {
     for (auto& per_cat : end_) {
       for (auto& per_chunk : per_cat) per_chunk.assign(ix(p_ * m_), 0);
     }
@@ -58,6 +61,7 @@ class VRun {
         for (int cat = 0; cat < 3; ++cat) {
           lane.delta[ix(cat)] = memory_delta(problem, kPassOf[cat], static_cast<int>(s)).net();
         }
+        b_reserve_[ix(d)] = std::max(b_reserve_[ix(d)], lane.delta[ix(kB)]);
       }
       pending_[ix(d)].reserve(ix(2 * m_));
     }
@@ -124,6 +128,12 @@ class VRun {
   double accepted_level() const { return accepted_level_; }
   void reset_accepted_level() { accepted_level_ = 0; }
 
+  // Whether any run since the last reset reached a decision that its fill flag before_b (0) or
+  // before_f (1) decides. A run with the other value of a flag never consulted goes pass for pass
+  // the same way (every other input is the same).
+  const std::array<bool, 2>& consulted() const { return consulted_; }
+  void reset_consulted() { consulted_ = {false, false}; }
+
   // Swaps the last run's per-device order (valid after a run that returned a result) with `into`,
   // whose buffers the next run reuses.
   void swap_order(std::vector<std::vector<Action>>& into) { std::swap(into, order_); }
@@ -136,8 +146,10 @@ class VRun {
     // assertion; here that device waits a round, and rounds go on until every pass is placed.
     for (int round = 0; forwards_and_backwards_ < p_ * 4 * m_; ++round) {
       const int before = forwards_and_backwards_;
+      waited_for_memory_ = false;
       backward_step();
       forward_step();
+      if (forwards_and_backwards_ == before && waited_for_memory_) throw OutOfMemory{};
       if (forwards_and_backwards_ == before) {
         throw Error(fmt::format("zb-v: internal error: no pass could be placed in round {}", round));
       }
@@ -231,17 +243,26 @@ class VRun {
 
   // Ws into the time this pass would wait for its input: whole Ws while they end before it
   // arrives, then one more when the gap left is larger than the device may still idle.
-  void fill_wait(int cat, int chunk, int d, bool allow_extra) {
+  void fill_wait(int cat, int chunk, int d, bool allow_extra, FillFlag flag) {
     const int up = upstream(cat, chunk, d);
     // At the V's ends the input is local: nothing to wait for, nothing to fill.
     if (up < 0 || count(up, cat, chunk) <= count(d, cat, chunk)) return;
     const Ticks arrival = end(cat, chunk, up, count(d, cat, chunk)) + comm(chunk, d, up);
     while (has_pending(d) && arrival >= clock_[ix(d)] + cost(kW, oldest_pending_chunk(d), d)) put_w(d);
-    if (!allow_extra || !has_pending(d)) return;
+    if (!has_pending(d)) return;
+    if (flag != FillFlag::none) consulted_[static_cast<std::size_t>(flag)] = true;
+    if (!allow_extra) return;
     const Ticks gap = arrival - clock_[ix(d)];
     const bool extra = gap > worst_allowed_bubble(d) - bubble_[ix(d)];
     decisions_.push_back({d, gap, bubble_[ix(d)], worst_bubble_, extra});
     if (extra) put_w(d);
+  }
+
+  // Whether an F of `chunk` on d that fits the limit also leaves room for the device's next B.
+  // Always when B frees memory; else the F waits for a round in which a B comes first (the B fits:
+  // the F before it left the room; its W then frees).
+  bool leaves_room_for_b(int chunk, int d) {
+    return b_reserve_[ix(d)] <= 0 || fits(memory_[ix(d)] + delta(kF, chunk, d) + b_reserve_[ix(d)]);
   }
 
   void warm_up() {
@@ -251,7 +272,7 @@ class VRun {
     for (int i = p_ - 1; i >= 0; --i) {
       if (i < p_ - 1) {
         const Ticks arrival = end(kF, 1, i + 1, 0) + comm(1, i, i + 1);
-        while (fits(memory_[ix(i)] + delta(kF, 0, i) * (2 + 2 * i)) &&
+        while (fits(memory_[ix(i)] + delta(kF, 0, i) * (2 + 2 * i) + b_reserve_[ix(i)]) &&
                clock_[ix(i)] + cost(kF, 0, i) <= arrival && count(i, kF, 0) < m_) {
           for (int j = 0; j <= i; ++j) put(kF, 0, j);
         }
@@ -270,7 +291,7 @@ class VRun {
       while (behind()) {
         bool placed = false;
         for (int j = p_ - 1; j >= i; --j) {
-          if (ready(kF, chunk, j)) {
+          if (ready(kF, chunk, j) && leaves_room_for_b(chunk, j)) {
             put(kF, chunk, j);
             placed = true;
           }
@@ -305,12 +326,12 @@ class VRun {
     std::reverse(chunk0.begin(), chunk0.end());
     for (int d : chunk0) {
       if (!ready(kB, 0, d)) continue;
-      fill_wait(kB, 0, d, true);
+      fill_wait(kB, 0, d, true, FillFlag::none);
       put(kB, 0, d);
     }
     for (int d : chunk1) {
       if (!ready(kB, 1, d)) continue;
-      fill_wait(kB, 1, d, fill_.before_b);
+      fill_wait(kB, 1, d, fill_.before_b, FillFlag::before_b);
       put(kB, 1, d);
     }
   }
@@ -329,7 +350,12 @@ class VRun {
       const int chunk = next_forward_chunk(d);
       if (chunk < 0 || !ready(kF, chunk, d)) continue;
       make_room(d, delta(kF, chunk, d));
-      fill_wait(kF, chunk, d, fill_.before_f);
+      while (!leaves_room_for_b(chunk, d) && has_pending(d)) put_w(d);
+      if (!leaves_room_for_b(chunk, d)) {
+        waited_for_memory_ = true;
+        continue;
+      }
+      fill_wait(kF, chunk, d, fill_.before_f, FillFlag::before_f);
       put(kF, chunk, d);
     }
   }
@@ -345,6 +371,10 @@ class VRun {
   std::vector<Ticks> first_start_;  // when the device's first pass starts
   std::vector<double> memory_;
   std::vector<Ticks> bubble_;
+  // What the device's next B adds before any W can free (mem_b > 0, the executor's model; 0 when B
+  // frees, the paper's): an F must leave that much room, or the device holding 2p chunk activations
+  // could run neither its B nor, with no W pending, anything else.
+  std::vector<double> b_reserve_;
   // Chunks of the Bs in placement order; those from oldest_pending_ on still wait for their W.
   std::vector<std::vector<int>> pending_;
   std::vector<std::size_t> oldest_pending_;
@@ -362,6 +392,8 @@ class VRun {
   Ticks max_approved_ = -1;
   Ticks worst_bubble_ = 0;  // the largest of bubble_ (bubbles only grow)
   int forwards_and_backwards_ = 0;
+  bool waited_for_memory_ = false;  // this round an F waited for room for its device's next B
+  std::array<bool, 2> consulted_{};  // see consulted()
   // Every extra-W decision of the run, with what it compared (see rerun_would_repeat).
   struct ExtraWDecision {
     int device = 0;
@@ -381,8 +413,10 @@ struct Candidate {
 // One candidate with its refinement: rerun with the last kept run's bubbles as the idle each
 // device is allowed, while the worst bubble drops. A rerun is kept only when strictly better, so
 // it is given up as soon as its worst bubble reaches the kept one's (nothing beats zero), and not
-// run at all when it would repeat the kept run.
+// run at all when it would repeat the kept run. Afterwards runner.consulted() tells which fill
+// flags any of its runs consulted.
 std::optional<Candidate> refined_candidate(VRun& runner, double limit, ZbVFill fill) {
+  runner.reset_consulted();
   std::optional<RunBubbles> first = runner.run(limit, fill, nullptr, kNothingToBeat);
   if (!first) return std::nullopt;
   Candidate best{std::move(*first), {}, fill};
@@ -408,13 +442,30 @@ ZbVResult to_result(Candidate candidate, const TimeGrid& grid, double limit) {
 }
 
 // The official procedure at one limit: the four candidates (fill before B x fill before F, true
-// first), the first strictly smallest worst bubble kept; nullopt when none fits.
+// first), the first strictly smallest worst bubble kept; nullopt when none fits. A candidate whose
+// flags differ from one already run only in flags none of that one's runs consulted repeats it
+// run for run (the same result, or the same failure), and a repeat is never strictly smaller, so
+// it is not run: below the limit's top level the four mostly fail in the warm-up, before any flag
+// is consulted, and with equal costs often none is.
 std::optional<Candidate> official_at(VRun& runner, double limit) {
   std::optional<Candidate> best;
+  struct Tried {
+    ZbVFill fill;
+    std::array<bool, 2> consulted;
+  };
+  std::vector<Tried> tried;
+  auto repeats = [&](ZbVFill fill) {
+    return std::any_of(tried.begin(), tried.end(), [&](const Tried& t) {
+      return (t.fill.before_b == fill.before_b || !t.consulted[0]) && (t.fill.before_f == fill.before_f || !t.consulted[1]);
+    });
+  };
   for (bool before_b : {true, false}) {
     for (bool before_f : {true, false}) {
       if (best && best->bubbles.worst <= 0) return best;  // the first strictly smallest is kept: done
-      std::optional<Candidate> candidate = refined_candidate(runner, limit, {before_b, before_f});
+      const ZbVFill fill{before_b, before_f};
+      if (repeats(fill)) continue;
+      std::optional<Candidate> candidate = refined_candidate(runner, limit, fill);
+      tried.push_back({fill, runner.consulted()});
       if (candidate && (!best || candidate->bubbles.worst < best->bubbles.worst)) best = std::move(candidate);
     }
   }

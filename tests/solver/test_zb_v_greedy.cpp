@@ -107,6 +107,67 @@ TEST(ZbVGreedy, RandomProblemsGiveValidSchedulesUnderTheLimit) {
   EXPECT_GT(checked, 200);
 }
 
+// A B that allocates (the executor's model: B adds the input gradient before W frees the rest, so
+// mem_b > 0) on top of the 2p chunk activations ZB-V holds. The shape and memory of a calibrated
+// p=2 run (zbexec calibrate --layers 8 --hidden 256 --microbatch-size 16), costs in ms as measured,
+// and the same memory at unit costs: both fit 1F1B's memory, p * M_B, the default limit.
+TEST(ZbVGreedy, FitsOneF1BsMemoryWhenTheBackwardAllocates) {
+  ProblemSpec calibrated = testing::v_spec(2, 8, 1, 1, 1);
+  calibrated.t_f = {42.3295, 30.5247, 26.0035, 38.4194};
+  calibrated.t_b = {1.7716, 26.2909, 25.9364, 30.0732};
+  calibrated.t_w = {8.1838, 26.3003, 30.3866, 38.4901};
+  calibrated.t_comm = {0.0058};
+  ProblemSpec unit = testing::v_spec(4, 12, 1, 1, 1);
+  for (ProblemSpec* spec : {&calibrated, &unit}) {
+    const int stages = 2 * spec->devices;
+    spec->mem_f.assign(static_cast<std::size_t>(stages), 294912);
+    spec->mem_b.assign(static_cast<std::size_t>(stages), 32768);
+    spec->mem_f.back() = 311296;  // the last stage also keeps the loss gradient
+    spec->mem_b.back() = 16384;
+    spec->mem_w.assign(static_cast<std::size_t>(stages), -327680);
+    const Problem problem = spec->build();
+    SCOPED_TRACE(::testing::Message() << "p=" << problem.devices);
+    const ZbVResult result = zb_v_greedy(problem);
+    EXPECT_DOUBLE_EQ(result.memory_limit, problem.devices * problem.activation_unit());
+    const ValidationReport report = check_schedule(problem, result.schedule);
+    ASSERT_TRUE(report.ok()) << report.message();
+    const Trace trace = evaluate(problem, result.schedule);
+    for (double peak : trace.metrics.peak_memory) EXPECT_LE(peak, result.memory_limit * (1 + 1e-9));
+  }
+  // Random per-stage costs and a B that allocates up to half a chunk activation: at 1F1B's memory
+  // every problem from p = 2 gets a valid schedule under the limit. (At p = 1 none exists: the
+  // device's chunk-1 B needs both chunks' activations, all of M_B, and adds to them.)
+  std::mt19937 rng(20261202);  // fixed seed: the same cases every run
+  std::uniform_real_distribution<double> cost(0.5, 3.0);
+  std::uniform_real_distribution<double> share(0.0, 0.5);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int p = 2 + static_cast<int>(rng() % 7);
+    const int m = 1 + static_cast<int>(rng() % static_cast<unsigned>(3 * p));
+    ProblemSpec spec = testing::v_spec(p, m, 1, 1, 1);
+    spec.t_f.clear();
+    spec.t_b.clear();
+    spec.t_w.clear();
+    spec.mem_f.clear();
+    spec.mem_b.clear();
+    spec.mem_w.clear();
+    for (int s = 0; s < 2 * p; ++s) {
+      spec.t_f.push_back(cost(rng));
+      spec.t_b.push_back(cost(rng));
+      spec.t_w.push_back(cost(rng));
+      spec.mem_f.push_back(1 + share(rng));
+      spec.mem_b.push_back(share(rng));
+      spec.mem_w.push_back(-spec.mem_f.back() - spec.mem_b.back());
+    }
+    const Problem problem = spec.build();
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m);
+    const ZbVResult result = zb_v_greedy(problem);
+    const ValidationReport report = check_schedule(problem, result.schedule);
+    ASSERT_TRUE(report.ok()) << report.message();
+    const Trace trace = evaluate(problem, result.schedule);
+    for (double peak : trace.metrics.peak_memory) EXPECT_LE(peak, result.memory_limit * (1 + 1e-9));
+  }
+}
+
 TEST(ZbVGreedy, ALimitTooSmallIsRefusedNamingIt) {
   ProblemSpec spec = testing::v_spec(4, 8, 1, 1, 1);
   spec.mem_limit = MemoryLimit{0.1, true};
