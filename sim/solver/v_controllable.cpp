@@ -679,8 +679,11 @@ std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
   // Blocks above ZB-V's memory (p M_B, 2p chunk activations) are not searched, as the reference's
   // v-auto does not: at unit costs ZB-V's memory already reaches zero bubble, and the larger blocks
   // ranked lower, so a limit above it gave a longer schedule than ZB-V's memory (p=4 m=9: +5.7% at
-  // 12 chunk activations against 11). So every limit from p M_B up gives the same schedule.
-  const double searched_limit = std::min(limit, problem.devices * problem.activation_unit());
+  // 12 chunk activations against 11). So every limit from p M_B up gives the same schedule. When
+  // even the smallest peak is above p M_B (a B that allocates, as the cost model's and the
+  // executor's do) the blocks of that smallest peak are searched: they fit the limit (checked above).
+  const double searched_limit =
+      std::max(std::min(limit, problem.devices * problem.activation_unit()), by_peak.begin()->first);
   std::vector<std::vector<VBlock>> levels;
   for (auto level = by_peak.rbegin(); level != by_peak.rend(); ++level) {
     if (first_over_limit({level->first}, searched_limit)) continue;

@@ -216,6 +216,25 @@ TEST(VAuto, DefaultLimitIsZbVMemory) {
   EXPECT_DOUBLE_EQ(evaluate(problem, schedule).metrics.span, 6.0 * 8);  // zero bubble, as ZB-V
 }
 
+// A B that allocates (the cost model's, the executor's) puts even the smallest V block above
+// p M_B; under a limit above that, v-auto searches the smallest blocks (it crashed with no level:
+// found by zbsim recommend on Llama-3 70B, pp2 tp8 dp4 v2).
+TEST(VAuto, ABackwardThatAllocatesStillFindsTheSmallestBlocks) {
+  for (const double mem_b : {0.25, 0.5}) {
+    ProblemSpec spec = testing::uniform_spec(2, 8, 1, 1, 1, 0, 2);
+    spec.placement = Placement::vshape;
+    spec.mem_f = {1};
+    spec.mem_b = {mem_b};
+    spec.mem_w = {-1 - mem_b};
+    spec.mem_limit = MemoryLimit{10.0, false};
+    const Problem problem = spec.build();
+    const Schedule schedule = make_v_auto(problem);
+    const ValidationReport report = check_schedule(problem, schedule);
+    EXPECT_TRUE(report.ok()) << "mem_b " << mem_b << "\n" << report.message();
+    EXPECT_GT(largest(report.peak_memory), 2 * problem.activation_unit()) << "above p M_B, as the test intends";
+  }
+}
+
 TEST(VAuto, TooSmallALimitNamesTheSmallestThatFits) {
   const Problem problem = v_limited(4, 8, 3);
   try {
