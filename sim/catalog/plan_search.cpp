@@ -1,5 +1,5 @@
 // The recommend search: enumerate, prune on memory before scheduling, evaluate best bound first,
-// stop where the compute bound alone is slower than the tenth best, confirm the top on SimGrid.
+// stop where the step-time bound (step_bound.h) is slower than the tenth best, confirm the top on SimGrid.
 #include "sim/catalog/plan_search.h"
 
 #include <fmt/format.h>
