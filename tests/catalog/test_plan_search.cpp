@@ -47,7 +47,9 @@ TEST(PlanSearch, PrunedSearchFindsTheExhaustiveTopTen) {
     EXPECT_EQ(exhaustive.pruned_bound, 0);
     EXPECT_EQ(exhaustive.evaluated + exhaustive.pruned_memory, exhaustive.candidates);
     // Memory decides (at the larger batches per replica): some candidates do not fit, and every listed plan does.
-    if (batch / gpus >= 2) EXPECT_GT(exhaustive.over_limit + exhaustive.pruned_memory, 0);
+    if (batch / gpus >= 2) {
+      EXPECT_GT(exhaustive.over_limit + exhaustive.pruned_memory, 0);
+    }
     for (const auto& r : pruned.top) EXPECT_LE(r.memory_GB, 3.0) << r.candidate.label();
     // Ranked by step time; only the first has no reason.
     for (std::size_t k = 1; k < pruned.top.size(); ++k) {
