@@ -3,7 +3,8 @@
 // Device d's step, in any optimizer mode, runs from its first action a to g(d) >= its last
 // action's end, then the update t_opt(d); its next step starts no earlier (optimizer_step.h). From
 // the second step on every step repeats the one before shifted by the period P (docs/design.md
-// section 7), so P >= span(d) + t_opt(d) for every d, where span(d) = g(d) - a.
+// section 7, pinned there for every generator), so P >= span(d) + t_opt(d) for every d, where
+// span(d) = g(d) - a. The rollback mode and the expected post-validation period are never shorter.
 //
 // span(d) >= busy(d) + the time d must idle. busy(d) is every F and min(B + W, BW) of d's stages
 // (at overlap 0 a device runs one pass at a time). The idle is the ramp: any B or BW on d, at a
@@ -15,7 +16,8 @@
 // Until then d can only run forwards: at most F(d), all its forwards, and, within a memory limit
 // L, at most L * max over its stages of t_f / mem_f, because an F allocates its activations when
 // it starts and nothing on d frees memory before a backward ends (memory.h), so the forwards
-// started before a + C(d) hold their memory together and an ok row keeps that within L. Hence
+// started before a + C(d), which precede d's first B or BW in its order (every step runs the same
+// order), hold their memory together, and an ok row (judged on the first step) keeps that within L. Hence
 // span(d) >= busy(d) + C(d) - min(C(d), F(d), L * ratio(d)).
 //
 // The bound is the largest busy(d) + idle(d) + t_opt(d). A schedule with W deferred to fill the
