@@ -17,6 +17,8 @@
 #include "sim/catalog/engines.h"
 #include "sim/catalog/frontier_curves.h"
 #include "sim/catalog/generators.h"
+#include "sim/catalog/plan_json.h"
+#include "sim/catalog/plan_search.h"
 #include "sim/catalog/result_json.h"
 #include "sim/catalog/scenario_input.h"
 #include "sim/catalog/schedule_files.h"
@@ -304,6 +306,28 @@ py::list sweep_grid(const py::object& grid_arg, std::optional<int> jobs_arg) {
   return python_from_json(rows);
 }
 
+// The object `zbsim recommend --format json` prints, for the same flags.
+py::dict recommend(const std::string& model, const std::string& cluster, int global_batch, const std::string& hardware,
+                   std::optional<int> seq, std::optional<int> gpus, int top, std::optional<int> jobs, bool simgrid) {
+  catalog::PlanQuery query;
+  query.model = model;
+  query.cluster = cluster;
+  query.hardware = hardware;
+  query.global_batch = global_batch;
+  query.seq_len = seq;
+  query.gpus = gpus;
+  if (top < 1) throw InputError(fmt::format("top: {} (expected 1 or more)", top));
+  query.top = top;
+  query.jobs = jobs ? *jobs : sweep::default_jobs();
+  query.confirm_simgrid = simgrid;
+  nlohmann::json result;
+  {
+    py::gil_scoped_release release;
+    result = catalog::plan_search_json(catalog::search_plans(query));
+  }
+  return python_from_json(result);
+}
+
 void translate_errors(std::exception_ptr error) {
   try {
     if (error) std::rethrow_exception(error);
@@ -424,6 +448,10 @@ PYBIND11_MODULE(_zbsim, m) {
   m.def("frontier", &frontier, py::arg("from_") = 1.0, py::arg("to") = 3.0, py::arg("step") = 0.125,
         py::arg("ilp") = false, py::arg("time_limit") = FrontierOptions{}.ilp_time_limit_s, py::arg("placements") = py::none(),
         py::arg("scenario") = py::none(), "The object `zbsim frontier --format json` prints.");
+  m.def("recommend", &recommend, py::arg("model"), py::arg("cluster"), py::arg("global_batch"), py::arg("hardware") = "",
+        py::arg("seq") = py::none(), py::arg("gpus") = py::none(), py::arg("top") = 10, py::arg("jobs") = py::none(),
+        py::arg("simgrid") = true,
+        "The fastest training plans that fit: the object `zbsim recommend --format json` prints (top, pareto, search counts).");
   m.def("sweep", &sweep_grid, py::arg("grid"), py::arg("jobs") = py::none(),
         "Every point of a grid (a file or a dict in the grid file's form): the rows of the sweep's JSON lines.");
 }

@@ -1,5 +1,5 @@
 // The recommend search: enumerate, prune on memory before scheduling, evaluate best bound first,
-// stop where the compute bound alone is slower than the tenth best, confirm the top on SimGrid.
+// stop where the step-time bound (step_bound.h) is slower than the tenth best, confirm the top on SimGrid.
 #include "sim/catalog/plan_search.h"
 
 #include <fmt/format.h>
@@ -19,6 +19,7 @@
 #include "sim/catalog/engines.h"
 #include "sim/catalog/generators.h"
 #include "sim/catalog/run_row.h"
+#include "sim/catalog/step_bound.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/parallel_for.h"
 #include "sim/schedule/time_units.h"
@@ -99,22 +100,6 @@ std::string hardware_for_cluster(const nlohmann::json& cluster, const std::strin
 }
 
 bool divides(int d, int n) { return d > 0 && n % d == 0; }
-
-// Busiest device's compute per step, in the problem's unit: every microbatch's F, B and W on the
-// stages of its path (a bidirectional problem's two copies each take half). No schedule beats it:
-// the engines never overlap two passes of one device unless `overlap` says so (0 here).
-double compute_bound(const Problem& problem) {
-  std::vector<double> busy(problem.devices, 0.0);
-  for (int mb = 0; mb < problem.microbatches; ++mb) {
-    const StagePath path = problem.path(mb);
-    for (int s = path.first; s <= path.last; ++s) {
-      double backward = problem.t_b[s] + problem.t_w[s];
-      if (static_cast<std::size_t>(s) < problem.t_bw.size()) backward = std::min(backward, problem.t_bw[s]);
-      busy[problem.device_of_stage(s)] += problem.t_f[s] + backward;
-    }
-  }
-  return *std::max_element(busy.begin(), busy.end());
-}
 
 int recompute_rank(const std::string& recompute) {
   return static_cast<int>(std::find(kRecompute.begin(), kRecompute.end(), recompute) - kRecompute.begin());
@@ -298,7 +283,8 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
   // Costs per shape; memory that cannot fit before any schedule runs.
   struct Derived {
     std::optional<Scenario> scenario;
-    double bound_s = 0;
+    double compute_s = 0;  // the busiest device's compute
+    double bound_s = 0;    // no schedule of the shape is faster (step_bound.h)
     bool activation_misfit = false;
     std::string miss;
     double over_GB = std::numeric_limits<double>::infinity();
@@ -310,7 +296,9 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
     try {
       Scenario scenario = candidate_scenario(query, hardware, c);
       const Problem problem = scenario.spec.build(scenario.source);
-      d.bound_s = compute_bound(problem) * seconds_per(problem.time_unit);
+      const StepBound bound = step_time_bound(problem);
+      d.compute_s = bound.compute * seconds_per(problem.time_unit);
+      d.bound_s = bound.bound * seconds_per(problem.time_unit);
       double largest_f = 0;
       for (const double f : problem.mem_f) largest_f = std::max(largest_f, f);
       if (problem.mem_limit && !problem.mem_limit->times_p && largest_f > problem.mem_limit->value) {
@@ -360,6 +348,9 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
       threshold = times[query.top - 1];
     }
     std::size_t end = std::min(tasks.size(), next + kBatch);
+    // A bound's sums round differently from the engine's: a candidate exactly at the threshold
+    // (which could tie the tenth and win on memory) is never pruned by a last-bit difference.
+    threshold *= 1 + 1e-9;
     if (derived[tasks[next].shape].bound_s > threshold) {
       search.pruned_bound += static_cast<long>(tasks.size() - next);
       if (progress) progress(static_cast<long>(tasks.size()), static_cast<long>(tasks.size()));
@@ -389,7 +380,8 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
       r.mfu = extra(row, "mfu");
       r.memory_GB = e.memory_GB;
       r.bubble_rate = row.metrics.bubble_rate;
-      r.compute_s = derived[task.shape].bound_s;
+      r.compute_s = derived[task.shape].compute_s;
+      r.bound_s = derived[task.shape].bound_s;
       e.result = r;
     });
     for (std::size_t j = 0; j < batch.size(); ++j) {

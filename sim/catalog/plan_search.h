@@ -48,7 +48,8 @@ struct PlanResult {
   double mfu = 0;
   double memory_GB = 0;    // the fullest device: static memory plus activation peak
   double bubble_rate = 0;
-  double compute_s = 0;    // the busiest device's compute per step (the lower bound of step_time_s)
+  double compute_s = 0;    // the busiest device's compute per step
+  double bound_s = 0;      // the search's lower bound of step_time_s for the shape (step_bound.h)
   std::optional<double> simgrid_step_time_s;  // top candidates, when SimGrid is built
   std::string loses_because;  // empty for the first
 };
@@ -68,7 +69,7 @@ struct PlanSearch {
   std::vector<PlanResult> pareto;  // every plan no other beats in both throughput and memory, by memory
   long candidates = 0;             // points of the space
   long pruned_memory = 0;          // refused before scheduling: static memory or one microbatch does not fit
-  long pruned_bound = 0;           // their compute alone is slower than the tenth best
+  long pruned_bound = 0;           // their lower bound (step_bound.h) is slower than the tenth best
   long evaluated = 0;              // run through the evaluator
   long over_limit = 0, unsupported = 0;  // evaluated, but over device memory or not buildable
   std::optional<ClosestMiss> closest;    // when nothing fits

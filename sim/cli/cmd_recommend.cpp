@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "sim/catalog/plan_files.h"
+#include "sim/catalog/plan_json.h"
 #include "sim/catalog/plan_search.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/problem_options.h"
@@ -24,54 +25,11 @@ namespace po = boost::program_options;
 
 namespace {
 
-nlohmann::json result_json(const catalog::PlanResult& r) {
-  const auto& c = r.candidate;
-  nlohmann::json out = {{"pp", c.pp},
-                        {"tp", c.tp},
-                        {"dp", c.dp},
-                        {"chunks", c.chunks},
-                        {"placement", c.placement},
-                        {"microbatch_size", c.microbatch_size},
-                        {"m", c.microbatches},
-                        {"schedule", c.schedule},
-                        {"split", c.split},
-                        {"recompute", c.recompute},
-                        {"sharding", c.sharding},
-                        {"step_time_s", r.step_time_s},
-                        {"samples_per_s_per_gpu", r.samples_per_s_per_gpu},
-                        {"tokens_per_s", r.tokens_per_s},
-                        {"mfu", r.mfu},
-                        {"memory_per_device_GB", r.memory_GB},
-                        {"bubble_rate", r.bubble_rate}};
-  if (r.simgrid_step_time_s) out["simgrid_step_time_s"] = *r.simgrid_step_time_s;
-  if (!r.loses_because.empty()) out["loses_because"] = r.loses_because;
-  return out;
-}
-
-std::string json_text(const catalog::PlanSearch& search) {
-  nlohmann::json out;
-  out["model"] = search.model_label;
-  out["hardware"] = search.hardware_label;
-  out["cluster"] = search.cluster_label;
-  out["gpus"] = search.gpus;
-  out["global_batch"] = search.global_batch;
-  out["seq_len"] = search.seq_len;
-  out["device_GB"] = search.device_GB;
-  out["search"] = {{"candidates", search.candidates},   {"pruned_memory", search.pruned_memory},
-                   {"pruned_bound", search.pruned_bound}, {"evaluated", search.evaluated},
-                   {"over_limit", search.over_limit},     {"unsupported", search.unsupported}};
-  out["top"] = nlohmann::json::array();
-  for (const auto& r : search.top) out["top"].push_back(result_json(r));
-  out["pareto"] = nlohmann::json::array();
-  for (const auto& r : search.pareto) out["pareto"].push_back(result_json(r));
-  return out.dump(2) + "\n";
-}
-
 std::string table_text(const catalog::PlanSearch& search) {
   std::string out = fmt::format("{} on {} GPUs ({}, {}, {:g} GB each), global batch {}, sequence {}\n",
                                 search.model_label, search.gpus, search.cluster_label, search.hardware_label,
                                 search.device_GB, search.global_batch, search.seq_len);
-  out += fmt::format("searched {} candidates: {} pruned on memory before scheduling, {} pruned by the compute bound, "
+  out += fmt::format("searched {} candidates: {} pruned on memory before scheduling, {} pruned by the step-time bound, "
                      "{} evaluated ({} over memory, {} not buildable)\n\n",
                      search.candidates, search.pruned_memory, search.pruned_bound, search.evaluated, search.over_limit,
                      search.unsupported);
@@ -161,7 +119,7 @@ int run_recommend(int argc, char** argv) {
   if (values.count("svg")) write_file_atomically(values["svg"].as<std::string>(), catalog::pareto_svg(search));
   std::string written;
   if (values.count("out")) written = catalog::write_plan_files(search, values["out"].as<std::string>());
-  std::cout << (format == "json" ? json_text(search) : table_text(search));
+  std::cout << (format == "json" ? catalog::plan_search_json(search).dump(2) + "\n" : table_text(search));
   if (format == "table" && !written.empty()) std::cout << "\nwrote\n" << written;
   return 0;
 }
