@@ -16,6 +16,7 @@
 #include "sim/schedule/generators.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/lower_bound.h"
+#include "sim/solver/split_1f1b.h"
 #include "sim/solver/time_grid.h"
 
 namespace zb {
@@ -384,7 +385,22 @@ GreedyResult greedy_schedule(const Problem& problem, std::optional<double> memor
     if (!best || span < best->span) best = Best{handcrafted[k], span, static_cast<int>(variants.size() + k), limit};
   }
 
-  // 3. Monotone in the limit: whatever the heuristic makes at a smaller limit also fits this one,
+  // 3. The fallback: 1F1B's order with each B followed at once by its W (split_1f1b.h). It fits
+  // every limit some order of split passes fits, also where the greedy rounds run out of memory
+  // (recomputation: B allocates what W frees); taken only when strictly better, like ZB-H1/H2.
+  const int fallback_variant = static_cast<int>(variants.size()) + 2;
+  auto try_fallback = [&](double at) -> std::optional<double> {
+    const std::optional<Split1f1b> fallback = split_1f1b(problem, at);
+    if (!fallback) return std::nullopt;
+    if (!first_over_limit(peak_memory_by_order(problem, fallback->schedule), limit)) {
+      const Ticks span = list_span_ticks(problem, costs, fallback->schedule);
+      if (!best || span < best->span) best = Best{fallback->schedule, span, fallback_variant, at};
+    }
+    return fallback->accepted_level;
+  };
+  const std::optional<double> fallback_level = try_fallback(limit);
+
+  // 4. Monotone in the limit: whatever the heuristic makes at a smaller limit also fits this one,
   // so each variant is also run at every smaller limit where it behaves differently. A run is the
   // same at every limit down to the largest memory level it accepted, so the next limit is just
   // below that level; the descent stops where no schedule can be shorter than the best (the
@@ -399,20 +415,42 @@ GreedyResult greedy_schedule(const Problem& problem, std::optional<double> memor
     // Spans are whole ticks: a shorter one is at most best - 1, whose bound is at most that.
     return it->second > static_cast<double>(best->span) - 0.5;
   };
+  // The largest limit below `level` that `level` does not fit, if it is still worth trying.
+  auto next_below = [&](double level) -> std::optional<double> {
+    // A run that accepted no level (out of memory at its first test) is the same at every smaller
+    // limit; stepping below 0 would never end.
+    if (level <= 0 || level + 1e-9 < needed) return std::nullopt;
+    double below = level / (1 + 1e-9);
+    while (fits_limit(level, below)) below = std::nextafter(below, 0.0);
+    if (below + 1e-9 < needed || cannot_be_shorter(below)) return std::nullopt;
+    return below;
+  };
   for (std::size_t k = 0; k < variants.size(); ++k) {
     for (double level = accepted[k];;) {
-      double below = level / (1 + 1e-9);
-      while (fits_limit(level, below)) below = std::nextafter(below, 0.0);
-      if (below + 1e-9 < needed || cannot_be_shorter(below)) break;
-      level = try_variant(k, below);
+      const std::optional<double> below = next_below(level);
+      if (!below) break;
+      level = try_variant(k, *below);
     }
+  }
+  // The fallback likewise: each smaller limit at which some device keeps one forward fewer.
+  for (std::optional<double> level = fallback_level; level;) {
+    const std::optional<double> below = next_below(*level);
+    if (!below) break;
+    level = try_fallback(*below);
   }
 
   if (!best) {
+    // Only the fallback's smallest order is left to fail: one forward and its B on some stage.
+    std::size_t worst = 0;
+    double held = 0;
+    for (std::size_t s = 0; s < problem.mem_f.size(); ++s) {
+      const double one = problem.mem_f[s] + std::max(0.0, problem.mem_b[s]);
+      if (one > held) worst = s, held = one;
+    }
     throw ScheduleError(fmt::format(
-        "memory limit {} is too small for zb-auto: no variant can free memory in time (p = {}, "
-        "m = {}, mem_f = {})",
-        limit, problem.devices, problem.microbatches, problem.mem_f.empty() ? 0.0 : problem.mem_f[0]));
+        "memory limit {} is too small for zb-auto: stage {} holds {} (mem_f + mem_b) between a B and its W, "
+        "so no order of split passes fits; raise --mem-limit to at least {}",
+        limit, worst, held, held));
   }
   GreedyResult result;
   result.schedule = std::move(best->schedule);

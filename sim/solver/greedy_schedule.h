@@ -29,7 +29,7 @@ struct GreedyResult {
   double memory_limit = 0;   // the absolute limit the schedule respects
   double planned_limit = 0;  // the limit the winning variant ran at (<= memory_limit)
   GreedySwitches switches;   // of the winning variant
-  int variant = 0;           // index into greedy_variants(); 8 = ZB-H1, 9 = ZB-H2 (handcrafted won)
+  int variant = 0;           // index into greedy_variants(); 8 = ZB-H1, 9 = ZB-H2, 10 = split_1f1b
 };
 
 // The absolute limit zb-auto uses: `limit` when given, else the problem's, else unlimited
@@ -43,11 +43,13 @@ std::optional<GreedyResult> greedy_variant(const Problem& problem, double memory
                                            const GreedySwitches& switches);
 
 // zb-auto at one chunk per device: the first strictly shortest (span on the time grid) of the 8
-// variants at the limit, ZB-H1 and ZB-H2 when they fit it, then each variant at every smaller
-// limit where it behaves differently (descending, until the lower bound rules out anything
-// shorter). So the span never grows with the limit, and it is the same in any time unit.
+// variants at the limit, ZB-H1 and ZB-H2 when they fit it, the fallback split_1f1b (1F1B's order,
+// each W right after its B), then each variant and the fallback at every smaller limit where it
+// behaves differently (descending, until the lower bound rules out anything shorter). So the span
+// never grows with the limit, it is the same in any time unit, and a schedule is found whenever
+// any order of split passes fits the limit (where B frees memory: whenever 1F1B fits, no longer).
 // Requires v = 1 (linear placement): InputError otherwise.
-// Throws ScheduleError naming the limit when no variant fits it.
+// Throws ScheduleError naming the limit and the stage when not even one forward and its B fit.
 GreedyResult greedy_schedule(const Problem& problem, std::optional<double> memory_limit = std::nullopt);
 
 }  // namespace zb

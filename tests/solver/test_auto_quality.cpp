@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
+#include "sim/schedule/generators.h"
 #include "sim/schedule/memory.h"
 #include "sim/schedule/problem_spec.h"
 #include "sim/schedule/schedule.h"
@@ -128,6 +130,111 @@ TEST(AutoQuality, NeverLongerWithMoreMemory) {
     }
   }
   EXPECT_GT(compared, 500);
+}
+
+// 1F1B's own order with each fused backward split into its B and, right after it, its W: what
+// zb-auto's fallback must match where it fits (built here from make_1f1b, not by the solver).
+Schedule one_f_one_b_split(const Problem& problem) {
+  Schedule schedule = make_1f1b(problem);
+  for (auto& list : schedule.devices) {
+    std::vector<Action> split;
+    for (const Action& a : list) {
+      if (a.pass == Pass::BW) {
+        split.push_back({Pass::B, a.microbatch, a.chunk});
+        split.push_back({Pass::W, a.microbatch, a.chunk});
+      } else {
+        split.push_back(a);
+      }
+    }
+    list = std::move(split);
+  }
+  return schedule;
+}
+
+// Random costs as above, memory per stage either freed by B (the paper's activations) or
+// allocated by B and freed by W (full recomputation keeps only the layer input in F).
+Problem with_random_memory(const Cell& cell, std::mt19937& rng, bool recomputation) {
+  ProblemSpec spec;
+  spec.devices = cell.p;
+  spec.microbatches = cell.m;
+  for (int s = 0; s < cell.p; ++s) {
+    spec.t_f.push_back(static_cast<double>(cell.f[static_cast<std::size_t>(s)]) / 1000);
+    spec.t_b.push_back(static_cast<double>(cell.b[static_cast<std::size_t>(s)]) / 1000);
+    spec.t_w.push_back(static_cast<double>(cell.w[static_cast<std::size_t>(s)]) / 1000);
+  }
+  spec.t_comm = {static_cast<double>(cell.comm) / 1000};
+  std::uniform_real_distribution<double> jitter(0.8, 1.25);
+  std::uniform_real_distribution<double> recomputed(0.5, 14);  // M_W / M_B - 1 of a layer
+  spec.mem_f.clear();  // the defaults are one value each
+  spec.mem_b.clear();
+  spec.mem_w.clear();
+  for (int s = 0; s < cell.p; ++s) {
+    const double f = jitter(rng);
+    const double b = recomputation ? f * recomputed(rng) : -f * 0.5 * jitter(rng);
+    spec.mem_f.push_back(f);
+    spec.mem_b.push_back(b);
+    spec.mem_w.push_back(-(f + b));
+  }
+  return spec.build("random memory");
+}
+
+double largest(const std::vector<double>& values) { return *std::max_element(values.begin(), values.end()); }
+
+// The fallback's promise: zb-auto finds a schedule at every limit some order of split passes fits
+// (one forward and its B per stage), and wherever 1F1B's order with split backwards fits it is never
+// longer than 1F1B. Where B frees memory that order needs exactly 1F1B's memory, so there: whenever
+// 1F1B fits. (Where B allocates, 1F1B's fused BW needs less than any split order: zb-auto may then
+// be longer than 1F1B, or find nothing at a limit only 1F1B fits.)
+TEST(AutoQuality, FeasibleWhereverSplitPassesFitAndNeverLongerThan1f1b) {
+  constexpr unsigned kSeed = 20261202;
+  std::mt19937 rng(kSeed);
+  int found = 0, one_f_one_b_fits = 0, fallback_won = 0, too_small = 0;
+  for (int trial = 0; trial < 160; ++trial) {
+    const Cell cell = random_cell(rng);
+    const bool recomputation = trial % 2 == 1;
+    const Problem problem = with_random_memory(cell, rng, recomputation);
+    const TimeGrid grid(problem);
+    SCOPED_TRACE(fmt::format("seed {} trial {}: p={} m={} {}", kSeed, trial, cell.p, cell.m,
+                             recomputation ? "B allocates" : "B frees"));
+    const Schedule fused = make_1f1b(problem);
+    const Schedule split = one_f_one_b_split(problem);
+    const double fused_span = evaluate(problem, fused).metrics.span;
+    double least = 0;  // what one forward and its B need on the worst stage
+    for (int s = 0; s < cell.p; ++s) {
+      least = std::max(least, problem.mem_f[static_cast<std::size_t>(s)] +
+                                  std::max(0.0, problem.mem_b[static_cast<std::size_t>(s)]));
+    }
+    const double split_peak = largest(peak_memory_by_order(problem, split));
+    if (!recomputation) ASSERT_NEAR(split_peak, largest(peak_memory_by_order(problem, fused)), 1e-9 * split_peak);
+    for (int k = 0; k < 4; ++k) {
+      // From below the least any split order needs to above 1F1B's split order.
+      std::uniform_real_distribution<double> between(0.9 * least, 1.1 * split_peak);
+      const double limit = k == 0 ? split_peak : between(rng);
+      if (limit < largest(problem.mem_f)) continue;  // below one forward: an input error, not this test's
+      GreedyResult result;
+      try {
+        result = greedy_schedule(problem, limit);
+      } catch (const ScheduleError& e) {
+        ASSERT_FALSE(fits_limit(least, limit)) << "limit " << limit << ": " << e.what();
+        ++too_small;
+        continue;
+      }
+      ASSERT_TRUE(fits_limit(least, limit)) << "limit " << limit << " found a schedule below " << least;
+      const ValidationReport report = check_schedule(problem, result.schedule);
+      ASSERT_TRUE(report.ok()) << report.message();
+      for (double peak : peak_memory_by_order(problem, result.schedule)) ASSERT_TRUE(fits_limit(peak, limit));
+      ++found;
+      if (result.variant == 10) ++fallback_won;
+      if (fits_limit(split_peak, limit)) {
+        EXPECT_LE(grid.ticks(result.span), grid.ticks(fused_span)) << "limit " << limit;
+        ++one_f_one_b_fits;
+      }
+    }
+  }
+  EXPECT_GT(found, 500);
+  EXPECT_GT(one_f_one_b_fits, 200);
+  EXPECT_GT(fallback_won, 200);
+  EXPECT_GT(too_small, 30);
 }
 
 TEST(AutoQuality, TheFrontierNeverRises) {
