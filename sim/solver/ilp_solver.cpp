@@ -12,6 +12,7 @@
 #include "sim/schedule/validator.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_model.h"
+#include "sim/solver/ilp_order_search.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/lower_bound.h"
 
@@ -32,6 +33,7 @@ std::string_view ilp_proof_name(IlpProof proof) {
     case IlpProof::lower_bound: return "lower-bound";
     case IlpProof::time_windows: return "time-windows";
     case IlpProof::milp: return "milp";
+    case IlpProof::search: return "search";
   }
   return "unknown";
 }
@@ -44,6 +46,9 @@ std::string_view ilp_proof_text(IlpProof proof) {
       return "proven optimal by the time windows: no span one grid step shorter fits (over all in-order schedules)";
     case IlpProof::milp:
       return "proven optimal by the MILP (CBC), over schedules that keep microbatch order within F, B and W per device";
+    case IlpProof::search:
+      return "proven optimal by exhaustive branch and bound, over schedules that keep microbatch order within F, B "
+             "and W per device";
   }
   return "unknown";
 }
@@ -208,14 +213,40 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     result.message = "zb-auto meets the lower bound";
     return finish();
   }
+  // With costs on a grid every span is on it too: search only for spans at least one step
+  // shorter (tighter windows), and round the bound up to the grid.
+  const double step = options.strict_improvement ? time_granularity(problem) : 0.0;
+  // The exact search first (it needs no CBC): finished, it proves the best order optimal over
+  // in-order schedules; cut short, its best order becomes CBC's warm start.
+  if (options.search_node_limit > 0) {
+    OrderSearchOptions search;
+    search.memory_limit = limit;
+    search.step = step;
+    search.lower_bound = lower;
+    search.node_limit = options.search_node_limit;
+    search.work_limit = options.search_work_limit;
+    search.time_limit_s = options.time_limit_s;
+    const OrderSearchResult found = search_in_order_schedules(problem, result.span, search);
+    result.search_nodes = found.nodes;
+    if (found.better && !first_over_limit(peak_memory_by_order(problem, *found.better), limit)) {
+      reference = *found.better;
+      result.schedule = *found.better;
+      result.span = found.span;
+    }
+    if (found.complete) {
+      result.best_bound = result.span;
+      result.proof = IlpProof::search;
+      result.message = fmt::format("branch and bound over in-order schedules finished in {} nodes", found.nodes);
+      return finish();
+    }
+    result.stopped_by_wall_clock = found.stopped_by_wall_clock;
+    if (close_enough(result.span, lower)) return finish();
+  }
   if (!ilp_available()) {
     result.message = "built without COIN-OR CBC (Debian: coinor-libcbc-dev): zb-auto and its lower bound only";
     return finish();
   }
 
-  // With costs on a grid every span is on it too: search only for spans at least one step
-  // shorter (tighter windows), and round the bound up to the grid.
-  const double step = options.strict_improvement ? time_granularity(problem) : 0.0;
   auto on_grid = [&](double value) { return step > 0 ? std::ceil(value / step - 1e-6) * step : value; };
   const double m = problem.microbatches;
   const double full_pairs = problem.devices * 3.0 * m * (m - 1) / 2.0;
