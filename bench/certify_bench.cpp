@@ -7,7 +7,7 @@
 // is only a safety net, and a `!` marks the cases where it fired.
 //
 //   ./build/bench/zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] [--only-p P] [--threads T]
-//                                  [--search-nodes N] [--search-work N] [--small]
+//                                  [--only-m M] [--only-limit TIMES_P] [--search-nodes N] [--search-work N] [--small]
 // --small: the sweep over every p <= 4, m <= 12 and memory limit instead (sweep_small).
 #include <fmt/format.h>
 
@@ -102,7 +102,7 @@ int sweep_small(const zb::IlpOptions& options) {
 
 [[noreturn]] void usage(std::string_view why) {
   fmt::print(stderr, "zb_bench_certify: {}\nusage: zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] "
-                     "[--only-p P] [--threads T] [--search-nodes N] [--search-work N] [--small]\n", why);
+                     "[--only-p P] [--threads T] [--only-m M] [--only-limit TIMES_P] [--search-nodes N] [--search-work N] [--small]\n", why);
   std::exit(2);
 }
 
@@ -117,6 +117,8 @@ int main(int argc, char** argv) {
   int max_p = 16;
   int only_p = 0;  // 0: every p up to max_p
   bool small = false;
+  int only_m = 0;           // 0: every m
+  double only_times_p = 0;  // 0: every limit
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--small") {
@@ -134,6 +136,10 @@ int main(int argc, char** argv) {
       max_p = static_cast<int>(std::strtol(text, &end, 10));
     } else if (flag == "--only-p") {
       only_p = static_cast<int>(std::strtol(text, &end, 10));
+    } else if (flag == "--only-m") {
+      only_m = static_cast<int>(std::strtol(text, &end, 10));
+    } else if (flag == "--only-limit") {
+      only_times_p = std::strtod(text, &end);
     } else if (flag == "--search-nodes") {
       options.search_node_limit = std::strtoll(text, &end, 10);
     } else if (flag == "--search-work") {
@@ -161,7 +167,9 @@ int main(int argc, char** argv) {
   for (int p : {4, 8, 16}) {
     if (p > max_p || (only_p != 0 && p != only_p)) continue;
     for (int m : {2 * p, 3 * p, 4 * p}) {
+      if (only_m != 0 && m != only_m) continue;
       for (double times_p : {1.0, 1.25, 1.5, 2.0, 2.5, 3.0}) {
+        if (only_times_p != 0 && times_p != only_times_p) continue;
         const double limit = times_p * p * 2;
         const zb::Problem problem = paper_problem(p, m, limit);
         const double heuristic = zb::greedy_schedule(problem, limit).span;

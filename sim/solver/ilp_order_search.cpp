@@ -80,6 +80,10 @@ class Search {
     root.end_b = root.end_f;
     stack_.assign(idx(3 * p_ * m_ + 1), root);
     path_.assign(idx(3 * p_ * m_), {0, 0});
+    const double goal = goal_;
+    goal_ = kInf;  // the whole bound, not just enough of it to cut
+    root_bound_ = bound(root);
+    goal_ = goal;
     dfs(0);
     OrderSearchResult result;
     result.complete = !stopped_nodes_ && !stopped_clock_;
@@ -88,6 +92,7 @@ class Search {
     result.nodes = nodes_;
     result.work = work_;
     result.span = best_;
+    result.root_bound = root_bound_;
     result.better = better_;
     return result;
   }
@@ -412,7 +417,7 @@ class Search {
   OrderSearchOptions options_;
   int p_, m_;
   std::vector<double> cost_[3], delta_[3], comm_, first_start_, trip_;
-  double best_, goal_ = 0, scale_ = 1;
+  double best_, goal_ = 0, scale_ = 1, root_bound_ = 0;
   std::optional<Schedule> better_;
   std::chrono::steady_clock::time_point start_time_;
   std::int64_t nodes_ = 0, work_ = 0;

@@ -30,6 +30,9 @@ struct OrderSearchResult {
   bool complete = false;
   std::optional<Schedule> better;  // a strictly shorter schedule than the incumbent, if found
   double span = 0;                 // the best span (list-scheduled)
+  // The cut's bound at the root (before any pass is placed): valid over in-order schedules, and
+  // at least the per-device program's, since the devices' releases also wait for memory.
+  double root_bound = 0;
   std::int64_t nodes = 0;
   std::int64_t work = 0;  // program cells evaluated
   bool stopped_by_nodes = false;  // node or work budget

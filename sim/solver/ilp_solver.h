@@ -89,8 +89,9 @@ struct IlpResult {
   std::string message;         // why infeasible, or what limited the solve
 };
 
-// Never throws on an infeasible limit (status infeasible, message says why); throws InputError
-// for problems it does not handle (chunks != 1). Without CBC it returns zb-auto with the lower
+// Never throws on an infeasible limit (status infeasible, message says why). Several chunks per
+// device (interleaved, vshape): zb-auto with chunked_lower_bound (lower_bound.h), a certified gap
+// but no search or MILP; throws InputError for the bidirectional placement. Without CBC it returns zb-auto with the lower
 // bound (optimal only when they meet) and says so in `message`.
 IlpResult solve_ilp(const Problem& problem, const IlpOptions& options);
 

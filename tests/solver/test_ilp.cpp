@@ -235,8 +235,9 @@ TEST(Ilp, StartsFromABetterCallerScheduleAndIgnoresForeignOnes) {
   EXPECT_DOUBLE_EQ(solve_ilp(problem, at_11).span, 147);
 }
 
-TEST(Ilp, RejectsMultipleChunks) {
+TEST(Ilp, RejectsTheBidirectionalPlacement) {
   ProblemSpec spec = testing::uniform_spec(2, 4, 1, 1, 1, 0, 2);
+  spec.placement = Placement::bidirectional;
   EXPECT_THROW(solve_ilp(spec.build("test"), IlpOptions{}), InputError);
 }
 
