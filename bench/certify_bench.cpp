@@ -3,7 +3,8 @@
 // p = 4, 8, 16, m = 2p, 3p, 4p and memory limits 1, 1.25, 1.5, 2, 2.5, 3 times p * M_B.
 // Per case, "before" is what the closed-form lower bound alone certifies about zb-auto (the state
 // before this table existed); "seq-bound" is the single-stage program (sequence_lower_bound), "after" is zb-ilp: status, gap, what proved it (lower-bound, time-windows,
-// milp), nodes and wall time. The node budget decides the result (deterministic); the wall clock
+// milp, search), CBC's nodes and wall time. zb-ilp runs its order search (ilp_order_search.h) before
+// CBC, under the search budget set here (--search-nodes, --search-work). The node budget decides the result (deterministic); the wall clock
 // is only a safety net, and a `!` marks the cases where it fired.
 //
 //   ./build/bench/zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] [--only-p P] [--threads T]
