@@ -371,7 +371,8 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
         }
       }
       if (!model.decomposed) {
-        const bool no_better = step > 0 && outcome.proven_infeasible;  // nothing one step shorter exists
+        // Nothing one step shorter exists (only when CBC finished: a stopped one proves nothing).
+        const bool no_better = step > 0 && outcome.proven_infeasible && !outcome.stopped_on_time && !outcome.crashed;
         if (outcome.proven_optimal || no_better) {
           result.best_bound = result.span;
           result.proof = IlpProof::milp;
