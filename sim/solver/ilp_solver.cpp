@@ -10,8 +10,10 @@
 #include "sim/schedule/error.h"
 #include "sim/schedule/memory.h"
 #include "sim/schedule/validator.h"
+#include "sim/solver/auto_schedule.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_model.h"
+#include "sim/solver/ilp_order_search.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/lower_bound.h"
 
@@ -32,6 +34,7 @@ std::string_view ilp_proof_name(IlpProof proof) {
     case IlpProof::lower_bound: return "lower-bound";
     case IlpProof::time_windows: return "time-windows";
     case IlpProof::milp: return "milp";
+    case IlpProof::search: return "search";
   }
   return "unknown";
 }
@@ -44,6 +47,9 @@ std::string_view ilp_proof_text(IlpProof proof) {
       return "proven optimal by the time windows: no span one grid step shorter fits (over all in-order schedules)";
     case IlpProof::milp:
       return "proven optimal by the MILP (CBC), over schedules that keep microbatch order within F, B and W per device";
+    case IlpProof::search:
+      return "proven optimal by exhaustive branch and bound, over schedules that keep microbatch order within F, B "
+             "and W per device";
   }
   return "unknown";
 }
@@ -138,11 +144,47 @@ int decomposition_block(const Problem& problem, std::size_t budget) {
   return std::clamp(k, 3, 3 * problem.microbatches / 2);
 }
 
+// Several chunks per device: zb-auto at the placement with the lower bound over every order
+// (chunked_lower_bound); the order search and the model are per stage, hence one chunk per device.
+IlpResult solve_chunked(const Problem& problem, const IlpOptions& options, Clock::time_point start) {
+  if (problem.placement == Placement::bidirectional) require_one_chunk_per_device(problem);
+  IlpResult result;
+  const std::optional<double> requested = options.memory_limit ? options.memory_limit : problem.memory_limit();
+  try {
+    AutoResult heuristic = auto_schedule(problem, requested);
+    result.schedule = std::move(heuristic.schedule);
+    result.schedule.name = "zb-ilp";
+    result.span = result.heuristic_span = heuristic.span;
+    result.memory_limit = heuristic.memory_limit;
+  } catch (const ScheduleError& error) {
+    result.memory_limit = requested.value_or(0);
+    result.message = error.what();
+    result.solve_seconds = seconds_since(start);
+    return result;
+  }
+  const double bound = chunked_lower_bound(problem, requested ? *requested : -1.0);
+  result.best_bound = std::min(bound, result.span);
+  result.gap = result.span > 0 ? (result.span - result.best_bound) / result.span : 0.0;
+  result.status = IlpStatus::feasible;
+  if (close_enough(result.span, bound)) {
+    result.status = IlpStatus::optimal;
+    result.proof = IlpProof::lower_bound;
+    result.best_bound = result.span;
+    result.gap = 0;
+  }
+  result.message = fmt::format(
+      "{} chunks per device: zb-auto at the {} placement and the multi-chunk lower bound (work plus head and tail "
+      "idle per device); the order search and the MILP take one chunk per device",
+      problem.chunks, placement_name(problem.placement));
+  result.solve_seconds = seconds_since(start);
+  return result;
+}
+
 }  // namespace
 
 IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   const auto start = Clock::now();
-  require_one_chunk_per_device(problem);
+  if (problem.chunks != 1) return solve_chunked(problem, options, start);
   IlpResult result;
   const std::optional<double> requested = options.memory_limit ? options.memory_limit : problem.memory_limit();
   const double needed = minimum_memory(problem);
@@ -208,14 +250,43 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     result.message = "zb-auto meets the lower bound";
     return finish();
   }
+  // With costs on a grid every span is on it too: search only for spans at least one step
+  // shorter (tighter windows), and round the bound up to the grid.
+  const double step = options.strict_improvement ? time_granularity(problem) : 0.0;
+  // The exact search first (it needs no CBC): finished, it proves the best order optimal over
+  // in-order schedules; cut short, its best order becomes CBC's warm start.
+  // The search's root bound holds over in-order schedules (the scope of the MILP too).
+  double in_order_lower = lower;
+  if (options.search_node_limit > 0) {
+    OrderSearchOptions search;
+    search.memory_limit = limit;
+    search.step = step;
+    search.lower_bound = lower;
+    search.node_limit = options.search_node_limit;
+    search.work_limit = options.search_work_limit;
+    search.time_limit_s = options.time_limit_s;
+    const OrderSearchResult found = search_in_order_schedules(problem, result.span, search);
+    result.search_nodes = found.nodes;
+    if (found.better && !first_over_limit(peak_memory_by_order(problem, *found.better), limit)) {
+      reference = *found.better;
+      result.schedule = *found.better;
+      result.span = found.span;
+    }
+    in_order_lower = std::max(lower, found.root_bound);
+    if (found.complete || close_enough(result.span, in_order_lower)) {
+      result.best_bound = result.span;
+      result.proof = IlpProof::search;
+      result.message = fmt::format("branch and bound over in-order schedules finished in {} nodes", found.nodes);
+      return finish();
+    }
+    result.best_bound = std::min(in_order_lower, result.span);
+    result.stopped_by_wall_clock = found.stopped_by_wall_clock;
+  }
   if (!ilp_available()) {
     result.message = "built without COIN-OR CBC (Debian: coinor-libcbc-dev): zb-auto and its lower bound only";
     return finish();
   }
 
-  // With costs on a grid every span is on it too: search only for spans at least one step
-  // shorter (tighter windows), and round the bound up to the grid.
-  const double step = options.strict_improvement ? time_granularity(problem) : 0.0;
   auto on_grid = [&](double value) { return step > 0 ? std::ceil(value / step - 1e-6) * step : value; };
   const double m = problem.microbatches;
   const double full_pairs = problem.devices * 3.0 * m * (m - 1) / 2.0;
@@ -233,7 +304,7 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     model_options.memory_limit = limit;
     model_options.incumbent_span = result.span;
     model_options.search_span = step > 0 ? result.span - step : 0.0;
-    model_options.lower_bound = lower;
+    model_options.lower_bound = in_order_lower;
     if (decompose) {
       model_options.free_head = model_options.free_tail = decomposition_block(problem, budget);
     }
@@ -300,12 +371,13 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
         }
       }
       if (!model.decomposed) {
-        const bool no_better = step > 0 && outcome.proven_infeasible;  // nothing one step shorter exists
+        // Nothing one step shorter exists (only when CBC finished: a stopped one proves nothing).
+        const bool no_better = step > 0 && outcome.proven_infeasible && !outcome.stopped_on_time && !outcome.crashed;
         if (outcome.proven_optimal || no_better) {
           result.best_bound = result.span;
           result.proof = IlpProof::milp;
         } else {
-          result.best_bound = std::clamp(on_grid(outcome.best_bound), lower, result.span);
+          result.best_bound = std::clamp(on_grid(outcome.best_bound), std::min(in_order_lower, result.span), result.span);
         }
         if (outcome.crashed) {
           result.message = "CBC stopped abnormally; the best schedule so far stands";
@@ -317,7 +389,7 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
       }
     }
     if (!model.decomposed) break;
-    if (close_enough(result.span, lower)) break;
+    if (close_enough(result.span, in_order_lower)) break;
     if (result.stopped_by_nodes || outcome.stopped_on_time) break;
     if (options.time_limit_s - seconds_since(start) < 0.2) {
       result.stopped_by_wall_clock = true;

@@ -28,9 +28,10 @@ enum class IlpProof {
   lower_bound,   // the span equals span_lower_bound (lower_bound.h)
   time_windows,  // on a time grid, no pass has room for a span one step shorter
   milp,          // CBC proved the model optimal (or infeasible one grid step below the span)
+  search,        // the branch and bound over in-order schedules finished (ilp_order_search.h)
 };
 
-std::string_view ilp_proof_name(IlpProof proof);  // "none", "lower-bound", "time-windows", "milp"
+std::string_view ilp_proof_name(IlpProof proof);  // "none", "lower-bound", "time-windows", "milp", "search"
 // One sentence for people: what proved it and over which schedules.
 std::string_view ilp_proof_text(IlpProof proof);
 
@@ -43,6 +44,11 @@ struct IlpOptions {
   // 200 nodes: the p=4 m=8 limit-10 case proves its optimum (145) in 86 nodes, about 2.5 CPU
   // seconds here; the benchmark's p=4 m=12 1.5p case does about 127 nodes per CPU second.
   std::int64_t node_limit = 200;
+  // The exact search's budget (ilp_order_search.h), run before CBC: its nodes (one pass added
+  // to a partial schedule; 0: skip the search) and the cells of the programs that bound them
+  // (about 100 M per second here). The benchmark's p=4 m=12 1.5p case finishes in 12,183 nodes.
+  std::int64_t search_node_limit = 1'000'000;
+  std::int64_t search_work_limit = 300'000'000;
   double time_limit_s = 60;            // safety net: wall clock for the whole solve
   // Above this many order variables in the full model, decompose: only the first and last
   // actions of each stage are reordered, the middle keeps the zb-auto order.
@@ -74,7 +80,8 @@ struct IlpResult {
   double solve_seconds = 0;    // wall clock
   bool decomposed = false;
   bool solver_called = false;  // false when zb-auto already met the lower bound
-  std::int64_t nodes = 0;      // branch-and-bound nodes spent
+  std::int64_t nodes = 0;      // CBC's branch-and-bound nodes spent
+  std::int64_t search_nodes = 0;       // the order search's nodes spent
   bool stopped_by_nodes = false;       // the node budget ran out (deterministic)
   bool stopped_by_wall_clock = false;  // the safety net fired (the result may vary between runs)
   std::size_t order_variables = 0;
@@ -82,8 +89,9 @@ struct IlpResult {
   std::string message;         // why infeasible, or what limited the solve
 };
 
-// Never throws on an infeasible limit (status infeasible, message says why); throws InputError
-// for problems it does not handle (chunks != 1). Without CBC it returns zb-auto with the lower
+// Never throws on an infeasible limit (status infeasible, message says why). Several chunks per
+// device (interleaved, vshape): zb-auto with chunked_lower_bound (lower_bound.h), a certified gap
+// but no search or MILP; throws InputError for the bidirectional placement. Without CBC it returns zb-auto with the lower
 // bound (optimal only when they meet) and says so in `message`.
 IlpResult solve_ilp(const Problem& problem, const IlpOptions& options);
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/schedule/error.h"
+
 namespace zb {
 
 namespace {
@@ -128,7 +130,74 @@ double stage_sequence_bound(const Problem& problem, int s, double memory_limit) 
   return at(m, m, m);
 }
 
+// The largest total time of items (time, memory, count) that fit `capacity` in memory: the
+// fractional knapsack, best time per memory first, an upper bound on the integral one. Items
+// that hold no memory count in full.
+struct KnapsackItem {
+  double time = 0;
+  double memory = 0;
+  double count = 0;
+};
+double most_work_within(std::vector<KnapsackItem> items, double capacity) {
+  double total = 0;
+  for (const KnapsackItem& item : items) {
+    if (item.memory <= 0) total += item.time * item.count;
+  }
+  std::sort(items.begin(), items.end(),
+            [](const KnapsackItem& a, const KnapsackItem& b) { return a.time * b.memory > b.time * a.memory; });
+  for (const KnapsackItem& item : items) {
+    if (item.memory <= 0 || capacity <= 0) continue;
+    const double taken = std::min(item.count, capacity / item.memory);
+    total += taken * item.time;
+    capacity -= taken * item.memory;
+  }
+  return total;
+}
+
 }  // namespace
+
+double chunked_lower_bound(const Problem& problem, double memory_limit) {
+  if (problem.placement == Placement::bidirectional) {
+    throw InputError("chunked_lower_bound: bidirectional placement (two model copies) is not covered");
+  }
+  const int stages = problem.stages();
+  const double m = problem.microbatches;
+  auto at = [](const std::vector<double>& values, int s) { return values[static_cast<std::size_t>(s)]; };
+  // round_trip(s) for every stage (the same sum as one chunk per device, over all stages).
+  std::vector<double> trip(static_cast<std::size_t>(stages), 0.0);
+  for (int s = 0; s < stages; ++s) trip[static_cast<std::size_t>(s)] = round_trip(problem, s);
+  const bool limited = memory_limit >= 0;
+  double best = 0;
+  for (int d = 0; d < problem.devices; ++d) {
+    double work = 0, head = std::numeric_limits<double>::infinity(), largest_f = 0, all_forwards_memory = 0;
+    std::vector<KnapsackItem> forwards, pending;
+    for (int c = 0; c < problem.chunks; ++c) {
+      const int s = problem.stage_of(d, c);
+      work += m * (at(problem.t_f, s) + at(problem.t_b, s) + at(problem.t_w, s));
+      head = std::min(head, at(trip, s));
+      largest_f = std::max(largest_f, at(problem.t_f, s));
+      forwards.push_back({at(problem.t_f, s), limited ? at(problem.mem_f, s) : 0.0, m});
+      all_forwards_memory += m * std::max(0.0, at(problem.mem_f, s));
+      // Waiting for B holds mem_f; waiting for W holds mem_f + mem_b (no less than nothing).
+      pending.push_back({at(problem.t_b, s) + at(problem.t_w, s), std::max(0.0, at(problem.mem_f, s)), m});
+      pending.push_back({at(problem.t_w, s), std::max(0.0, at(problem.mem_f, s) + at(problem.mem_b, s)), m});
+    }
+    const double head_idle = std::max(0.0, head - most_work_within(forwards, limited ? memory_limit : 0.0));
+    double tail_idle = 0;
+    if (limited) {
+      // The last F's own microbatch holds at least the smallest mem_f of d's stages.
+      double own = std::numeric_limits<double>::infinity();
+      for (int c = 0; c < problem.chunks; ++c) own = std::min(own, std::max(0.0, at(problem.mem_f, problem.stage_of(d, c))));
+      bool free_filler = false;  // a pending pass that holds no memory: the filler is unbounded
+      for (const KnapsackItem& item : pending) free_filler = free_filler || item.memory <= 0;
+      if (!free_filler) tail_idle = std::max(0.0, head - largest_f - most_work_within(pending, memory_limit - own));
+    }
+    const bool all_fit = !limited || all_forwards_memory <= memory_limit + 1e-9;
+    const double idle = all_fit ? std::max(head_idle, tail_idle) : head_idle + tail_idle;
+    best = std::max(best, work + idle);
+  }
+  return best;
+}
 
 double sequence_lower_bound(const Problem& problem, double memory_limit, int max_microbatches) {
   if (problem.microbatches > max_microbatches) return 0.0;

@@ -41,4 +41,19 @@ SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit);
 // per stage).
 double sequence_lower_bound(const Problem& problem, double memory_limit, int max_microbatches = 128);
 
+// Several chunks per device (interleaved, vshape; also valid for one chunk): per device d, its
+// work plus the idle at its head and tail, from its own first start. Head: until the first B on
+// d can start, d runs only forwards (W needs B). That B, of some stage s on d, follows the F of
+// the same microbatch on s, which started no earlier than d's first start, by the round trip
+// H(s) = t_f[s] + sum over later stages k of (t_f + t_b) + 2 * the transfers from s on; so the
+// head lasts at least H = min over d's stages of H(s), during which d runs at most the forwards
+// that fit: at most m per stage and, with a limit, memory only grows (no B yet), so their mem_f
+// sum stays within it (a fractional knapsack bounds their time from above). Tail: after d's last
+// F, of stage s, the B of that microbatch on s waits H(s) - t_f[s] >= H - max t_f; meanwhile d can
+// only run pending B and W, and each pending one holds memory (mem_f waiting for B, mem_f + mem_b
+// waiting for W, the last F's microbatch mem_f), so a second knapsack bounds that filler work.
+// Head and tail are disjoint unless every forward fits the limit at once, then only the larger
+// counts. Bidirectional placement is not covered (InputError). memory_limit < 0: unlimited.
+double chunked_lower_bound(const Problem& problem, double memory_limit);
+
 }  // namespace zb

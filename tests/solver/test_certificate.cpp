@@ -16,6 +16,7 @@ struct Tally {
   int lower_bound = 0;
   int milp = 0;
   int time_windows = 0;
+  int search = 0;
   int unproven = 0;
   int in_order_loses = 0;  // cases where keeping microbatch order costs span
   int sequence_stronger = 0;  // cases where sequence_lower_bound beats the closed forms
@@ -23,10 +24,12 @@ struct Tally {
 
 // One tiny problem: the bound never exceeds the best span of any order; a lower-bound proof is
 // the optimum over every order, a MILP or time-window proof the optimum over in-order schedules.
-void check_certificate(const Problem& problem, Tally& tally) {
+// `search`: with the order search first (its proofs), or without (CBC's).
+void check_certificate(const Problem& problem, bool search, Tally& tally) {
   const double limit = *problem.memory_limit();
   IlpOptions options;
   options.node_limit = 100'000;  // tiny models: a proof, whatever it costs
+  options.search_node_limit = search ? 10'000'000 : 0;
   options.time_limit_s = 60;
   const IlpResult result = solve_ilp(problem, options);
   const double any_order = test::any_order_span(problem, limit);
@@ -48,6 +51,11 @@ void check_certificate(const Problem& problem, Tally& tally) {
     case IlpProof::lower_bound:
       ++tally.lower_bound;
       EXPECT_NEAR(result.span, any_order, 1e-9) << "the lower bound certified a span above the optimum";
+      break;
+    case IlpProof::search:
+      ++tally.search;
+      EXPECT_NEAR(result.span, in_order, 1e-9) << "the order search certified a span above the in-order optimum";
+      EXPECT_LE(result.best_bound, in_order + 1e-9);
       break;
     case IlpProof::milp:
     case IlpProof::time_windows:
@@ -80,21 +88,25 @@ TEST(Certificate, EveryProofIsTheExhaustiveOptimumOnTinyProblems) {
         const Problem problem = test::random_problem(rng, shape.p, shape.m, limit);
         SCOPED_TRACE(::testing::Message() << "p=" << shape.p << " m=" << shape.m << " limit " << limit << "p trial "
                                           << trial);
-        check_certificate(problem, tally);
+        check_certificate(problem, false, tally);
+        check_certificate(problem, true, tally);
       }
     }
   }
   // Both kinds of proof occur, so neither branch above is vacuous.
   EXPECT_GT(tally.lower_bound, 0);
   EXPECT_GT(tally.milp + tally.time_windows, 0);
+  EXPECT_GT(tally.search, 0);
+  EXPECT_EQ(tally.unproven, 0);  // tiny problems: the search always finishes
   EXPECT_GT(tally.sequence_stronger, 0);  // the single-stage program adds something
   RecordProperty("lower_bound_proofs", tally.lower_bound);
   RecordProperty("milp_proofs", tally.milp);
   RecordProperty("time_window_proofs", tally.time_windows);
+  RecordProperty("search_proofs", tally.search);
   RecordProperty("unproven", tally.unproven);
-  std::printf("certificates: %d lower bound, %d MILP, %d time windows, %d unproven; in-order optimum above the "
-              "any-order one in %d; the sequence bound stronger in %d\n",
-              tally.lower_bound, tally.milp, tally.time_windows, tally.unproven, tally.in_order_loses,
+  std::printf("certificates: %d lower bound, %d MILP, %d time windows, %d search, %d unproven; in-order optimum above "
+              "the any-order one in %d; the sequence bound stronger in %d\n",
+              tally.lower_bound, tally.milp, tally.time_windows, tally.search, tally.unproven, tally.in_order_loses,
               tally.sequence_stronger);
 }
 
@@ -103,11 +115,35 @@ TEST(Certificate, EveryProofIsTheExhaustiveOptimumOnTinyProblems) {
 TEST(Certificate, TheMilpCertifiesWhatTheBoundCannot) {
   if (!ilp_available()) GTEST_SKIP() << "built without COIN-OR CBC";
   const Problem problem = test::make_problem(4, 8, 5, 7, 3, 1, 10);
-  const IlpResult result = solve_ilp(problem, IlpOptions{});
+  IlpOptions options;
+  options.search_node_limit = 0;  // CBC alone
+  const IlpResult result = solve_ilp(problem, options);
   ASSERT_EQ(result.status, IlpStatus::optimal) << result.message;
   EXPECT_DOUBLE_EQ(result.span, 145);
   EXPECT_LT(span_lower_bound(problem, 10).span, 145);
   EXPECT_EQ(result.proof, IlpProof::milp);
+}
+
+// The same optimum from the order search, without CBC, in a few thousand nodes.
+TEST(Certificate, TheOrderSearchCertifiesWhatTheBoundCannot) {
+  const Problem problem = test::make_problem(4, 8, 5, 7, 3, 1, 10);
+  const IlpResult result = solve_ilp(problem, IlpOptions{});
+  ASSERT_EQ(result.status, IlpStatus::optimal) << result.message;
+  EXPECT_DOUBLE_EQ(result.span, 145);
+  EXPECT_EQ(result.proof, IlpProof::search);
+  EXPECT_GT(result.search_nodes, 0);
+  EXPECT_FALSE(result.solver_called);
+}
+
+// An order search cut short by its budget proves nothing and hands over to CBC.
+TEST(Certificate, ACutShortSearchProvesNothing) {
+  const Problem problem = test::make_problem(4, 8, 5, 7, 3, 1, 10);
+  IlpOptions options;
+  options.search_node_limit = 10;
+  options.node_limit = 1;
+  const IlpResult result = solve_ilp(problem, options);
+  EXPECT_EQ(result.search_nodes, 10);
+  EXPECT_NE(result.proof, IlpProof::search);
 }
 
 TEST(Certificate, TheLowerBoundNeedsNoSolver) {
@@ -124,6 +160,7 @@ TEST(Certificate, UnprovenResultsCarryNoProof) {
   const Problem problem = test::make_problem(4, 8, 5, 7, 3, 1, 10);
   IlpOptions options;
   options.node_limit = 1;
+  options.search_node_limit = 0;
   const IlpResult result = solve_ilp(problem, options);
   ASSERT_EQ(result.status, IlpStatus::feasible) << result.message;
   EXPECT_EQ(result.proof, IlpProof::none);

@@ -3,6 +3,7 @@
 
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_model.h"
+#include "sim/solver/ilp_order_search.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/lower_bound.h"
 #include "tests/solver/solver_test_support.h"
@@ -70,6 +71,34 @@ TEST(IlpModel, OrderVariablesOnlyWhereTheStructureLeavesAChoice) {
       EXPECT_GT(a % 2, b % 2);        // ...of a later microbatch
     }
   }
+}
+
+// p=8 m=16 1.5B costs at 1.25p: zb-auto 876.284, and the order search finds 873.418. The model
+// that searches below 876.284 must contain that order (its warm start satisfies every row): a
+// CBC "infeasible" there was the wall clock stopping the root, not a proof (ilp_cbc.cpp).
+TEST(IlpModel, HoldsTheOrderSearchsShorterSchedule) {
+  ProblemSpec spec = testing::uniform_spec(8, 16, 18.522, 18.086, 9.337, 0.601);
+  spec.mem_f = {2};
+  spec.mem_b = {-1};
+  spec.mem_w = {-1};
+  const Problem problem = spec.build("test");
+  const double limit = 20;
+  const GreedyResult greedy = greedy_schedule(problem, limit);
+  OrderSearchOptions search;
+  search.memory_limit = limit;
+  search.step = 0.001;
+  search.work_limit = 300'000'000;
+  const OrderSearchResult found = search_in_order_schedules(problem, greedy.span, search);
+  ASSERT_TRUE(found.better.has_value());
+  ASSERT_LT(found.span, greedy.span - 1);
+  IlpModelOptions options;
+  options.memory_limit = limit;
+  options.incumbent_span = found.span;
+  options.search_span = greedy.span - 0.001;
+  options.lower_bound = span_lower_bound(problem, limit).span;
+  const IlpModel model = build_ilp_model(problem, *found.better, options);
+  ASSERT_FALSE(model.empty_windows);
+  EXPECT_LE(model.lp.max_violation(model.warm_start), 1e-6);
 }
 
 }  // namespace

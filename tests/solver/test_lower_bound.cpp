@@ -4,7 +4,9 @@
 #include "tests/solver/brute_force.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/generators.h"
+#include "sim/solver/auto_schedule.h"
 #include "sim/solver/greedy_schedule.h"
+#include "sim/solver/ilp_solver.h"
 #include "sim/solver/lower_bound.h"
 #include "tests/solver/solver_test_support.h"
 #include "tests/support/problems.h"
@@ -85,16 +87,73 @@ TEST(LowerBound, NeverAboveHeuristicOrHandcraftedSchedules) {
   }
 }
 
-}  // namespace
-// One microbatch of memory on two unit-cost stages: stage 0 must finish each microbatch (F, wait
-// 2 for its B to come back, B, W) before the next F fits, so every microbatch costs 5: span 15 for
-// m = 3. The closed forms count the wait only at the head and the tail (13).
-TEST(LowerBound, TheSequenceBoundSeesIdleInTheMiddle) {
-  const Problem problem = make_problem(2, 3, 1, 1, 1, 0, 2);
-  EXPECT_DOUBLE_EQ(span_lower_bound(problem, 2).span, 13);
-  EXPECT_DOUBLE_EQ(sequence_lower_bound(problem, 2), 15);
-  EXPECT_DOUBLE_EQ(test::any_order_span(problem, 2), 15);
-  EXPECT_DOUBLE_EQ(sequence_lower_bound(problem, 2, 2), 0);  // m above the cap: no bound
+// One chunk per device: the multi-chunk bound never exceeds the optimum over every order.
+TEST(ChunkedLowerBound, NeverAboveTheAnyOrderOptimumWithOneChunk) {
+  std::mt19937 rng(1719);
+  for (int trial = 0; trial < 12; ++trial) {
+    const int p = 2 + trial % 3;
+    const Problem problem = test::random_problem(rng, p, 2, trial % 2 == 0 ? 0.5 : 1.0);
+    const double limit = *problem.memory_limit();
+    const double optimum = test::any_order_span(problem, limit);
+    if (!std::isfinite(optimum)) continue;
+    EXPECT_LE(chunked_lower_bound(problem, limit), optimum + 1e-9) << "p=" << p << " trial " << trial;
+  }
 }
 
+// Two chunks, interleaved and V, random costs and limits: never above zb-auto's span there, and
+// above the busiest device's work somewhere (the head and tail idle are not vacuous).
+TEST(ChunkedLowerBound, NeverAboveZbAutoWithTwoChunks) {
+  std::mt19937 rng(1720);
+  std::uniform_int_distribution<int> cost(1, 6);
+  int checked = 0, above_work = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    ProblemSpec spec;
+    spec.devices = 2 + trial % 3;
+    spec.microbatches = 2 * spec.devices + trial % 5;
+    spec.chunks = 2;
+    spec.placement = trial % 2 == 0 ? Placement::interleaved : Placement::vshape;
+    for (int s = 0; s < 2 * spec.devices; ++s) {
+      spec.t_f.push_back(cost(rng));
+      spec.t_b.push_back(cost(rng));
+      spec.t_w.push_back(cost(rng));
+    }
+    spec.t_comm = {static_cast<double>(trial % 3 == 0)};
+    spec.mem_limit = MemoryLimit{0.5 + 0.25 * (trial % 4), true};
+    const Problem problem = spec.build("test");
+    const double limit = *problem.memory_limit();
+    AutoResult heuristic;
+    try {
+      heuristic = auto_schedule(problem, limit);
+    } catch (const ScheduleError&) {
+      continue;  // no candidate fits this limit
+    }
+    const double bound = chunked_lower_bound(problem, limit);
+    EXPECT_LE(bound, heuristic.span + 1e-9) << "trial " << trial;
+    EXPECT_LE(chunked_lower_bound(problem, -1), bound + 1e-9);  // a limit only adds idle
+    ++checked;
+    above_work += bound > problem.work() + 1e-9 ? 1 : 0;
+  }
+  EXPECT_GT(checked, 30);
+  EXPECT_GT(above_work, 0);
+}
+
+// zb-ilp on several chunks: zb-auto with the bound, a certified gap, no exception.
+TEST(ChunkedLowerBound, ZbIlpReportsACertifiedGapForTheV) {
+  ProblemSpec spec = testing::uniform_spec(4, 12, 18.522, 18.086, 9.337, 0.601, 2);
+  spec.placement = Placement::vshape;
+  spec.mem_f = {2};
+  spec.mem_b = {-1};
+  spec.mem_w = {-1};
+  spec.mem_limit = MemoryLimit{2, true};
+  const Problem problem = spec.build("test");
+  const IlpResult result = solve_ilp(problem, IlpOptions{});
+  ASSERT_NE(result.status, IlpStatus::infeasible) << result.message;
+  EXPECT_DOUBLE_EQ(result.span, auto_schedule(problem, *problem.memory_limit()).span);
+  EXPECT_DOUBLE_EQ(result.best_bound, std::min(result.span, chunked_lower_bound(problem, *problem.memory_limit())));
+  EXPECT_GE(result.gap, 0);
+  EXPECT_LT(result.gap, 0.05);
+  EXPECT_NE(result.message.find("2 chunks per device"), std::string::npos);
+}
+
+}  // namespace
 }  // namespace zb

@@ -29,14 +29,14 @@ TEST_F(SolverCli, SolveProvesAndWritesTheSchedule) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("zb-ilp: optimal  span 145 ms  bound 145  gap 0.00%"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("zb-auto 148"), std::string::npos) << run.out;
-  // zb-auto (148) is above the lower bound, so the proof of 145 is CBC's.
-  EXPECT_NE(run.out.find("certificate: proven optimal by the MILP (CBC)"), std::string::npos) << run.out;
+  // zb-auto (148) is above the lower bound, so the proof of 145 is the order search's.
+  EXPECT_NE(run.out.find("certificate: proven optimal by exhaustive branch and bound"), std::string::npos) << run.out;
   ASSERT_TRUE(fs::exists(out));
   std::ifstream in(out);
   std::string first, second;
   std::getline(in, first);
   std::getline(in, second);
-  EXPECT_EQ(first.rfind("# zb-ilp optimal (proof: milp) span 145", 0), 0u) << first;
+  EXPECT_EQ(first.rfind("# zb-ilp optimal (proof: search) span 145", 0), 0u) << first;
   EXPECT_EQ(second.rfind("d0: F0 ", 0), 0u) << second;
   // The written schedule runs through compare as a schedule file would elsewhere: here, simply
   // check the JSON form of solve agrees.
@@ -50,7 +50,8 @@ TEST_F(SolverCli, SolveProvesAndWritesTheSchedule) {
   EXPECT_DOUBLE_EQ(row["best_bound"].get<double>(), 145);
   EXPECT_DOUBLE_EQ(row["heuristic_span"].get<double>(), 148);
   EXPECT_LE(row["peak_memory"][0].get<double>(), 10);
-  EXPECT_EQ(row["reason"].get<std::string>().rfind("proven optimal by the MILP (CBC)", 0), 0u) << row["reason"];
+  EXPECT_EQ(row["reason"].get<std::string>().rfind("proven optimal by exhaustive branch and bound", 0), 0u)
+      << row["reason"];
 }
 
 // Unit costs at 2p: zb-auto meets the lower bound, which certifies over all schedules without CBC.
@@ -69,7 +70,15 @@ TEST_F(SolverCli, InfeasibleLimitIsExitTwoWithoutOutput) {
   EXPECT_NE(run.err.find("--mem-limit: memory limit 1.5 is infeasible"), std::string::npos) << run.err;
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(zbsim("solve" + kUnbalanced + " --time-limit 0").exit_code, 2);
-  EXPECT_EQ(zbsim("solve --p 4 --m 8 --chunks 2 --tf 1 --tb 1 --tw 1").exit_code, 2);
+  EXPECT_EQ(zbsim("solve --p 4 --m 8 --chunks 2 --placement bidirectional --tf 1 --tb 1 --tw 1").exit_code, 2);
+}
+
+// Several chunks per device: zb-auto with the multi-chunk bound, a certified gap.
+TEST_F(SolverCli, SolveGivesInterleavedProblemsABound) {
+  const CliRun run = zbsim("solve --p 4 --m 8 --chunks 2 --tf 1 --tb 1 --tw 1 --mem-f 2 --mem-b -1 --mem-w -1");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("bound "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("2 chunks per device: zb-auto at the interleaved placement"), std::string::npos) << run.out;
 }
 
 TEST_F(SolverCli, CompareAcceptsTheSolverSchedules) {
