@@ -9,7 +9,7 @@
 #include "sim/cli/commands.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
-#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/auto_schedule.h"
 #include "sim/solver/ilp_solver.h"
 #include "sim/cli/problem_options.h"
 #include "sim/cli/results.h"
@@ -84,7 +84,8 @@ int run_solve(int argc, char** argv) {
     write_file_atomically(values["out"].as<std::string>(), header + to_text(result.schedule));
   }
   if (values.count("svg")) {
-    Schedule heuristic = greedy_schedule(problem, result.memory_limit).schedule;
+    // zb-auto as the generator runs it at this placement (the greedy with one chunk per device).
+    const Schedule heuristic = auto_schedule(problem, result.memory_limit).schedule;
     const Trace auto_trace = evaluate(problem, heuristic);
     write_file_atomically(values["svg"].as<std::string>(),
                           to_svg({LabeledTrace{"zb-auto", &auto_trace}, LabeledTrace{"zb-ilp", &run.trace}}));

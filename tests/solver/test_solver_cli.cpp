@@ -79,6 +79,12 @@ TEST_F(SolverCli, SolveGivesInterleavedProblemsABound) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("bound "), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("2 chunks per device: zb-auto at the interleaved placement"), std::string::npos) << run.out;
+  // The SVG's zb-auto row is zb-auto at the same placement (it called the one-chunk greedy: exit 2).
+  const fs::path svg = dir_ / "interleaved.svg";
+  const CliRun drawn = zbsim("solve --p 4 --m 8 --chunks 2 --tf 1 --tb 1 --tw 1 --mem-f 2 --mem-b -1 --mem-w -1 --svg " +
+                             svg.string());
+  ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
+  EXPECT_NE(zb::testing::slurp(svg).find("zb-auto"), std::string::npos);
 }
 
 TEST_F(SolverCli, CompareAcceptsTheSolverSchedules) {
