@@ -92,22 +92,6 @@ double time_granularity(const Problem& problem) {
   return 0.0;
 }
 
-// One microbatch at a time through the whole pipeline: needs only one forward in flight, so it
-// fits every limit that any schedule fits. The fallback when zb-auto cannot free memory in time.
-Schedule sequential_schedule(const Problem& problem) {
-  Schedule schedule;
-  schedule.name = "sequential";
-  schedule.devices.assign(static_cast<std::size_t>(problem.devices), {});
-  for (auto& list : schedule.devices) {
-    for (int i = 0; i < problem.microbatches; ++i) {
-      list.push_back({Pass::F, i, 0});
-      list.push_back({Pass::B, i, 0});
-      list.push_back({Pass::W, i, 0});
-    }
-  }
-  return schedule;
-}
-
 // Every (stage, microbatch) has exactly one F, B and W, in that order, on its own stage: what the
 // model's layout needs from a warm start (list_timing alone accepts repeats).
 bool order_is_complete(const Problem& problem, const Schedule& schedule) {
@@ -197,19 +181,11 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     result.solve_seconds = seconds_since(start);
     return result;
   }
-  double limit = 0;
-  Schedule reference;
-  try {
-    limit = greedy_memory_limit(problem, requested);
-    GreedyResult greedy = greedy_schedule(problem, limit);
-    reference = std::move(greedy.schedule);
-    result.heuristic_span = greedy.span;
-  } catch (const InputError&) {
-    // zb-auto could not free memory in time; one microbatch at a time always fits.
-    limit = requested.value_or(needed);
-    reference = sequential_schedule(problem);
-    result.heuristic_span = list_timing(problem, reference).span;
-  }
+  // zb-auto fits every limit from `needed` up (its split-1F1B fallback, section 5).
+  const double limit = greedy_memory_limit(problem, requested);
+  GreedyResult greedy = greedy_schedule(problem, limit);
+  Schedule reference = std::move(greedy.schedule);
+  result.heuristic_span = greedy.span;
   result.memory_limit = limit;
   result.span = result.heuristic_span;
   // A caller's schedule (e.g. the optimum at a smaller limit) replaces zb-auto as the warm start
