@@ -45,6 +45,8 @@ int run_solve(int argc, char** argv) {
   own.add_options()
       ("node-limit", po::value<std::int64_t>()->default_value(IlpOptions{}.node_limit),
        "CBC branch-and-bound nodes for the whole solve: the budget that makes one input give one result")
+      ("search-nodes", po::value<std::int64_t>()->default_value(IlpOptions{}.search_node_limit),
+       "nodes of the exact search over in-order schedules that runs before CBC (0: straight to CBC)")
       ("time-limit", po::value<double>()->default_value(30),
        "wall-clock safety net in seconds (when it fires first, the result says so and may vary between runs)")
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv")
@@ -56,7 +58,8 @@ int run_solve(int argc, char** argv) {
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim solve (--scenario FILE | --p N --m N --tf X --tb X --tw X ...) [--mem-limit X|Np]\n"
-                          "       [--node-limit N] [--time-limit S] [--format table|json|csv] [--out schedule.txt] [--svg F] [--lp F]",
+                          "       [--node-limit N] [--search-nodes N] [--time-limit S] [--format table|json|csv] [--out schedule.txt]\n"
+                          "       [--svg F] [--lp F]",
                           "  zbsim solve --p 4 --m 8 --tf 5 --tb 7 --tw 3 --tcomm 1 --mem-f 2 --mem-b -1 --mem-w -1 \\\n"
                           "              --mem-limit 10 --time-limit 60 --out zb-ilp.txt",
                           {"out", "svg", "lp"})) {
@@ -67,6 +70,10 @@ int run_solve(int argc, char** argv) {
   const Problem problem = scenario.spec.build(scenario.source);
   IlpOptions ilp;
   ilp.node_limit = values["node-limit"].as<std::int64_t>();
+  ilp.search_node_limit = values["search-nodes"].as<std::int64_t>();
+  if (ilp.search_node_limit < 0) {
+    throw InputError(fmt::format("--search-nodes {}: must be 0 or more", ilp.search_node_limit));
+  }
   ilp.time_limit_s = values["time-limit"].as<double>();
   ilp.threads = values["threads"].as<int>();
   if (values.count("lp")) ilp.lp_file = values["lp"].as<std::string>();
