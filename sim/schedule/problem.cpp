@@ -99,8 +99,11 @@ double Problem::activation_per_microbatch(int device) const {
 }
 
 double Problem::activation_unit() const {
+  // The official runtime's rule (max(f_mem[:2]) in zerobubble/runtime.py): devices 0 and 1 are
+  // where 1F1B keeps the most microbatches (p and p-1), so p times their M_B is 1F1B's memory; a
+  // larger last stage (the output layer's logits) holds one microbatch in 1F1B and does not count.
   double unit = 0;
-  for (int d = 0; d < devices; ++d) unit = std::max(unit, activation_per_microbatch(d));
+  for (int d = 0; d < std::min(devices, 2); ++d) unit = std::max(unit, activation_per_microbatch(d));
   return unit;
 }
 

@@ -97,7 +97,7 @@ struct Problem {
   // Activation memory one microbatch's forwards leave on a device (sum of mem_f over the device's
   // stages on its path; the larger copy's under bidirectional).
   double activation_per_microbatch(int device) const;
-  // M_B of the memory-limit notation: the largest activation_per_microbatch over devices.
+  // M_B of the memory-limit notation: the larger activation_per_microbatch of devices 0 and 1.
   double activation_unit() const;
   // The limit in absolute units, if any.
   std::optional<double> memory_limit() const;

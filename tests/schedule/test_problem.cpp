@@ -60,6 +60,28 @@ TEST(Problem, MemoryLimitInUnitsOfP) {
   EXPECT_THROW(MemoryLimit::parse("abc", "test"), InputError);
 }
 
+// The official runtime's M_B (max(f_mem[:2]), zerobubble/runtime.py): 1p is 1F1B's memory, p
+// times what devices 0 and 1 keep per microbatch; a last stage whose output layer keeps more (the
+// logits) holds one microbatch in 1F1B and must not raise every device's limit.
+TEST(Problem, OnePIsWhatTheFirstTwoDevicesKeepNotTheLargestStage) {
+  ProblemSpec spec;
+  spec.devices = 4;
+  spec.microbatches = 8;
+  spec.t_f = spec.t_b = spec.t_w = {1.0};
+  spec.mem_f = {2, 3, 2, 7};
+  spec.mem_b = {-1, -1, -1, -1};
+  spec.mem_w = {-1, -2, -1, -6};
+  spec.mem_limit = MemoryLimit::parse("1p", "test");
+  const Problem problem = spec.build();
+  EXPECT_DOUBLE_EQ(problem.activation_unit(), 3.0);
+  EXPECT_DOUBLE_EQ(*problem.memory_limit(), 12.0);
+  spec.devices = 1;
+  spec.mem_f = {5};
+  spec.mem_b = {-1};
+  spec.mem_w = {-4};
+  EXPECT_DOUBLE_EQ(spec.build().activation_unit(), 5.0);
+}
+
 TEST(Problem, ErrorsNameTheFieldAndValue) {
   auto message_of = [](ProblemSpec spec) {
     try {
