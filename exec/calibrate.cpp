@@ -80,6 +80,9 @@ void measure_device(Device& device, Fabric& fabric, const CalibrationOptions& op
       for (std::size_t i = 0; i < own.size(); ++i) {
         device.clear_events();
         const auto e0 = device.record_event();
+        // A step computes the gradients' squared sums (its share of the norm all-reduce) and
+        // then updates, both between its last W and its next F: t_opt is both, as zbexec runs them.
+        models[i]->gradient_square_sums();
         optimizers[i]->apply(StepDecision{});
         const auto e1 = device.record_event();
         device.synchronize();

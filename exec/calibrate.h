@@ -37,7 +37,7 @@ struct Calibration {
   zb::ProblemSpec spec;  // per-stage costs in ms, memory deltas in bytes, t_comm in ms
   std::vector<double> t_f_ms, t_b_ms, t_w_ms;
   double t_comm_ms = 0;
-  std::vector<double> t_opt_ms;  // per stage: one update of its weights
+  std::vector<double> t_opt_ms;  // per stage: the gradient norm's squared sums and one update
   double t_reduce_hop_ms = 0;    // half a round trip of a control message (the norm all-reduce's)
   std::vector<double> mem_f_bytes, mem_b_bytes, mem_w_bytes;
   // Per stage and pass (t_f, t_b, t_w, t_opt): the estimate and the spread of its rounds, in ms.
