@@ -94,10 +94,10 @@ class VGrid {
 
   // The squeeze: in slot order, each pass moves to the earliest free slot after its dependencies
   // where no device's peak exceeds the largest peak before the squeeze. The steady phase (from the
-  // first chunk-0 B on device 0 to the first last-microbatch chunk-0 F) stays as the block has it;
-  // so does the warm-up when the W are not placed (they would fill its gaps). Without placed W the
+  // first chunk-0 B on device 0 to the first last-microbatch chunk-0 F) stays as the block has it
+  // unless !keep_steady (after rebuild_ends, which reorders both ends); so does the warm-up when the W are not placed (they would fill its gaps). Without placed W the
   // memory counts W as put_w would put them. Ends with the passes pulled together (unit times).
-  void squeeze(bool w_placed) {
+  void squeeze(bool w_placed, bool keep_steady = true) {
     const bool implicit_w = !w_placed;
     double limit = 0;
     for (int d = 0; d < p_; ++d) {
@@ -110,7 +110,7 @@ class VGrid {
       const int code = devices_[d].cell[t];
       const int kind = code % kKinds;
       const int k = code / kKinds;
-      if (phase == Phase::warm_up && kind == 3 && d == 0) phase = Phase::steady;
+      if (phase == Phase::warm_up && kind == 3 && d == 0 && keep_steady) phase = Phase::steady;
       if (phase == Phase::steady) {
         if (kind == 0 && k == m_ - 1) phase = Phase::cool_down;
         continue;
@@ -128,6 +128,175 @@ class VGrid {
     }
     if (!w_placed) put_w();
     compact();
+  }
+
+  // The cool-down rebuilt (after the squeeze, W placed): with P the largest number of chunk
+  // activations any device holds, each device keeps its last ceil(P/2) chunk-0 B and its last
+  // min(i+1, P - ceil(P/2)) chunk-1 B out of the squeeze's order and lays them on fixed diagonals
+  // after device 0's last chunk-1 F (chunk-0 B two slots apart ending 2p - i after it, chunk-1 B
+  // two slots apart ending i + 1 after it), which pairs the two chunks' backwards the way the
+  // reference's process_cooldown does (see V-SCHEDULES.md). The W from the tail are taken out (as
+  // many as the B taken and at least P, so the diagonals have room) and put back into the free
+  // slots after the last W kept, each as soon as a B waits. Then the grid is re-timed. Returns false
+  // and leaves the grid as it was when a diagonal slot is taken, an order would break a dependency,
+  // or the largest device peak would rise.
+  bool rebuild_cool_down() {
+    const std::vector<DeviceSlots> saved = devices_;
+    const double before = largest_peak(false);
+    auto undo = [&] {
+      devices_ = saved;
+      return false;
+    };
+    const int held = most_activations_held();
+    const int chunk0_b = std::min((held + 1) / 2, m_);
+    const int chunk1_b_cap = std::min(held - chunk0_b, m_);
+    const int start = devices_[0].slot[1][m_ - 1];
+    for (int d = 0; d < p_; ++d) {
+      DeviceSlots& device = devices_[d];
+      const int chunk1_b = std::min(d + 1, chunk1_b_cap);
+      for (int k = m_ - chunk0_b; k < m_; ++k) device.cell[device.slot[3][k]] = kEmpty;
+      for (int k = m_ - chunk1_b; k < m_; ++k) device.cell[device.slot[2][k]] = kEmpty;
+      const int dropped_w = std::min(static_cast<int>(device.slot[kW].size()), std::max(chunk0_b + chunk1_b, held));
+      for (int j = 0; j < dropped_w; ++j) {
+        device.cell[device.slot[kW].back()] = kEmpty;
+        device.slot[kW].pop_back();
+      }
+      auto lay = [&](int kind, int k, int t) {
+        if (t < 0 || t >= horizon_ || device.cell[t] != kEmpty) return false;
+        place(d, kind, k, t);
+        return true;
+      };
+      for (int j = 0; j < chunk0_b; ++j) {
+        if (!lay(3, m_ - 1 - j, start - d + 2 * p_ - 2 * j)) return undo();
+      }
+      for (int j = 0; j < chunk1_b; ++j) {
+        if (!lay(2, m_ - 1 - j, start + 1 + d - 2 * j)) return undo();
+      }
+      const int last_w = device.slot[kW].empty() ? -1 : device.slot[kW].back();
+      int waiting = 0;
+      for (int t = 0; t < horizon_; ++t) {
+        const int code = device.cell[t];
+        if (code == kEmpty) {
+          if (t > last_w && waiting > 0) {
+            place(d, kW, static_cast<int>(device.slot[kW].size()), t);
+            --waiting;
+          }
+        } else if (is_b(code % kKinds)) {
+          ++waiting;
+        } else if (code % kKinds == kW) {
+          --waiting;
+        }
+        if (waiting < 0) return undo();  // a W kept before its B
+      }
+      if (waiting > 0) return undo();  // no room left for every W
+    }
+    if (!dependencies_hold()) return undo();
+    compact();
+    if (largest_peak(false) > before * (1 + 1e-12)) return undo();
+    return true;
+  }
+
+  // The warm-up rebuilt (W placed), the reference's process_warmup: with P the most chunk
+  // activations any device holds (at most 2p), device i takes everything before its first chunk-0 B
+  // out and lays it again from slot i: chunk-0 F back to back for 2(p-1-i) slots, then i+1 pairs
+  // (chunk-0 F, chunk-1 F), then (chunk-1 B, W, chunk-1 F) and once those F run out (chunk-1 B, W,
+  // chunk-0 F). Only min(i+1, P/2) chunk-1 F and P minus that chunk-0 F go before the first B, so
+  // the device fills P before it starts its backwards. Then the grid is re-timed. Returns false and
+  // leaves the grid as it was when a pass would land on a taken slot, a dependency would break, or
+  // the largest device peak would rise.
+  bool rebuild_warm_up() {
+    const std::vector<DeviceSlots> saved = devices_;
+    const double before = largest_peak(false);
+    auto undo = [&] {
+      devices_ = saved;
+      return false;
+    };
+    const int held = std::min(most_activations_held(), 2 * p_);
+    for (int d = 0; d < p_; ++d) {
+      DeviceSlots& device = devices_[d];
+      const int first_b0 = device.slot[3][0];
+      std::array<int, kKinds> count{};  // passes of each kind before the first chunk-0 B
+      for (int kind : {0, 1, 2, kW}) {
+        for (int t : device.slot[kind]) {
+          if (t >= first_b0) break;
+          device.cell[t] = kEmpty;
+          ++count[kind];
+        }
+      }
+      if (device.slot[kW].size() > static_cast<std::size_t>(count[kW])) {
+        device.slot[kW].erase(device.slot[kW].begin(), device.slot[kW].begin() + count[kW]);
+      } else {
+        device.slot[kW].clear();
+      }
+      std::vector<int> later_w = std::move(device.slot[kW]);  // W after the first chunk-0 B
+      device.slot[kW].clear();
+      const int f1_first = std::min({d + 1, held / 2, m_});
+      const int f0_first = std::min(held - f1_first, m_);
+      std::array<int, kKinds> laid{};
+      int t = d;
+      auto lay = [&](int kind, int most) {
+        const bool wanted = laid[kind] < std::min(most, count[kind]);
+        if (wanted) {
+          if (t >= horizon_ || device.cell[t] != kEmpty) return false;
+          place(d, kind, laid[kind]++, t);
+        }
+        ++t;
+        return true;
+      };
+      bool fits = true;
+      for (int i = 0; i < 2 * (p_ - 1 - d) && fits; ++i) fits = lay(0, f0_first);
+      for (int i = 0; i <= d && fits; ++i) fits = lay(0, f0_first) && lay(1, f1_first);
+      while (fits && (laid[0] < count[0] || laid[1] < count[1] || laid[2] < count[2] || laid[kW] < count[kW])) {
+        fits = lay(2, m_) && lay(kW, m_) && (laid[1] < count[1] ? lay(1, m_) : lay(0, m_));
+      }
+      if (!fits) return undo();
+      for (int w : later_w) place(d, kW, static_cast<int>(device.slot[kW].size()), w);
+    }
+    if (!dependencies_hold()) return undo();
+    compact();
+    if (largest_peak(false) > before * (1 + 1e-12)) return undo();
+    return true;
+  }
+
+  // The slots up to the last pass on any device (the span in unit passes once compacted).
+  int length() const {
+    int last = -1;
+    for (const DeviceSlots& device : devices_) {
+      for (int t = horizon_ - 1; t > last; --t) {
+        if (device.cell[t] != kEmpty) {
+          last = t;
+          break;
+        }
+      }
+    }
+    return last + 1;
+  }
+
+  // The most chunk activations any device holds: F minus W along its slots (the paper's P).
+  int most_activations_held() const {
+    int held = 0;
+    for (const DeviceSlots& device : devices_) {
+      int level = 0;
+      for (int code : device.cell) {
+        const int kind = code == kEmpty ? kEmpty : code % kKinds;
+        level += kind == 0 || kind == 1 ? 1 : kind == kW ? -1 : 0;
+        held = std::max(held, level);
+      }
+    }
+    return held;
+  }
+
+  // Whether every pass comes after what it depends on (each W after its B).
+  bool dependencies_hold() const {
+    for (int d = 0; d < p_; ++d) {
+      for (int kind = 0; kind < kKinds; ++kind) {
+        const auto& slots = devices_[d].slot[kind];
+        for (int k = 0; k < static_cast<int>(slots.size()); ++k) {
+          if (dependency_slot(d, kind, k) >= slots[k]) return false;
+        }
+      }
+    }
+    return true;
   }
 
   // The per-device order; each W takes the oldest waiting B's chunk and microbatch.
@@ -544,19 +713,34 @@ class BlockPeaks {
 };
 
 // The steps after the block's grid has its W: squeeze with them, squeeze without, W back in.
-Schedule squeeze_into_schedule(VGrid grid, std::string name) {
+// v-auto's extra step (the reference's reordering): the warm-up and the cool-down rebuilt on a copy
+// of the squeezed grid, squeezed again over the whole grid, kept where that is shorter on the unit
+// grid (elsewhere the squeeze's own order is as short and stays). At unit costs this closes the
+// 1-2 slots the squeeze alone left above the closed form at odd limits.
+void rebuild_ends(VGrid& grid) {
+  VGrid rebuilt = grid;
+  const bool warm_up = rebuilt.rebuild_warm_up();
+  const bool cool_down = rebuilt.rebuild_cool_down();
+  if (!warm_up && !cool_down) return;
+  rebuilt.squeeze(true, false);
+  if (rebuilt.length() < grid.length()) grid = std::move(rebuilt);
+}
+
+Schedule squeeze_into_schedule(VGrid grid, std::string name, bool rebuild) {
   grid.squeeze(true);
   grid.drop_w();
   grid.squeeze(false);
   grid.drop_w();
   grid.put_w();
+  if (rebuild) rebuild_ends(grid);
   return grid.to_schedule(std::move(name));
 }
 
-Schedule build(const Problem& problem, const VBlock& block, std::string name) {
+// v-min and v-half are the spec's steps; v-auto (`rebuild`) adds rebuild_ends.
+Schedule build(const Problem& problem, const VBlock& block, std::string name, bool rebuild = false) {
   VGrid grid(problem, block);
   grid.put_w();
-  return squeeze_into_schedule(std::move(grid), std::move(name));
+  return squeeze_into_schedule(std::move(grid), std::move(name), rebuild);
 }
 
 // The first slot after `after` that falls on position `position` of the period.
@@ -646,7 +830,7 @@ VBlock v_half_block(int p) {
   return block;
 }
 
-Schedule schedule_from_block(const Problem& problem, const VBlock& block) { return build(problem, block, "v-block"); }
+Schedule schedule_from_block(const Problem& problem, const VBlock& block) { return build(problem, block, "v-block", true); }
 
 Schedule make_v_min(const Problem& problem) {
   require_vshape(problem, "v-min");
@@ -705,8 +889,12 @@ std::vector<VBlock> v_auto_candidates(const Problem& problem) {
 
 Schedule make_v_auto(const Problem& problem) {
   const std::vector<std::vector<VBlock>> levels = v_auto_levels(problem);
-  // The bubble lies in the warm-up and cool-down, which 2p microbatches already show: rank there.
-  // Equal spans go to the smaller peak. This is a heuristic, not exact: at p=8 m=64 (unit costs,
+  // The bubble lies in the warm-up and cool-down, which 2p + 1 microbatches already show: rank
+  // there. Not at 2p: there the warm-up and the rebuilt cool-down meet and some blocks score a slot
+  // better than at any larger m (p=5, limit 10 chunk activations: the first block reaching zero
+  // bubble at 2p is 1 slot above at every m from 2p + 1 to 6p; ranked at 2p + 1, the winner matches
+  // the best block at 2p + 2, 3p and 4p for every p = 4..8 and limit). Equal spans go to the
+  // smaller peak. This is a heuristic, not exact: at p=8 m=64 (unit costs,
   // no limit) the span at m minus the span at 2p is 288 for most candidates but 287 or 286 for a
   // few (their squeeze does better with a longer steady phase), so the order at 2p can differ from
   // the order at m; there the winner still reaches zero bubble at m.
@@ -714,7 +902,7 @@ Schedule make_v_auto(const Problem& problem) {
   // No span is below the busiest device's work: once the best reaches it, no later candidate can
   // win (p=32 m=256 at unit costs: 23 of the 47 candidates are built).
   Problem ranking = problem;
-  ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices);
+  ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices + 1);
   const TimeGrid grid(problem);
   auto busiest_work = [&](const Problem& at) {
     double busiest = 0;
@@ -733,7 +921,7 @@ Schedule make_v_auto(const Problem& problem) {
     if (!ranked[i]) {
       LevelBest best;
       for (const VBlock& block : levels[i]) {
-        const Ticks span = grid.ticks(evaluate(ranking, build(ranking, block, "v-auto"), span_only).metrics.span);
+        const Ticks span = grid.ticks(evaluate(ranking, build(ranking, block, "v-auto", true), span_only).metrics.span);
         if (!best.block || span < best.span) best = {&block, span};
         if (best.span <= ranking_bound) break;
       }
@@ -750,7 +938,7 @@ Schedule make_v_auto(const Problem& problem) {
     const LevelBest& upper = level_best(top);
     return lower.span <= upper.span ? lower.block : upper.block;
   };
-  Schedule best = build(problem, *pick(0), "v-auto");
+  Schedule best = build(problem, *pick(0), "v-auto", true);
   Ticks best_span = grid.ticks(evaluate(problem, best, span_only).metrics.span);
   // Toward monotone in the limit: what v-auto makes under a smaller limit fits this one too, so it
   // is made at the smaller levels (where it ranks other blocks) and taken when strictly shorter at
@@ -767,7 +955,7 @@ Schedule make_v_auto(const Problem& problem) {
     return shortest;
   };
   for (std::size_t top = 1; top < levels.size() && best_span > bound; ++top) {
-    Schedule lower = build(problem, *pick(top), "v-auto");
+    Schedule lower = build(problem, *pick(top), "v-auto", true);
     const Ticks span = grid.ticks(evaluate(problem, lower, span_only).metrics.span);
     if (span < best_span) {
       best = std::move(lower);
