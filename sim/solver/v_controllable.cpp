@@ -670,8 +670,13 @@ class BlockPeaks {
     const double take = memory.f[0] + memory.f[1];
     const double leftover = take + memory.b[0] + memory.b[1] + memory.w[0] + memory.w[1];
     const bool periodic = memory.w[0] == memory.w[1] && std::abs(leftover) <= 1e-12 * (1 + std::abs(take));
-    const int n = periodic ? std::min(m_, (spread + 18 + 5) / kVBlockPeriod + 1) : m_;
-    const int length = spread + kVBlockPeriod * (n - 1) + 2 * n + 1;
+    // With m >= `settled` the grid agrees with the one for infinitely many microbatches over its
+    // first spread + 24 slots, whose levels repeat every 6 slots from spread + 12 on (above): those
+    // slots hold the peak, and the rest (the steady phase again, then the drain) is not walked.
+    const int settled = (spread + 18 + 5) / kVBlockPeriod + 1;
+    const bool window = periodic && m_ >= settled;
+    const int n = window ? settled : m_;
+    const int length = window ? spread + 4 * kVBlockPeriod : spread + kVBlockPeriod * (n - 1) + 2 * n + 1;
     // The searched blocks put a row's four passes at distinct positions of the period, so the pass
     // in slot t is the one at t's position, if its microbatch t is in range: no grid to fill.
     std::array<int, kVBlockPeriod> kind_at{kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty};
