@@ -644,9 +644,13 @@ class BlockPeaks {
     }
   }
 
-  double largest_peak(const VBlock& block) {
+  // The largest device peak, or nullopt as soon as a device's goes over `cap` (when given).
+  std::optional<double> largest_peak(const VBlock& block, std::optional<double> cap = std::nullopt) {
     double largest = 0;
-    for (std::size_t d = 0; d < block.size(); ++d) largest = std::max(largest, device_peak(memory_of_[d], block[d]));
+    for (std::size_t d = 0; d < block.size(); ++d) {
+      largest = std::max(largest, device_peak(memory_of_[d], block[d]));
+      if (cap && first_over_limit({largest}, *cap)) return std::nullopt;
+    }
     return largest;
   }
 
@@ -855,7 +859,17 @@ std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
   std::map<double, std::vector<std::size_t>> by_peak;  // indexes into blocks
   std::vector<VBlock> blocks = searched_blocks(problem.devices);
   BlockPeaks peaks(problem);
-  for (std::size_t i = 0; i < blocks.size(); ++i) by_peak[peaks.largest_peak(blocks[i])].push_back(i);
+  // Blocks over `cap` are never searched (below), so their rows are not all walked; when no block
+  // is within the cap, or the smallest peak is above it within the limit's tolerance (then the
+  // searched limit is that peak, not the cap), every block's peak is needed after all.
+  const double cap = std::min(limit, problem.devices * problem.activation_unit());
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (const std::optional<double> peak = peaks.largest_peak(blocks[i], cap)) by_peak[*peak].push_back(i);
+  }
+  if (by_peak.empty() || by_peak.begin()->first > cap) {
+    by_peak.clear();
+    for (std::size_t i = 0; i < blocks.size(); ++i) by_peak[*peaks.largest_peak(blocks[i])].push_back(i);
+  }
   auto fits = [&](double peak) { return !first_over_limit({peak}, limit); };
   if (!fits(by_peak.begin()->first)) {
     const std::string given = problem.mem_limit && problem.mem_limit->times_p
