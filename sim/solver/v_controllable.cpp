@@ -851,7 +851,15 @@ Schedule make_v_half(const Problem& problem) {
   return build(problem, v_half_block(problem.devices), "v-half");
 }
 
-std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
+namespace {
+
+// A level of v_auto_levels with the peak its blocks share.
+struct PeakLevel {
+  double peak = 0;
+  std::vector<VBlock> blocks;
+};
+
+std::vector<PeakLevel> peak_levels(const Problem& problem) {
   require_vshape(problem, "v-auto");
   const double limit = problem.memory_limit().value_or(problem.devices * problem.activation_unit());
   // Blocks by the peak of their unsqueezed grid. The squeeze never raises the largest peak, so that
@@ -887,12 +895,43 @@ std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
   // executor's do) the blocks of that smallest peak are searched: they fit the limit (checked above).
   const double searched_limit =
       std::max(std::min(limit, problem.devices * problem.activation_unit()), by_peak.begin()->first);
-  std::vector<std::vector<VBlock>> levels;
+  std::vector<PeakLevel> levels;
   for (auto level = by_peak.rbegin(); level != by_peak.rend(); ++level) {
     if (first_over_limit({level->first}, searched_limit)) continue;
-    levels.emplace_back();
-    for (const std::size_t i : level->second) levels.back().push_back(std::move(blocks[i]));
+    levels.push_back({level->first, {}});
+    for (const std::size_t i : level->second) levels.back().blocks.push_back(std::move(blocks[i]));
   }
+  return levels;
+}
+
+// No schedule in which device 0 never holds more than `peak` has a span (on the grid) below this:
+// device 0's first backward (chunk 1's: the V's last stage is on device 0) waits for its
+// microbatch's forward through all 2p stages from device 0's first pass on, and until then device 0
+// can run only forwards, no more than fit in `peak` (nothing is freed before a B), so it idles for
+// the rest of that chain on top of its work. Transfers are left out (a weaker bound, but a sure
+// one), and one tick per summed cost is taken off for the rounding of sums on the grid. Every block
+// of a level builds schedules within the level's peak (the squeeze and the rebuilt ends never raise
+// the largest peak), so this bounds them all.
+Ticks head_bound(const Problem& problem, const TimeGrid& grid, double peak) {
+  const Ticks work = grid.ticks(problem.device_work(0));
+  const Ticks rounding = 6 * static_cast<Ticks>(problem.microbatches) + problem.stages();
+  const double smallest_f = std::min(memory_delta(problem, Pass::F, problem.stage_of(0, 0)).net(),
+                                     memory_delta(problem, Pass::F, problem.stage_of(0, 1)).net());
+  if (smallest_f <= 0) return work - rounding;
+  const double fit = std::floor(peak / smallest_f + 1e-9);
+  const Ticks forwards = static_cast<Ticks>(std::min(fit, 2.0 * problem.microbatches));
+  Ticks chain = 0;
+  for (int stage = 0; stage < problem.stages(); ++stage) chain += grid.ticks(problem.t_f[stage]);
+  const Ticks longest_f =
+      std::max(grid.ticks(problem.t_f[problem.stage_of(0, 0)]), grid.ticks(problem.t_f[problem.stage_of(0, 1)]));
+  return work + std::max<Ticks>(0, chain - forwards * longest_f) - rounding;
+}
+
+}  // namespace
+
+std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
+  std::vector<std::vector<VBlock>> levels;
+  for (PeakLevel& level : peak_levels(problem)) levels.push_back(std::move(level.blocks));
   return levels;
 }
 
@@ -907,7 +946,7 @@ std::vector<VBlock> v_auto_candidates(const Problem& problem) {
 }
 
 Schedule make_v_auto(const Problem& problem) {
-  const std::vector<std::vector<VBlock>> levels = v_auto_levels(problem);
+  const std::vector<PeakLevel> levels = peak_levels(problem);
   // The bubble lies in the warm-up and cool-down, which 2p + 1 microbatches already show: rank
   // there. Not at 2p: there the warm-up and the rebuilt cool-down meet and some blocks score a slot
   // better than at any larger m (p=5, limit 10 chunk activations: the first block reaching zero
@@ -936,22 +975,33 @@ Schedule make_v_auto(const Problem& problem) {
     Ticks span = 0;
   };
   std::vector<std::optional<LevelBest>> ranked(levels.size());
+  // No block of level i is shorter at the ranking's m than this: the busiest device's work, or
+  // device 0's idle before its first backward within the level's peak (head_bound).
+  auto level_floor = [&](std::size_t i) { return std::max(ranking_bound, head_bound(ranking, grid, levels[i].peak)); };
   auto level_best = [&](std::size_t i) -> const LevelBest& {
     if (!ranked[i]) {
+      const Ticks floor = level_floor(i);
       LevelBest best;
-      for (const VBlock& block : levels[i]) {
+      for (const VBlock& block : levels[i].blocks) {
         const Ticks span = grid.ticks(evaluate(ranking, build(ranking, block, "v-auto", true), span_only).metrics.span);
         if (!best.block || span < best.span) best = {&block, span};
-        if (best.span <= ranking_bound) break;
+        if (best.span <= floor) break;
       }
       ranked[i] = best;
     }
     return *ranked[i];
   };
   // What v-auto picks when the largest peak that fits is level `top`'s: the better of that level
-  // and the one below, the lower one on a tie (the smaller peak).
+  // and the one below, the lower one on a tie (the smaller peak). When the upper level is already
+  // shorter than anything the lower one can reach, the lower one is not ranked (at p=32 m=256 unit
+  // costs: the level just below 2p chunk activations idles a chunk F on device 0 at least).
   auto pick = [&](std::size_t top) {
     if (top + 1 == levels.size()) return level_best(top).block;
+    const Ticks lower_floor = level_floor(top + 1);
+    if (lower_floor > ranking_bound) {
+      const LevelBest& upper = level_best(top);
+      if (upper.span < lower_floor) return upper.block;
+    }
     const LevelBest& lower = level_best(top + 1);
     if (lower.span <= ranking_bound) return lower.block;  // the upper level cannot be strictly shorter
     const LevelBest& upper = level_best(top);
@@ -981,7 +1031,8 @@ Schedule make_v_auto(const Problem& problem) {
       best_span = span;
     }
     const std::optional<Ticks> above = ranked_above(top + 1);
-    if (top + 1 < levels.size() && above && ranked[top + 1]->span >= *above) break;
+    // An unranked level below was beaten by the one above it without being built.
+    if (top + 1 < levels.size() && above && (!ranked[top + 1] || ranked[top + 1]->span >= *above)) break;
   }
   return best;
 }
