@@ -693,7 +693,24 @@ class BlockPeaks {
     std::size_t oldest = 0;
     double level = 0;
     double highest = 0;
-    for (int t = 0, position = 0; t < length; ++t, position = position + 1 == kVBlockPeriod ? 0 : position + 1) {
+    int start = 0;  // where the walk slot by slot begins
+    if (memory.f[0] >= 0 && memory.f[1] >= 0) {
+      // Before the first B only forwards run and no W is owed, so the level only rises: their
+      // deltas are added in slot order (the same sums) without visiting the slots between them.
+      const int first_b = std::min(row[2], row[3]) - first;
+      std::array<int, 2> next = {row[0] - first, row[1] - first};
+      const std::array<int, 2> end = {next[0] + kVBlockPeriod * n, next[1] + kVBlockPeriod * n};
+      for (;;) {
+        const int c = next[0] < end[0] && (next[1] >= end[1] || next[0] < next[1]) ? 0 : 1;
+        if (next[c] >= end[c] || next[c] >= first_b) break;
+        level += memory.f[c];
+        next[c] += kVBlockPeriod;
+      }
+      highest = level;
+      start = first_b;
+    }
+    for (int t = start, position = start % kVBlockPeriod; t < length;
+         ++t, position = position + 1 == kVBlockPeriod ? 0 : position + 1) {
       int kind = kind_at[static_cast<std::size_t>(position)];
       if (kind != kEmpty) {
         const int offset = row[kind] - first;
