@@ -974,8 +974,9 @@ Schedule make_v_auto(const Problem& problem) {
   // few (their squeeze does better with a longer steady phase), so the order at 2p can differ from
   // the order at m; there the winner still reaches zero bubble at m.
   // Spans are compared on the solvers' time grid (time_grid.h), so the time unit decides nothing.
-  // No span is below the busiest device's work: once the best reaches it, no later candidate can
-  // win (p=32 m=256 at unit costs: 23 of the 47 candidates are built).
+  // No span is below the busiest device's work, nor below the level's head_bound: once the best
+  // reaches that floor, no later candidate can win (p=32 m=256 at unit costs: 2 candidates are
+  // built at the ranking's m, the level below 2p chunk activations not at all).
   Problem ranking = problem;
   ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices + 1);
   const TimeGrid grid(problem);
