@@ -258,6 +258,9 @@ class VGrid {
     return true;
   }
 
+  // No grid is shorter: device d starts no earlier than slot d and runs 6 passes per microbatch.
+  int shortest_length() const { return p_ - 1 + kVBlockPeriod * m_; }
+
   // The slots up to the last pass on any device (the span in unit passes once compacted).
   int length() const {
     int last = -1;
@@ -744,6 +747,7 @@ class BlockPeaks {
 // grid (elsewhere the squeeze's own order is as short and stays). At unit costs this closes the
 // 1-2 slots the squeeze alone left above the closed form at odd limits.
 void rebuild_ends(VGrid& grid) {
+  if (grid.length() <= grid.shortest_length()) return;
   VGrid rebuilt = grid;
   const bool warm_up = rebuilt.rebuild_warm_up();
   const bool cool_down = rebuilt.rebuild_cool_down();
