@@ -2,12 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <random>
 #include <string>
 
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
+#include "sim/schedule/memory.h"
 #include "sim/schedule/validator.h"
 #include "sim/solver/solver_registry.h"
 #include "sim/solver/time_grid.h"
@@ -178,6 +180,50 @@ TEST(VAuto, StoppingEarlyChoosesWhatRankingEveryCandidateChooses) {
     stopped_early += reached_work && candidates > 1 ? 1 : 0;
   }
   EXPECT_GT(stopped_early, 0);  // the shortcut was taken in some cases
+}
+
+// The argument of v-auto's level floor (head_bound), on every block it builds: device 0 runs only
+// forwards until its first backward, which waits for a forward through all 2p stages, and no more
+// forwards than fit in its peak, so its span is at least its work plus the rest of that chain.
+// Random per-stage costs, both memory rules, with and without transfers; some cases are tight.
+TEST(VAuto, DeviceZeroIdlesUntilItsFirstBackwardWithinItsPeak) {
+  std::mt19937 rng(4242);  // fixed seed: the same cases every run
+  std::uniform_real_distribution<double> cost(0.5, 3.0);
+  int checked = 0;
+  int tight = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const int p = 2 + static_cast<int>(rng() % 5);
+    const int m = 1 + static_cast<int>(rng() % static_cast<unsigned>(3 * p));
+    ProblemSpec spec = trial % 2 == 1 ? v_spec(p, m, 1, 1, 1, trial % 3 == 0 ? 0.3 : 0.0)
+                                      : testing::v_spec(p, m, 1, 1, 1, trial % 3 == 0 ? 0.3 : 0.0);
+    spec.t_f.clear();
+    spec.t_b.clear();
+    spec.t_w.clear();
+    for (int s = 0; s < 2 * p; ++s) {
+      spec.t_f.push_back(cost(rng));
+      spec.t_b.push_back(cost(rng));
+      spec.t_w.push_back(cost(rng));
+    }
+    const Problem problem = spec.build();
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m);
+    const double smallest_f = std::min(memory_delta(problem, Pass::F, problem.stage_of(0, 0)).net(),
+                                       memory_delta(problem, Pass::F, problem.stage_of(0, 1)).net());
+    const double longest_f = std::max(problem.t_f[problem.stage_of(0, 0)], problem.t_f[problem.stage_of(0, 1)]);
+    double chain = 0;
+    for (int stage = 0; stage < 2 * p; ++stage) chain += problem.t_f[stage];
+    for (const std::vector<VBlock>& level : v_auto_levels(problem)) {
+      for (const VBlock& block : level) {
+        const Trace trace = evaluate(problem, schedule_from_block(problem, block));
+        const double forwards = std::min(std::floor(trace.metrics.peak_memory[0] / smallest_f + 1e-9), 2.0 * m);
+        const double floor = problem.device_work(0) + std::max(0.0, chain - forwards * longest_f);
+        EXPECT_GE(trace.metrics.device_span[0], floor - 1e-9);
+        tight += std::abs(trace.metrics.device_span[0] - floor) < 1e-9 ? 1 : 0;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_GT(tight, 0);  // the bound is reached, so it is not trivially loose
 }
 
 TEST(VAuto, AtVMinAndVHalfMemoryMatchesThem) {
