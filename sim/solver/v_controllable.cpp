@@ -95,8 +95,9 @@ class VGrid {
   // The squeeze: in slot order, each pass moves to the earliest free slot after its dependencies
   // where no device's peak exceeds the largest peak before the squeeze. The steady phase (from the
   // first chunk-0 B on device 0 to the first last-microbatch chunk-0 F) stays as the block has it
-  // unless !keep_steady (after rebuild_ends, which reorders both ends); so does the warm-up when the W are not placed (they would fill its gaps). Without placed W the
-  // memory counts W as put_w would put them. Ends with the passes pulled together (unit times).
+  // unless !keep_steady (after rebuild_ends, which reorders both ends); so does the warm-up when
+  // the W are not placed (they would fill its gaps). Without placed W the memory counts W as put_w
+  // would put them. Ends with the passes pulled together (unit times).
   void squeeze(bool w_placed, bool keep_steady = true) {
     const bool implicit_w = !w_placed;
     double limit = 0;
@@ -860,7 +861,9 @@ VBlock v_half_block(int p) {
   return block;
 }
 
-Schedule schedule_from_block(const Problem& problem, const VBlock& block) { return build(problem, block, "v-block", true); }
+Schedule schedule_from_block(const Problem& problem, const VBlock& block) {
+  return build(problem, block, "v-block", true);
+}
 
 Schedule make_v_min(const Problem& problem) {
   require_vshape(problem, "v-min");
