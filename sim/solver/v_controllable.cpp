@@ -94,10 +94,11 @@ class VGrid {
 
   // The squeeze: in slot order, each pass moves to the earliest free slot after its dependencies
   // where no device's peak exceeds the largest peak before the squeeze. The steady phase (from the
-  // first chunk-0 B on device 0 to the first last-microbatch chunk-0 F) stays as the block has it;
-  // so does the warm-up when the W are not placed (they would fill its gaps). Without placed W the
-  // memory counts W as put_w would put them. Ends with the passes pulled together (unit times).
-  void squeeze(bool w_placed) {
+  // first chunk-0 B on device 0 to the first last-microbatch chunk-0 F) stays as the block has it
+  // unless !keep_steady (after rebuild_ends, which reorders both ends); so does the warm-up when
+  // the W are not placed (they would fill its gaps). Without placed W the memory counts W as put_w
+  // would put them. Ends with the passes pulled together (unit times).
+  void squeeze(bool w_placed, bool keep_steady = true) {
     const bool implicit_w = !w_placed;
     double limit = 0;
     for (int d = 0; d < p_; ++d) {
@@ -110,7 +111,7 @@ class VGrid {
       const int code = devices_[d].cell[t];
       const int kind = code % kKinds;
       const int k = code / kKinds;
-      if (phase == Phase::warm_up && kind == 3 && d == 0) phase = Phase::steady;
+      if (phase == Phase::warm_up && kind == 3 && d == 0 && keep_steady) phase = Phase::steady;
       if (phase == Phase::steady) {
         if (kind == 0 && k == m_ - 1) phase = Phase::cool_down;
         continue;
@@ -128,6 +129,178 @@ class VGrid {
     }
     if (!w_placed) put_w();
     compact();
+  }
+
+  // The cool-down rebuilt (after the squeeze, W placed): with P the largest number of chunk
+  // activations any device holds, each device keeps its last ceil(P/2) chunk-0 B and its last
+  // min(i+1, P - ceil(P/2)) chunk-1 B out of the squeeze's order and lays them on fixed diagonals
+  // after device 0's last chunk-1 F (chunk-0 B two slots apart ending 2p - i after it, chunk-1 B
+  // two slots apart ending i + 1 after it), which pairs the two chunks' backwards the way the
+  // reference's process_cooldown does (see V-SCHEDULES.md). The W from the tail are taken out (as
+  // many as the B taken and at least P, so the diagonals have room) and put back into the free
+  // slots after the last W kept, each as soon as a B waits. Then the grid is re-timed. Returns false
+  // and leaves the grid as it was when a diagonal slot is taken, an order would break a dependency,
+  // or the largest device peak would rise.
+  bool rebuild_cool_down() {
+    const std::vector<DeviceSlots> saved = devices_;
+    const double before = largest_peak(false);
+    auto undo = [&] {
+      devices_ = saved;
+      return false;
+    };
+    const int held = most_activations_held();
+    const int chunk0_b = std::min((held + 1) / 2, m_);
+    const int chunk1_b_cap = std::min(held - chunk0_b, m_);
+    const int start = devices_[0].slot[1][m_ - 1];
+    for (int d = 0; d < p_; ++d) {
+      DeviceSlots& device = devices_[d];
+      const int chunk1_b = std::min(d + 1, chunk1_b_cap);
+      for (int k = m_ - chunk0_b; k < m_; ++k) device.cell[device.slot[3][k]] = kEmpty;
+      for (int k = m_ - chunk1_b; k < m_; ++k) device.cell[device.slot[2][k]] = kEmpty;
+      const int dropped_w = std::min(static_cast<int>(device.slot[kW].size()), std::max(chunk0_b + chunk1_b, held));
+      for (int j = 0; j < dropped_w; ++j) {
+        device.cell[device.slot[kW].back()] = kEmpty;
+        device.slot[kW].pop_back();
+      }
+      auto lay = [&](int kind, int k, int t) {
+        if (t < 0 || t >= horizon_ || device.cell[t] != kEmpty) return false;
+        place(d, kind, k, t);
+        return true;
+      };
+      for (int j = 0; j < chunk0_b; ++j) {
+        if (!lay(3, m_ - 1 - j, start - d + 2 * p_ - 2 * j)) return undo();
+      }
+      for (int j = 0; j < chunk1_b; ++j) {
+        if (!lay(2, m_ - 1 - j, start + 1 + d - 2 * j)) return undo();
+      }
+      const int last_w = device.slot[kW].empty() ? -1 : device.slot[kW].back();
+      int waiting = 0;
+      for (int t = 0; t < horizon_; ++t) {
+        const int code = device.cell[t];
+        if (code == kEmpty) {
+          if (t > last_w && waiting > 0) {
+            place(d, kW, static_cast<int>(device.slot[kW].size()), t);
+            --waiting;
+          }
+        } else if (is_b(code % kKinds)) {
+          ++waiting;
+        } else if (code % kKinds == kW) {
+          --waiting;
+        }
+        if (waiting < 0) return undo();  // a W kept before its B
+      }
+      if (waiting > 0) return undo();  // no room left for every W
+    }
+    if (!dependencies_hold()) return undo();
+    compact();
+    if (largest_peak(false) > before * (1 + 1e-12)) return undo();
+    return true;
+  }
+
+  // The warm-up rebuilt (W placed), the reference's process_warmup: with P the most chunk
+  // activations any device holds (at most 2p), device i takes everything before its first chunk-0 B
+  // out and lays it again from slot i: chunk-0 F back to back for 2(p-1-i) slots, then i+1 pairs
+  // (chunk-0 F, chunk-1 F), then (chunk-1 B, W, chunk-1 F) and once those F run out (chunk-1 B, W,
+  // chunk-0 F). Only min(i+1, P/2) chunk-1 F and P minus that chunk-0 F go before the first B, so
+  // the device fills P before it starts its backwards. Then the grid is re-timed. Returns false and
+  // leaves the grid as it was when a pass would land on a taken slot, a dependency would break, or
+  // the largest device peak would rise.
+  bool rebuild_warm_up() {
+    const std::vector<DeviceSlots> saved = devices_;
+    const double before = largest_peak(false);
+    auto undo = [&] {
+      devices_ = saved;
+      return false;
+    };
+    const int held = std::min(most_activations_held(), 2 * p_);
+    for (int d = 0; d < p_; ++d) {
+      DeviceSlots& device = devices_[d];
+      const int first_b0 = device.slot[3][0];
+      std::array<int, kKinds> count{};  // passes of each kind before the first chunk-0 B
+      for (int kind : {0, 1, 2, kW}) {
+        for (int t : device.slot[kind]) {
+          if (t >= first_b0) break;
+          device.cell[t] = kEmpty;
+          ++count[kind];
+        }
+      }
+      if (device.slot[kW].size() > static_cast<std::size_t>(count[kW])) {
+        device.slot[kW].erase(device.slot[kW].begin(), device.slot[kW].begin() + count[kW]);
+      } else {
+        device.slot[kW].clear();
+      }
+      std::vector<int> later_w = std::move(device.slot[kW]);  // W after the first chunk-0 B
+      device.slot[kW].clear();
+      const int f1_first = std::min({d + 1, held / 2, m_});
+      const int f0_first = std::min(held - f1_first, m_);
+      std::array<int, kKinds> laid{};
+      int t = d;
+      auto lay = [&](int kind, int most) {
+        const bool wanted = laid[kind] < std::min(most, count[kind]);
+        if (wanted) {
+          if (t >= horizon_ || device.cell[t] != kEmpty) return false;
+          place(d, kind, laid[kind]++, t);
+        }
+        ++t;
+        return true;
+      };
+      bool fits = true;
+      for (int i = 0; i < 2 * (p_ - 1 - d) && fits; ++i) fits = lay(0, f0_first);
+      for (int i = 0; i <= d && fits; ++i) fits = lay(0, f0_first) && lay(1, f1_first);
+      while (fits && (laid[0] < count[0] || laid[1] < count[1] || laid[2] < count[2] || laid[kW] < count[kW])) {
+        fits = lay(2, m_) && lay(kW, m_) && (laid[1] < count[1] ? lay(1, m_) : lay(0, m_));
+      }
+      if (!fits) return undo();
+      for (int w : later_w) place(d, kW, static_cast<int>(device.slot[kW].size()), w);
+    }
+    if (!dependencies_hold()) return undo();
+    compact();
+    if (largest_peak(false) > before * (1 + 1e-12)) return undo();
+    return true;
+  }
+
+  // No grid is shorter: device d starts no earlier than slot d and runs 6 passes per microbatch.
+  int shortest_length() const { return p_ - 1 + kVBlockPeriod * m_; }
+
+  // The slots up to the last pass on any device (the span in unit passes once compacted).
+  int length() const {
+    int last = -1;
+    for (const DeviceSlots& device : devices_) {
+      for (int t = horizon_ - 1; t > last; --t) {
+        if (device.cell[t] != kEmpty) {
+          last = t;
+          break;
+        }
+      }
+    }
+    return last + 1;
+  }
+
+  // The most chunk activations any device holds: F minus W along its slots (the paper's P).
+  int most_activations_held() const {
+    int held = 0;
+    for (const DeviceSlots& device : devices_) {
+      int level = 0;
+      for (int code : device.cell) {
+        const int kind = code == kEmpty ? kEmpty : code % kKinds;
+        level += kind == 0 || kind == 1 ? 1 : kind == kW ? -1 : 0;
+        held = std::max(held, level);
+      }
+    }
+    return held;
+  }
+
+  // Whether every pass comes after what it depends on (each W after its B).
+  bool dependencies_hold() const {
+    for (int d = 0; d < p_; ++d) {
+      for (int kind = 0; kind < kKinds; ++kind) {
+        const auto& slots = devices_[d].slot[kind];
+        for (int k = 0; k < static_cast<int>(slots.size()); ++k) {
+          if (dependency_slot(d, kind, k) >= slots[k]) return false;
+        }
+      }
+    }
+    return true;
   }
 
   // The per-device order; each W takes the oldest waiting B's chunk and microbatch.
@@ -475,9 +648,13 @@ class BlockPeaks {
     }
   }
 
-  double largest_peak(const VBlock& block) {
+  // The largest device peak, or nullopt as soon as a device's goes over `cap` (when given).
+  std::optional<double> largest_peak(const VBlock& block, std::optional<double> cap = std::nullopt) {
     double largest = 0;
-    for (std::size_t d = 0; d < block.size(); ++d) largest = std::max(largest, device_peak(memory_of_[d], block[d]));
+    for (std::size_t d = 0; d < block.size(); ++d) {
+      largest = std::max(largest, device_peak(memory_of_[d], block[d]));
+      if (cap && first_over_limit({largest}, *cap)) return std::nullopt;
+    }
     return largest;
   }
 
@@ -501,8 +678,13 @@ class BlockPeaks {
     const double take = memory.f[0] + memory.f[1];
     const double leftover = take + memory.b[0] + memory.b[1] + memory.w[0] + memory.w[1];
     const bool periodic = memory.w[0] == memory.w[1] && std::abs(leftover) <= 1e-12 * (1 + std::abs(take));
-    const int n = periodic ? std::min(m_, (spread + 18 + 5) / kVBlockPeriod + 1) : m_;
-    const int length = spread + kVBlockPeriod * (n - 1) + 2 * n + 1;
+    // With m >= `settled` the grid agrees with the one for infinitely many microbatches over its
+    // first spread + 24 slots, whose levels repeat every 6 slots from spread + 12 on (above): those
+    // slots hold the peak, and the rest (the steady phase again, then the drain) is not walked.
+    const int settled = (spread + 18 + 5) / kVBlockPeriod + 1;
+    const bool window = periodic && m_ >= settled;
+    const int n = window ? settled : m_;
+    const int length = window ? spread + 4 * kVBlockPeriod : spread + kVBlockPeriod * (n - 1) + 2 * n + 1;
     // The searched blocks put a row's four passes at distinct positions of the period, so the pass
     // in slot t is the one at t's position, if its microbatch t is in range: no grid to fill.
     std::array<int, kVBlockPeriod> kind_at{kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty};
@@ -515,7 +697,24 @@ class BlockPeaks {
     std::size_t oldest = 0;
     double level = 0;
     double highest = 0;
-    for (int t = 0, position = 0; t < length; ++t, position = position + 1 == kVBlockPeriod ? 0 : position + 1) {
+    int start = 0;  // where the walk slot by slot begins
+    if (memory.f[0] >= 0 && memory.f[1] >= 0) {
+      // Before the first B only forwards run and no W is owed, so the level only rises: their
+      // deltas are added in slot order (the same sums) without visiting the slots between them.
+      const int first_b = std::min(row[2], row[3]) - first;
+      std::array<int, 2> next = {row[0] - first, row[1] - first};
+      const std::array<int, 2> end = {next[0] + kVBlockPeriod * n, next[1] + kVBlockPeriod * n};
+      for (;;) {
+        const int c = next[0] < end[0] && (next[1] >= end[1] || next[0] < next[1]) ? 0 : 1;
+        if (next[c] >= end[c] || next[c] >= first_b) break;
+        level += memory.f[c];
+        next[c] += kVBlockPeriod;
+      }
+      highest = level;
+      start = first_b;
+    }
+    for (int t = start, position = start % kVBlockPeriod; t < length;
+         ++t, position = position + 1 == kVBlockPeriod ? 0 : position + 1) {
       int kind = kind_at[static_cast<std::size_t>(position)];
       if (kind != kEmpty) {
         const int offset = row[kind] - first;
@@ -544,19 +743,35 @@ class BlockPeaks {
 };
 
 // The steps after the block's grid has its W: squeeze with them, squeeze without, W back in.
-Schedule squeeze_into_schedule(VGrid grid, std::string name) {
+// v-auto's extra step (the reference's reordering): the warm-up and the cool-down rebuilt on a copy
+// of the squeezed grid, squeezed again over the whole grid, kept where that is shorter on the unit
+// grid (elsewhere the squeeze's own order is as short and stays). At unit costs this closes the
+// 1-2 slots the squeeze alone left above the closed form at odd limits.
+void rebuild_ends(VGrid& grid) {
+  if (grid.length() <= grid.shortest_length()) return;
+  VGrid rebuilt = grid;
+  const bool warm_up = rebuilt.rebuild_warm_up();
+  const bool cool_down = rebuilt.rebuild_cool_down();
+  if (!warm_up && !cool_down) return;
+  rebuilt.squeeze(true, false);
+  if (rebuilt.length() < grid.length()) grid = std::move(rebuilt);
+}
+
+Schedule squeeze_into_schedule(VGrid grid, std::string name, bool rebuild) {
   grid.squeeze(true);
   grid.drop_w();
   grid.squeeze(false);
   grid.drop_w();
   grid.put_w();
+  if (rebuild) rebuild_ends(grid);
   return grid.to_schedule(std::move(name));
 }
 
-Schedule build(const Problem& problem, const VBlock& block, std::string name) {
+// v-min and v-half are the spec's steps; v-auto (`rebuild`) adds rebuild_ends.
+Schedule build(const Problem& problem, const VBlock& block, std::string name, bool rebuild = false) {
   VGrid grid(problem, block);
   grid.put_w();
-  return squeeze_into_schedule(std::move(grid), std::move(name));
+  return squeeze_into_schedule(std::move(grid), std::move(name), rebuild);
 }
 
 // The first slot after `after` that falls on position `position` of the period.
@@ -646,7 +861,9 @@ VBlock v_half_block(int p) {
   return block;
 }
 
-Schedule schedule_from_block(const Problem& problem, const VBlock& block) { return build(problem, block, "v-block"); }
+Schedule schedule_from_block(const Problem& problem, const VBlock& block) {
+  return build(problem, block, "v-block", true);
+}
 
 Schedule make_v_min(const Problem& problem) {
   require_vshape(problem, "v-min");
@@ -658,7 +875,15 @@ Schedule make_v_half(const Problem& problem) {
   return build(problem, v_half_block(problem.devices), "v-half");
 }
 
-std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
+namespace {
+
+// A level of v_auto_levels with the peak its blocks share.
+struct PeakLevel {
+  double peak = 0;
+  std::vector<VBlock> blocks;
+};
+
+std::vector<PeakLevel> peak_levels(const Problem& problem) {
   require_vshape(problem, "v-auto");
   const double limit = problem.memory_limit().value_or(problem.devices * problem.activation_unit());
   // Blocks by the peak of their unsqueezed grid. The squeeze never raises the largest peak, so that
@@ -666,7 +891,17 @@ std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
   std::map<double, std::vector<std::size_t>> by_peak;  // indexes into blocks
   std::vector<VBlock> blocks = searched_blocks(problem.devices);
   BlockPeaks peaks(problem);
-  for (std::size_t i = 0; i < blocks.size(); ++i) by_peak[peaks.largest_peak(blocks[i])].push_back(i);
+  // Blocks over `cap` are never searched (below), so their rows are not all walked; when no block
+  // is within the cap, or the smallest peak is above it within the limit's tolerance (then the
+  // searched limit is that peak, not the cap), every block's peak is needed after all.
+  const double cap = std::min(limit, problem.devices * problem.activation_unit());
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (const std::optional<double> peak = peaks.largest_peak(blocks[i], cap)) by_peak[*peak].push_back(i);
+  }
+  if (by_peak.empty() || by_peak.begin()->first > cap) {
+    by_peak.clear();
+    for (std::size_t i = 0; i < blocks.size(); ++i) by_peak[*peaks.largest_peak(blocks[i])].push_back(i);
+  }
   auto fits = [&](double peak) { return !first_over_limit({peak}, limit); };
   if (!fits(by_peak.begin()->first)) {
     const std::string given = problem.mem_limit && problem.mem_limit->times_p
@@ -684,12 +919,43 @@ std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
   // executor's do) the blocks of that smallest peak are searched: they fit the limit (checked above).
   const double searched_limit =
       std::max(std::min(limit, problem.devices * problem.activation_unit()), by_peak.begin()->first);
-  std::vector<std::vector<VBlock>> levels;
+  std::vector<PeakLevel> levels;
   for (auto level = by_peak.rbegin(); level != by_peak.rend(); ++level) {
     if (first_over_limit({level->first}, searched_limit)) continue;
-    levels.emplace_back();
-    for (const std::size_t i : level->second) levels.back().push_back(std::move(blocks[i]));
+    levels.push_back({level->first, {}});
+    for (const std::size_t i : level->second) levels.back().blocks.push_back(std::move(blocks[i]));
   }
+  return levels;
+}
+
+// No schedule in which device 0 never holds more than `peak` has a span (on the grid) below this:
+// device 0's first backward (chunk 1's: the V's last stage is on device 0) waits for its
+// microbatch's forward through all 2p stages from device 0's first pass on, and until then device 0
+// can run only forwards, no more than fit in `peak` (nothing is freed before a B), so it idles for
+// the rest of that chain on top of its work. Transfers are left out (a weaker bound, but a sure
+// one), and one tick per summed cost is taken off for the rounding of sums on the grid. Every block
+// of a level builds schedules within the level's peak (the squeeze and the rebuilt ends never raise
+// the largest peak), so this bounds them all.
+Ticks head_bound(const Problem& problem, const TimeGrid& grid, double peak) {
+  const Ticks work = grid.ticks(problem.device_work(0));
+  const Ticks rounding = 6 * static_cast<Ticks>(problem.microbatches) + problem.stages();
+  const double smallest_f = std::min(memory_delta(problem, Pass::F, problem.stage_of(0, 0)).net(),
+                                     memory_delta(problem, Pass::F, problem.stage_of(0, 1)).net());
+  if (smallest_f <= 0) return work - rounding;
+  const double fit = std::floor(peak / smallest_f + 1e-9);
+  const Ticks forwards = static_cast<Ticks>(std::min(fit, 2.0 * problem.microbatches));
+  Ticks chain = 0;
+  for (int stage = 0; stage < problem.stages(); ++stage) chain += grid.ticks(problem.t_f[stage]);
+  const Ticks longest_f =
+      std::max(grid.ticks(problem.t_f[problem.stage_of(0, 0)]), grid.ticks(problem.t_f[problem.stage_of(0, 1)]));
+  return work + std::max<Ticks>(0, chain - forwards * longest_f) - rounding;
+}
+
+}  // namespace
+
+std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
+  std::vector<std::vector<VBlock>> levels;
+  for (PeakLevel& level : peak_levels(problem)) levels.push_back(std::move(level.blocks));
   return levels;
 }
 
@@ -704,17 +970,22 @@ std::vector<VBlock> v_auto_candidates(const Problem& problem) {
 }
 
 Schedule make_v_auto(const Problem& problem) {
-  const std::vector<std::vector<VBlock>> levels = v_auto_levels(problem);
-  // The bubble lies in the warm-up and cool-down, which 2p microbatches already show: rank there.
-  // Equal spans go to the smaller peak. This is a heuristic, not exact: at p=8 m=64 (unit costs,
+  const std::vector<PeakLevel> levels = peak_levels(problem);
+  // The bubble lies in the warm-up and cool-down, which 2p + 1 microbatches already show: rank
+  // there. Not at 2p: there the warm-up and the rebuilt cool-down meet and some blocks score a slot
+  // better than at any larger m (p=5, limit 10 chunk activations: the first block reaching zero
+  // bubble at 2p is 1 slot above at every m from 2p + 1 to 6p; ranked at 2p + 1, the winner matches
+  // the best block at 2p + 2, 3p and 4p for every p = 4..8 and limit). Equal spans go to the
+  // smaller peak. This is a heuristic, not exact: at p=8 m=64 (unit costs,
   // no limit) the span at m minus the span at 2p is 288 for most candidates but 287 or 286 for a
   // few (their squeeze does better with a longer steady phase), so the order at 2p can differ from
   // the order at m; there the winner still reaches zero bubble at m.
   // Spans are compared on the solvers' time grid (time_grid.h), so the time unit decides nothing.
-  // No span is below the busiest device's work: once the best reaches it, no later candidate can
-  // win (p=32 m=256 at unit costs: 23 of the 47 candidates are built).
+  // No span is below the busiest device's work, nor below the level's head_bound: once the best
+  // reaches that floor, no later candidate can win (p=32 m=256 at unit costs: 2 candidates are
+  // built at the ranking's m, the level below 2p chunk activations not at all).
   Problem ranking = problem;
-  ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices);
+  ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices + 1);
   const TimeGrid grid(problem);
   auto busiest_work = [&](const Problem& at) {
     double busiest = 0;
@@ -729,28 +1000,39 @@ Schedule make_v_auto(const Problem& problem) {
     Ticks span = 0;
   };
   std::vector<std::optional<LevelBest>> ranked(levels.size());
+  // No block of level i is shorter at the ranking's m than this: the busiest device's work, or
+  // device 0's idle before its first backward within the level's peak (head_bound).
+  auto level_floor = [&](std::size_t i) { return std::max(ranking_bound, head_bound(ranking, grid, levels[i].peak)); };
   auto level_best = [&](std::size_t i) -> const LevelBest& {
     if (!ranked[i]) {
+      const Ticks floor = level_floor(i);
       LevelBest best;
-      for (const VBlock& block : levels[i]) {
-        const Ticks span = grid.ticks(evaluate(ranking, build(ranking, block, "v-auto"), span_only).metrics.span);
+      for (const VBlock& block : levels[i].blocks) {
+        const Ticks span = grid.ticks(evaluate(ranking, build(ranking, block, "v-auto", true), span_only).metrics.span);
         if (!best.block || span < best.span) best = {&block, span};
-        if (best.span <= ranking_bound) break;
+        if (best.span <= floor) break;
       }
       ranked[i] = best;
     }
     return *ranked[i];
   };
   // What v-auto picks when the largest peak that fits is level `top`'s: the better of that level
-  // and the one below, the lower one on a tie (the smaller peak).
+  // and the one below, the lower one on a tie (the smaller peak). When the upper level is already
+  // shorter than anything the lower one can reach, the lower one is not ranked (at p=32 m=256 unit
+  // costs: the level just below 2p chunk activations idles a chunk F on device 0 at least).
   auto pick = [&](std::size_t top) {
     if (top + 1 == levels.size()) return level_best(top).block;
+    const Ticks lower_floor = level_floor(top + 1);
+    if (lower_floor > ranking_bound) {
+      const LevelBest& upper = level_best(top);
+      if (upper.span < lower_floor) return upper.block;
+    }
     const LevelBest& lower = level_best(top + 1);
     if (lower.span <= ranking_bound) return lower.block;  // the upper level cannot be strictly shorter
     const LevelBest& upper = level_best(top);
     return lower.span <= upper.span ? lower.block : upper.block;
   };
-  Schedule best = build(problem, *pick(0), "v-auto");
+  Schedule best = build(problem, *pick(0), "v-auto", true);
   Ticks best_span = grid.ticks(evaluate(problem, best, span_only).metrics.span);
   // Toward monotone in the limit: what v-auto makes under a smaller limit fits this one too, so it
   // is made at the smaller levels (where it ranks other blocks) and taken when strictly shorter at
@@ -767,14 +1049,15 @@ Schedule make_v_auto(const Problem& problem) {
     return shortest;
   };
   for (std::size_t top = 1; top < levels.size() && best_span > bound; ++top) {
-    Schedule lower = build(problem, *pick(top), "v-auto");
+    Schedule lower = build(problem, *pick(top), "v-auto", true);
     const Ticks span = grid.ticks(evaluate(problem, lower, span_only).metrics.span);
     if (span < best_span) {
       best = std::move(lower);
       best_span = span;
     }
     const std::optional<Ticks> above = ranked_above(top + 1);
-    if (top + 1 < levels.size() && above && ranked[top + 1]->span >= *above) break;
+    // An unranked level below was beaten by the one above it without being built.
+    if (top + 1 < levels.size() && above && (!ranked[top + 1] || ranked[top + 1]->span >= *above)) break;
   }
   return best;
 }

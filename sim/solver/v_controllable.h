@@ -26,7 +26,8 @@ VBlock v_min_block(int p);
 VBlock v_half_block(int p);
 
 // The block repeated m times, squeezed without raising the largest device peak (first with the W
-// placed, then with W left to fill the gaps), W put into the gaps: the per-device order.
+// placed, then with W left to fill the gaps), W put into the gaps, then (as v-auto builds every
+// block) the warm-up and cool-down rebuilt where that is shorter: the per-device order.
 Schedule schedule_from_block(const Problem& problem, const VBlock& block);
 
 // The searched blocks whose unsqueezed peak fits the limit (capped at p * M_B), by peak level from
@@ -40,7 +41,7 @@ std::vector<VBlock> v_auto_candidates(const Problem& problem);
 
 Schedule make_v_min(const Problem& problem);
 Schedule make_v_half(const Problem& problem);
-// The first candidate with the smallest span (with the problem's costs, at min(m, 2p)
+// The first candidate with the smallest span (with the problem's costs, at min(m, 2p + 1)
 // microbatches, on the time grid), built at m; replaced by what v-auto makes at a smaller limit
 // when that is strictly shorter at m, so a larger limit never gives a longer schedule. The limit is
 // the problem's, or p * M_B (ZB-V's memory) without one. Throws InputError when the limit is below
