@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/schedule/error.h"
+#include "sim/solver/head_chain.h"
 #include "sim/solver/list_timing.h"
 
 namespace zb {
@@ -46,13 +47,9 @@ class Search {
     // c_s: the first start of every device, F0's forward chain (the first pass is always F0).
     first_start_.assign(idx(p_), 0.0);
     for (int s = 1; s < p_; ++s) first_start_[idx(s)] = first_start_[idx(s - 1)] + cost_[0][idx(s - 1)] + comm_[idx(s - 1)];
-    // From the start of F_i on s to the earliest start of B_i there (lower_bound.cpp's round trip).
+    // From the start of F_i on s to the earliest start of B_i there.
     trip_.assign(idx(p_), 0.0);
-    for (int s = 0; s < p_; ++s) {
-      double trip = cost_[0][idx(s)];
-      for (int k = s + 1; k < p_; ++k) trip += cost_[0][idx(k)] + cost_[1][idx(k)] + 2 * comm_[idx(k - 1)];
-      trip_[idx(s)] = trip;
-    }
+    for (int s = 0; s < p_; ++s) trip_[idx(s)] = return_trip(problem, s);
     // b_needed_[s * m + i]: how many B must have run on s before F_i fits the limit (m + 1: never).
     b_needed_.assign(idx(p_ * m_), 0);
     for (int s = 0; s < p_ && options.memory_limit >= 0; ++s) {
