@@ -12,7 +12,8 @@
 
 namespace zb {
 
-std::vector<Action> capped_1f1b_stage(const Problem& problem, int stage, int warmup, double memory_limit, bool eager_w) {
+std::vector<Action> capped_1f1b_stage(const Problem& problem, int stage, int warmup, double memory_limit,
+                                      bool eager_w) {
   const int m = problem.microbatches;
   const auto si = static_cast<std::size_t>(stage);
   const double mem_f = problem.mem_f[si], mem_b = problem.mem_b[si], mem_w = problem.mem_w[si];
@@ -75,7 +76,8 @@ bool shorter(double a, double b) { return a < b - 1e-9 * std::max(1.0, b); }
 
 }  // namespace
 
-std::optional<Capped1f1bResult> best_capped_1f1b(const Problem& problem, double memory_limit, std::int64_t evaluation_limit) {
+std::optional<Capped1f1bResult> best_capped_1f1b(const Problem& problem, double memory_limit,
+                                                 std::int64_t evaluation_limit) {
   if (problem.chunks != 1) throw InputError("capped 1F1B: one chunk per device only");
   const int p = problem.devices, m = problem.microbatches;
   const auto stages = static_cast<std::size_t>(p);

@@ -20,7 +20,7 @@ std::vector<Action> capped_1f1b_stage(const Problem& problem, int stage, int war
 struct Capped1f1bResult {
   Schedule schedule;
   double span = 0;
-  std::vector<int> warmup;  // per stage
+  std::vector<int> warmup;    // per stage
   std::vector<bool> eager_w;  // per stage
   std::int64_t evaluations = 0;
 };

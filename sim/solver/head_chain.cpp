@@ -13,7 +13,8 @@ namespace {
 // B's time on stage s: the cheaper of B and, where given, the combined BW.
 double backward_time(const Problem& problem, int s) {
   double backward = problem.t_b[static_cast<std::size_t>(s)];
-  if (static_cast<std::size_t>(s) < problem.t_bw.size()) backward = std::min(backward, problem.t_bw[static_cast<std::size_t>(s)]);
+  if (static_cast<std::size_t>(s) < problem.t_bw.size())
+    backward = std::min(backward, problem.t_bw[static_cast<std::size_t>(s)]);
   return backward;
 }
 

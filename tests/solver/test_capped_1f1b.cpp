@@ -37,7 +37,8 @@ TEST(Capped1f1b, EveryStageOrderFitsItsLimitAndKeepsOrder) {
   for (int warmup = 1; warmup <= 5; ++warmup) {
     for (const bool eager : {false, true}) {
       Schedule schedule;
-      for (int s = 0; s < problem.devices; ++s) schedule.devices.push_back(capped_1f1b_stage(problem, s, warmup, 10, eager));
+      for (int s = 0; s < problem.devices; ++s)
+        schedule.devices.push_back(capped_1f1b_stage(problem, s, warmup, 10, eager));
       expect_complete_in_order(problem, schedule);
       EXPECT_FALSE(first_over_limit(peak_memory_by_order(problem, schedule), 10)) << "warm-up " << warmup;
     }
