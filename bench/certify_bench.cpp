@@ -9,10 +9,15 @@
 //
 //   ./build/bench/zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] [--only-p P] [--threads T]
 //                                  [--only-m M] [--only-limit TIMES_P] [--search-nodes N] [--search-work N] [--small]
+//                                  [--search P M TIMES_P]
 // --small: the sweep over every p <= 4, m <= 12 and memory limit instead (sweep_small).
+// --search P M TIMES_P: the order search alone on one 1.5B-cost problem of any shape, from zb-auto
+// (search_one): which side of a gap is loose where the search can finish (the bound, when the
+// optimum it proves is above it; zb-auto, when the optimum meets the bound).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -20,6 +25,7 @@
 
 #include "sim/schedule/problem_spec.h"
 #include "sim/solver/greedy_schedule.h"
+#include "sim/solver/ilp_order_search.h"
 #include "sim/solver/ilp_solver.h"
 #include "sim/solver/lower_bound.h"
 
@@ -101,9 +107,36 @@ int sweep_small(const zb::IlpOptions& options) {
   return 0;
 }
 
+// The order search alone (no CBC) on one problem, from zb-auto's span, under the given budgets.
+int search_one(int p, int m, double times_p, const zb::IlpOptions& options) {
+  const double limit = times_p * p * 2;
+  const zb::Problem problem = paper_problem(p, m, limit);
+  const double heuristic = zb::greedy_schedule(problem, limit).span;
+  const double bound = std::max(zb::span_lower_bound(problem, limit).span, zb::sequence_lower_bound(problem, limit));
+  zb::OrderSearchOptions search;
+  search.memory_limit = limit;
+  search.step = 0.001;  // the 1.5B costs are multiples of a microsecond
+  search.lower_bound = bound;
+  search.node_limit = options.search_node_limit;
+  search.work_limit = options.search_work_limit;
+  search.time_limit_s = options.time_limit_s;
+  const auto start = std::chrono::steady_clock::now();
+  const zb::OrderSearchResult found = zb::search_in_order_schedules(problem, heuristic, search);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double best_bound = found.complete ? found.span : std::max(bound, found.root_bound);
+  fmt::print("p={} m={} limit {:g}p: zb-auto {:.3f}, lower bound {:.3f}, search root bound {:.3f}; search best {:.3f} "
+             "({}), gap {:.3f}%, zb-auto {:.3f}% above it; {} nodes, {} cells, {:.2f} s{}\n",
+             p, m, times_p, heuristic, bound, found.root_bound, found.span,
+             found.complete ? "complete: the in-order optimum" : "cut short", 100 * (found.span - best_bound) / found.span,
+             100 * (heuristic - found.span) / found.span, found.nodes, found.work, seconds,
+             found.stopped_by_wall_clock ? " (wall-clock safety net fired)" : "");
+  return 0;
+}
+
 [[noreturn]] void usage(std::string_view why) {
   fmt::print(stderr, "zb_bench_certify: {}\nusage: zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] "
-                     "[--only-p P] [--threads T] [--only-m M] [--only-limit TIMES_P] [--search-nodes N] [--search-work N] [--small]\n", why);
+                     "[--only-p P] [--threads T] [--only-m M] [--only-limit TIMES_P] [--search-nodes N] [--search-work N] [--small] "
+                     "[--search P M TIMES_P]\n", why);
   std::exit(2);
 }
 
@@ -120,10 +153,27 @@ int main(int argc, char** argv) {
   bool small = false;
   int only_m = 0;           // 0: every m
   double only_times_p = 0;  // 0: every limit
+  int search_p = 0, search_m = 0;  // --search: 0 when not given
+  double search_times_p = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--small") {
       small = true;
+      continue;
+    }
+    if (flag == "--search") {
+      if (i + 3 >= argc) usage("--search needs P M TIMES_P");
+      char* end_p = nullptr;
+      char* end_m = nullptr;
+      char* end_t = nullptr;
+      search_p = static_cast<int>(std::strtol(argv[i + 1], &end_p, 10));
+      search_m = static_cast<int>(std::strtol(argv[i + 2], &end_m, 10));
+      search_times_p = std::strtod(argv[i + 3], &end_t);
+      if (*end_p != '\0' || *end_m != '\0' || *end_t != '\0' || search_p < 1 || search_m < 1 || !(search_times_p > 0)) {
+        usage(fmt::format("--search {} {} {}: P and M must be positive integers, TIMES_P a positive number", argv[i + 1],
+                          argv[i + 2], argv[i + 3]));
+      }
+      i += 3;
       continue;
     }
     if (i + 1 >= argc) usage(fmt::format("{} needs a value", flag));
@@ -156,6 +206,7 @@ int main(int argc, char** argv) {
     usage("limits must be positive");
   }
   if (small) return sweep_small(options);
+  if (search_p > 0) return search_one(search_p, search_m, search_times_p, options);
 
   fmt::print("zb-ilp certificates, 1.5B costs, CBC node budget {}, search budget {} nodes / {} cells, wall-clock "
              "safety net {} s, {} thread(s)\n",

@@ -12,7 +12,8 @@
 // stages on the path (it runs on d, so it starts at a or later), through the path's last stage,
 // and the backward back from there to s' + 1, the transfers between devices included (the
 // engines add comm_after(s) to every cross-device input). So no B or BW starts on d before
-// a + C(d), C(d) the least such chain over d's stages and the paths through them; W needs its B.
+// a + C(d), C(d) the least such chain over d's stages and the paths through them (head_chain,
+// sim/solver/head_chain.h); W needs its B.
 // Until then d can only run forwards: at most F(d), all its forwards, and, within a memory limit
 // L, at most L * max over its stages of t_f / mem_f, because an F allocates its activations when
 // it starts and nothing on d frees memory before a backward ends (memory.h), so the forwards
@@ -27,50 +28,11 @@
 #include "sim/catalog/step_bound.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 #include "sim/schedule/memory.h"
+#include "sim/solver/head_chain.h"
 
 namespace zb::catalog {
-
-namespace {
-
-// B's time on stage s: the cheaper of B and, where given, the combined BW.
-double backward_time(const Problem& problem, int s) {
-  double backward = problem.t_b[s];
-  if (static_cast<std::size_t>(s) < problem.t_bw.size()) backward = std::min(backward, problem.t_bw[s]);
-  return backward;
-}
-
-// The least time from d's first action to any B or BW on d (C(d) above).
-double ramp_chain(const Problem& problem, int device) {
-  std::vector<StagePath> paths = {problem.path(0)};
-  if (problem.microbatches > 1 && problem.path(problem.microbatches - 1).first != paths[0].first) {
-    paths.push_back(problem.path(problem.microbatches - 1));
-  }
-  double least = std::numeric_limits<double>::infinity();
-  for (const StagePath& path : paths) {
-    std::vector<int> mine;  // d's stages on this path, ascending
-    for (int s = path.first; s <= path.last; ++s) {
-      if (problem.device_of_stage(s) == device) mine.push_back(s);
-    }
-    if (mine.empty()) continue;
-    double forward = 0;  // s0's forward through the last stage
-    for (int s = mine.front(); s <= path.last; ++s) {
-      forward += problem.t_f[s];
-      if (s < path.last) forward += problem.comm_after(s);
-    }
-    for (const int target : mine) {
-      double backward = 0;  // from the last stage back to target + 1, and the transfer into target
-      for (int s = target + 1; s <= path.last; ++s) backward += backward_time(problem, s) + problem.comm_after(s - 1);
-      least = std::min(least, forward + backward);
-    }
-  }
-  return std::isfinite(least) ? least : 0;
-}
-
-}  // namespace
 
 StepBound step_time_bound(const Problem& problem) {
   StepBound out;
@@ -92,7 +54,7 @@ StepBound step_time_bound(const Problem& problem) {
       else every_forward_allocates = false;
     }
     out.compute = std::max(out.compute, busy);
-    const double chain = ramp_chain(problem, d);
+    const double chain = head_chain(problem, d);
     double fill = std::min(chain, forwards);
     // fits_limit's tolerance: a peak of the limit times (1 + 1e-9) is still ok.
     if (limit && every_forward_allocates) fill = std::min(fill, *limit * (1 + 1e-9) * ratio);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/schedule/error.h"
+#include "sim/solver/head_chain.h"
 #include "sim/solver/list_timing.h"
 
 namespace zb {
@@ -46,13 +47,9 @@ class Search {
     // c_s: the first start of every device, F0's forward chain (the first pass is always F0).
     first_start_.assign(idx(p_), 0.0);
     for (int s = 1; s < p_; ++s) first_start_[idx(s)] = first_start_[idx(s - 1)] + cost_[0][idx(s - 1)] + comm_[idx(s - 1)];
-    // From the start of F_i on s to the earliest start of B_i there (lower_bound.cpp's round trip).
+    // From the start of F_i on s to the earliest start of B_i there.
     trip_.assign(idx(p_), 0.0);
-    for (int s = 0; s < p_; ++s) {
-      double trip = cost_[0][idx(s)];
-      for (int k = s + 1; k < p_; ++k) trip += cost_[0][idx(k)] + cost_[1][idx(k)] + 2 * comm_[idx(k - 1)];
-      trip_[idx(s)] = trip;
-    }
+    for (int s = 0; s < p_; ++s) trip_[idx(s)] = return_trip(problem, s);
     // b_needed_[s * m + i]: how many B must have run on s before F_i fits the limit (m + 1: never).
     b_needed_.assign(idx(p_ * m_), 0);
     for (int s = 0; s < p_ && options.memory_limit >= 0; ++s) {
@@ -179,6 +176,34 @@ class Search {
   double bound(const Node& node) {
     est_f_.assign(idx(p_ * m_), 0.0);
     est_b_.assign(idx(p_ * m_), 0.0);
+    // Each device's program raises the end bounds its neighbours' programs read: repeat until
+    // nothing rises (every value stays a lower bound, so each round is valid on its own).
+    double worst = 0;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      raised_ = false;
+      chain_bounds(node);
+      worst = 0;
+      for (int s = 0; s < p_; ++s) {
+        worst = std::max(worst, stage_bound(node, s) - first_start_[idx(s)]);
+        if (worst > goal_) return worst;
+      }
+      if (!raised_) break;
+    }
+    return worst;
+  }
+
+  // Raises a bound on an end time to `value` when that is higher (beyond rounding).
+  void raise(double& bound_end, double value) {
+    if (value > bound_end + 1e-9 * scale_) {
+      bound_end = value;
+      raised_ = true;
+    }
+  }
+
+  // Lower bounds on the end of every F and B (timed ones exact): an untimed pass starts no
+  // earlier than its device's clock, after the same kind's previous pass, after its input, and
+  // (for B_i) after the device has run every F and B up to i that it has not yet.
+  void chain_bounds(const Node& node) {
     // Microbatch by microbatch: F_i everywhere (it may wait for earlier B to free memory), then B_i.
     for (int i = 0; i < m_; ++i) {
       for (int s = 0; s < p_; ++s) {
@@ -199,7 +224,7 @@ class Search {
                                  std::max(0, freeing - timed(node, s, 1)) * cost_[1][idx(s)];
           start = std::max(start, machine);
         }
-        est_f_[idx(s * m_ + i)] = start + cost_[0][idx(s)];
+        est_f_[idx(s * m_ + i)] = std::max(est_f_[idx(s * m_ + i)], start + cost_[0][idx(s)]);
       }
       for (int s = p_ - 1; s >= 0; --s) {
         const int f_timed = timed(node, s, 0), b_timed = timed(node, s, 1);
@@ -214,15 +239,9 @@ class Search {
         // B_0..B_i and F_0..F_i all run on this device from its clock on.
         const double machine = node.clock[idx(s)] + std::max(0, i + 1 - f_timed) * cost_[0][idx(s)] +
                                (i - b_timed) * cost_[1][idx(s)];
-        est_b_[idx(s * m_ + i)] = std::max(start, machine) + cost_[1][idx(s)];
+        est_b_[idx(s * m_ + i)] = std::max(est_b_[idx(s * m_ + i)], std::max(start, machine) + cost_[1][idx(s)]);
       }
     }
-    double worst = 0;
-    for (int s = 0; s < p_; ++s) {
-      worst = std::max(worst, stage_bound(node, s) - first_start_[idx(s)]);
-      if (worst > goal_) return worst;
-    }
-    return worst;
   }
 
   double stage_bound(const Node& node, int s) {
@@ -260,6 +279,23 @@ class Search {
         }
         f_start_[idx(f)] = start;
       }
+    }
+    // In order, the j-th F and B here are microbatch j - 1's. Every completion passes through a
+    // state with j of them done the moment the j-th ends, and reaches it no earlier than the
+    // program's time for that state: the least over such states bounds that end.
+    for (int j = f0 + 1; j <= m_; ++j) {
+      double earliest = kInf;
+      for (int b = b0; b <= j; ++b) {
+        for (int w = w0; w <= b; ++w) earliest = std::min(earliest, at(j, b, w));
+      }
+      if (std::isfinite(earliest)) raise(est_f_[idx(s * m_ + j - 1)], earliest);
+    }
+    for (int j = b0 + 1; j <= m_; ++j) {
+      double earliest = kInf;
+      for (int f = std::max(j, f0); f <= m_; ++f) {
+        for (int w = w0; w <= j; ++w) earliest = std::min(earliest, at(f, j, w));
+      }
+      if (std::isfinite(earliest)) raise(est_b_[idx(s * m_ + j - 1)], earliest);
     }
     return at(m_, m_, m_);
   }
@@ -411,6 +447,9 @@ class Search {
   }
 
   static constexpr std::size_t kPerKey = 6;
+  // Rounds of bound(): each is valid alone; p=6, 7 m=2p at 1.25p take the same nodes and cells
+  // with a cap of 3 as of 64, so the cap only bounds the cost of a node.
+  static constexpr int kMaxRounds = 4;
   static constexpr std::size_t kMaxStored = 1'500'000;
 
   const Problem& problem_;
@@ -421,7 +460,7 @@ class Search {
   std::optional<Schedule> better_;
   std::chrono::steady_clock::time_point start_time_;
   std::int64_t nodes_ = 0, work_ = 0;
-  bool stopped_nodes_ = false, stopped_clock_ = false, met_bound_ = false;
+  bool stopped_nodes_ = false, stopped_clock_ = false, met_bound_ = false, raised_ = false;
   std::vector<Node> stack_;
   std::vector<std::pair<int, int>> path_;
   std::vector<double> table_, f_start_, est_f_, est_b_, times_;

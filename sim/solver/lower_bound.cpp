@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "sim/schedule/error.h"
+#include "sim/solver/head_chain.h"
 
 namespace zb {
 
@@ -57,23 +58,12 @@ double downstream_flow_bound(const Problem& problem, int s) {
   return best;
 }
 
-// Sum over k > s of (t_f + t_b) plus 2 transfers per boundary below s, plus t_f[s]: from the
-// start of a microbatch's F on stage s to the earliest start of its B there.
-double round_trip(const Problem& problem, int s) {
-  double trip = problem.t_f[static_cast<std::size_t>(s)];
-  for (int k = s + 1; k < problem.stages(); ++k) {
-    const auto ki = static_cast<std::size_t>(k);
-    trip += problem.t_f[ki] + problem.t_b[ki] + 2 * problem.comm_after(k - 1);
-  }
-  return trip;
-}
-
 double stage_sequence_bound(const Problem& problem, int s, double memory_limit) {
   const auto si = static_cast<std::size_t>(s);
   const int m = problem.microbatches;
   const double cost[3] = {problem.t_f[si], problem.t_b[si], problem.t_w[si]};
   const double delta[3] = {problem.mem_f[si], problem.mem_b[si], problem.mem_w[si]};
-  const double trip = round_trip(problem, s);
+  const double trip = return_trip(problem, s);
   const double inf = std::numeric_limits<double>::infinity();
   const auto side = static_cast<std::size_t>(m + 1);
   // earliest[(f * side + b) * side + w]: the earliest time f F, b B and w W can all be done.
@@ -163,9 +153,8 @@ double chunked_lower_bound(const Problem& problem, double memory_limit) {
   const int stages = problem.stages();
   const double m = problem.microbatches;
   auto at = [](const std::vector<double>& values, int s) { return values[static_cast<std::size_t>(s)]; };
-  // round_trip(s) for every stage (the same sum as one chunk per device, over all stages).
   std::vector<double> trip(static_cast<std::size_t>(stages), 0.0);
-  for (int s = 0; s < stages; ++s) trip[static_cast<std::size_t>(s)] = round_trip(problem, s);
+  for (int s = 0; s < stages; ++s) trip[static_cast<std::size_t>(s)] = return_trip(problem, s);
   const bool limited = memory_limit >= 0;
   double best = 0;
   for (int d = 0; d < problem.devices; ++d) {
@@ -218,11 +207,8 @@ SpanLowerBound span_lower_bound(const Problem& problem, double memory_limit) {
   bound.head_idle.assign(static_cast<std::size_t>(p), 0.0);
   bound.tail_idle.assign(static_cast<std::size_t>(p), 0.0);
   bound.flow.assign(static_cast<std::size_t>(p), 0.0);
-  // Walk up from the last stage, accumulating the round trip below each stage.
-  double below = 0;  // sum over k > s of (t_f + t_b) plus 2 transfers per boundary at or below s
   for (int s = p - 1; s >= 0; --s) {
-    if (s + 1 < p) below += at(problem.t_f, s + 1) + at(problem.t_b, s + 1) + 2 * problem.comm_after(s);
-    const double head = at(problem.t_f, s) + below;
+    const double head = return_trip(problem, s);
     double fit = m;
     const double mem_f = at(problem.mem_f, s);
     if (memory_limit >= 0 && mem_f > 0) fit = std::min<double>(m, std::floor(memory_limit / mem_f + 1e-9));

@@ -44,6 +44,8 @@ TEST(OrderSearch, FindsTheExhaustiveOptimumFromScratch) {
         }
         ASSERT_TRUE(result.better.has_value());
         EXPECT_DOUBLE_EQ(result.span, exhaustive);
+        // The root bound, its devices' programs raising each other's release times, stays valid.
+        EXPECT_LE(result.root_bound, exhaustive + 1e-9 * exhaustive);
         EXPECT_DOUBLE_EQ(list_timing(problem, *result.better).span, result.span);
         EXPECT_FALSE(first_over_limit(peak_memory_by_order(problem, *result.better), limit));
         ++cases;
