@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include "sim/schedule/deadlock_report.h"
 #include "sim/schedule/error.h"
@@ -125,13 +126,28 @@ std::vector<PassRule> pass_rules(const Problem& problem, const EndsLayout& ends,
   return rules;
 }
 
+// An overlapped pair's block times, computed when a pair of its kind is first met.
+struct PairBlock {
+  BlockTimes times;
+  bool known = false;
+};
+
+// A device's pairs by the chunk and pass of both parts: (c1 * kPassCount + pass1) * chunks *
+// kPassCount + c2 * kPassCount + pass2, a few dozen kinds against thousands of pairs.
+std::size_t pair_index(const Action& first, const Action& second, int chunks) {
+  const auto part = [](const Action& action) {
+    return static_cast<std::size_t>(action.chunk) * kPassCount + static_cast<std::size_t>(action.pass);
+  };
+  return part(first) * static_cast<std::size_t>(chunks) * kPassCount + part(second);
+}
+
 // One device's progress through its list, its clocks, and where its records go.
 struct Lane {
   const Action* begin = nullptr;  // the device's list
   const Action* next = nullptr;   // the next action to run
   const Action* end = nullptr;
   const int* stage_of = nullptr;       // per chunk: the stage
-  const BlockTimes* blocks = nullptr;  // per action: its overlapped pair's block; null until a pair is met
+  PairBlock* blocks = nullptr;  // the device's overlapped pairs by pair_index; null until a pair is met
   double clock = 0;                    // when the device is free (the end of its last action)
   double first_start = std::numeric_limits<double>::infinity();
   double busy = 0;
@@ -165,7 +181,7 @@ class Evaluation {
         rules_(pass_rules(problem, layout_,
                           needs_weight_grad_starts(problem) ? weight_grad_starts_.data() : nullptr,
                           &weight_grad_starts_.back())),
-        ends_(layout_.size()),
+        ends_(new double[layout_.size()]),
         stage_of_(static_cast<std::size_t>(problem.devices) * problem.chunks),
         path_(static_cast<std::size_t>(problem.microbatches)),
         lanes_(problem.devices),
@@ -178,7 +194,7 @@ class Evaluation {
                                       schedule.device_count(), problem.devices));
     }
     if (options.steps < 1) throw InputError(fmt::format("evaluator: steps is {}: need at least 1", options.steps));
-    std::fill(ends_.begin(), ends_.begin() + m_, 0.0);
+    std::fill(ends_.get(), ends_.get() + m_, 0.0);
     reset_ends();
     for (int d = 0; d < problem.devices; ++d) {
       for (int c = 0; c < problem.chunks; ++c) stage_of_[static_cast<std::size_t>(d) * problem.chunks + c] = problem.stage_of(d, c);
@@ -271,7 +287,7 @@ class Evaluation {
 
   // Every F and B finish not reached (the W slots are never read).
   void reset_ends() {
-    std::memset(ends_.data() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind);
+    std::memset(ends_.get() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind);
   }
 
   // Per device, the transfer spans (as sender and as receiver) and the memory points (nonzero
@@ -365,8 +381,7 @@ class Evaluation {
         const PassRule& partner = resolve<kPaths>(d, lane, action + 1, partner_key);
         const double partner_ready = ready_time(partner, partner_key);
         if (!reached(partner_ready)) break;
-        if (lane.blocks == nullptr) lane.blocks = pair_blocks(d);
-        const BlockTimes& block = lane.blocks[action - lane.begin];
+        const BlockTimes& block = pair_block(d, lane, *action, action[1]);
         const double start = std::max({run.clock, ready, partner_ready});
         finish<kRecord>(d, run, action, *rule, key, start, start + block.first, start + block.total(), top);
         ++action;
@@ -428,18 +443,20 @@ class Evaluation {
     }
   }
 
-  // The block times of device d's overlapped pairs, at the index of each pair's first part.
-  [[gnu::noinline]] const BlockTimes* pair_blocks(int d) {
-    const std::vector<Action>& actions = schedule_.devices[d];
-    std::vector<BlockTimes>& blocks = blocks_[d];
-    blocks.resize(actions.size());
-    for (std::size_t i = 0; i + 1 < actions.size(); ++i) {
-      if (!actions[i].overlap_next) continue;
-      blocks[i] = overlapped_times(problem_, actions[i].pass, stage_of(d, actions[i].chunk), actions[i + 1].pass,
-                                   stage_of(d, actions[i + 1].chunk));
-      ++i;
+  // The block of device d's overlapped pair (first, second), whose chunks have been checked.
+  const BlockTimes& pair_block(int d, Lane& lane, const Action& first, const Action& second) {
+    if (lane.blocks == nullptr) {
+      const auto kinds = static_cast<std::size_t>(problem_.chunks) * kPassCount;
+      blocks_[d].resize(kinds * kinds);
+      lane.blocks = blocks_[d].data();
     }
-    return blocks.data();
+    PairBlock& block = lane.blocks[pair_index(first, second, problem_.chunks)];
+    if (!block.known) {
+      block.times = overlapped_times(problem_, first.pass, stage_of(d, first.chunk), second.pass,
+                                     stage_of(d, second.chunk));
+      block.known = true;
+    }
+    return block.times;
   }
 
   // The caller has checked 0 <= chunk < chunks.
@@ -504,13 +521,13 @@ class Evaluation {
   const EndsLayout layout_;
   std::vector<double> weight_grad_starts_;  // per stage: start of its latest W or BW, when tracked; a spare last
   const std::vector<PassRule> rules_;       // [rule_index(pass, stage)]
-  std::vector<double> ends_;                // finish times (EndsLayout)
+  std::unique_ptr<double[]> ends_;          // finish times (EndsLayout); the W slots, written, never read, start uninitialised
   std::vector<int> stage_of_;               // [device * chunks + chunk]
   std::vector<StagePath> path_;             // per microbatch
   bool paths_differ_ = false;               // some microbatch runs fewer than all stages (bidirectional)
   std::vector<Lane> lanes_;
   std::unique_ptr<bool[]> queued_;  // per device: in the worklist (or running); bool: no char aliasing
-  std::vector<std::vector<BlockTimes>> blocks_;  // per device: its overlapped pairs' blocks; empty: none met
+  std::vector<std::vector<PairBlock>> blocks_;   // per device: its overlapped pairs' blocks; empty: none met
   std::vector<int> worklist_;                    // storage of run_step's worklist
   std::vector<Lane> first_step_;                 // lanes_ at the end of the first step: the metrics
   const EvalOptions& options_;
