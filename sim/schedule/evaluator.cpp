@@ -52,6 +52,10 @@ struct PassRule {
   double delay = 0;     // added to the input's finish: comm_after across a stage boundary, else 0
   double transfer = 0;  // comm_after of the boundary its output crosses (> 0: a send and a recv span)
   MemoryDelta memory;
+  // What a trace records of it besides its compute span: memory points where a delta is not 0.
+  bool records_transfer = false;
+  bool records_memory_at_start = false;
+  bool records_memory_at_end = false;
   // Where its start goes: the stage's latest weight-gradient start (W or BW, when data
   // parallelism needs it), else a slot nothing reads.
   double* weight_grad_start = nullptr;
@@ -94,6 +98,8 @@ std::vector<PassRule> pass_rules(const Problem& problem, const EndsLayout& ends,
       PassRule& rule = rules[rule_index(pass, s)];
       rule.duration = pass_time(problem, pass, s);
       rule.memory = memory_delta(problem, pass, s);
+      rule.records_memory_at_start = rule.memory.at_start != 0;
+      rule.records_memory_at_end = rule.memory.at_end != 0;
       rule.stage = s;
       const bool weight_gradient = pass == Pass::W || pass == Pass::BW;
       rule.weight_grad_start = weight_gradient && weight_grad_starts != nullptr ? weight_grad_starts + s : unread;
@@ -121,6 +127,7 @@ std::vector<PassRule> pass_rules(const Problem& problem, const EndsLayout& ends,
       const int consumer = problem.device_of_stage(consumer_stage);
       if (consumer != device) rule.wake = consumer;
       rule.transfer = problem.comm_after(std::min(s, consumer_stage));
+      rule.records_transfer = rule.transfer > 0;
     }
   }
   return rules;
@@ -146,6 +153,9 @@ struct Lane {
   const Action* begin = nullptr;  // the device's list
   const Action* next = nullptr;   // the next action to run
   const Action* end = nullptr;
+  // `next` resolved when the device last had to wait for its input: what a wake checks again.
+  const PassRule* waiting = nullptr;
+  std::uint32_t waiting_key = 0;
   const int* stage_of = nullptr;       // per chunk: the stage
   PairBlock* blocks = nullptr;  // the device's overlapped pairs by pair_index; null until a pair is met
   double clock = 0;                    // when the device is free (the end of its last action)
@@ -154,7 +164,6 @@ struct Lane {
   double memory = 0;
   double peak_memory = 0;
   Span* compute_span = nullptr;         // the next compute span, when recorded
-  Span* transfer_span = nullptr;        // the next send or recv span, when recorded
   MemoryPoint* memory_point = nullptr;  // the next memory point, when recorded
 };
 
@@ -166,7 +175,6 @@ struct Running {
   double memory;
   double peak_memory;
   Span* compute_span;
-  Span* transfer_span;
   MemoryPoint* memory_point;
 };
 
@@ -231,9 +239,10 @@ class Evaluation {
     }
     // Filled from one value: resize() value-initialises span by span, a memset call each.
     if (options.record_spans) spans_.assign(total, Span{});
+    if (transfers) transfer_span_.resize(problem.devices);
     for (int d = 0; d < problem.devices && options.record_spans; ++d) {
       lanes_[d].compute_span = spans_.data() + offset_[d];
-      if (transfers) lanes_[d].transfer_span = spans_.data() + transfer_offset[d];
+      if (transfers) transfer_span_[d] = spans_.data() + transfer_offset[d];
     }
     // Sized exactly, so that recording writes through a cursor and never reallocates.
     if (options.record_memory) {
@@ -265,6 +274,7 @@ class Evaluation {
       step_ends_.push_back(*std::max_element(boundary.ready.begin(), boundary.ready.end()));
       for (std::size_t d = 0; d < lanes_.size(); ++d) {
         lanes_[d].next = lanes_[d].begin;
+        lanes_[d].waiting = nullptr;
         lanes_[d].clock = boundary.ready[d];
       }
       reset_ends();
@@ -290,30 +300,35 @@ class Evaluation {
     std::memset(ends_.get() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind);
   }
 
-  // Per device, the transfer spans (as sender and as receiver) and the memory points (nonzero
-  // deltas) of one step. Actions outside the problem count nothing: they are refused when reached.
+  // Per device, the transfer spans (as sender and as receiver) and the memory points of one step:
+  // how many actions of each chunk and pass it has, then their rules. Actions outside the problem
+  // count nothing: they are refused when reached.
   void count_records(std::vector<std::size_t>& transfers, std::vector<std::size_t>& memory) const {
     const auto chunks = static_cast<std::uint32_t>(problem_.chunks);
     const auto m = static_cast<std::uint32_t>(m_);
-    const StagePath* const path_of = path_.data();
-    const PassRule* const rules = rules_.data();
+    std::vector<std::size_t> count(static_cast<std::size_t>(chunks) * kPassCount);  // [chunk * kPassCount + pass]
     for (std::size_t d = 0; d < lanes_.size(); ++d) {
-      std::size_t sent = 0;
-      std::size_t points = 0;
-      for (const Action* action = lanes_[d].begin; action != lanes_[d].end; ++action) {
+      const Lane& lane = lanes_[d];
+      std::fill(count.begin(), count.end(), 0);
+      for (const Action* action = lane.begin; action != lane.end; ++action) {
         if (static_cast<std::uint32_t>(action->chunk) >= chunks || static_cast<std::uint32_t>(action->microbatch) >= m) {
           continue;
         }
-        const int stage = lanes_[d].stage_of[action->chunk];
-        if (!path_of[action->microbatch].contains(stage)) continue;
-        const PassRule& rule = rules[rule_index(action->pass, stage)];
-        points += (rule.memory.at_start != 0 ? 1 : 0) + (rule.memory.at_end != 0 ? 1 : 0);
-        if (rule.transfer <= 0) continue;
-        ++sent;
-        ++transfers[rule.wake];
+        if (paths_differ_ && !path_[static_cast<std::size_t>(action->microbatch)].contains(lane.stage_of[action->chunk])) {
+          continue;
+        }
+        ++count[static_cast<std::size_t>(action->chunk) * kPassCount + static_cast<std::size_t>(action->pass)];
       }
-      transfers[d] += sent;
-      memory[d] = points;
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        for (int k = 0; k < kPassCount; ++k) {
+          const std::size_t n = count[c * kPassCount + static_cast<std::size_t>(k)];
+          const PassRule& rule = rules_[rule_index(static_cast<Pass>(k), lane.stage_of[c])];
+          memory[d] += n * ((rule.records_memory_at_start ? 1 : 0) + (rule.records_memory_at_end ? 1 : 0));
+          if (!rule.records_transfer) continue;
+          transfers[d] += n;
+          transfers[static_cast<std::size_t>(rule.wake)] += n;
+        }
+      }
     }
   }
 
@@ -369,12 +384,16 @@ class Evaluation {
     Lane& lane = lanes_[d];
     const Action* action = lane.next;
     if (action == lane.end) return;
-    std::uint32_t key = 0;
-    const PassRule* rule = &resolve<kPaths>(d, lane, action, key);
+    std::uint32_t key = lane.waiting_key;
+    const PassRule* rule = lane.waiting != nullptr ? lane.waiting : &resolve<kPaths>(d, lane, action, key);
     double ready = ready_time(*rule, key);
-    if (!reached(ready)) return;  // woken, but still waiting
-    Running run{lane.clock,        lane.first_start,   lane.busy,         lane.memory,
-                lane.peak_memory, lane.compute_span, lane.transfer_span, lane.memory_point};
+    if (!reached(ready)) {  // woken, but still waiting
+      lane.waiting = rule;
+      lane.waiting_key = key;
+      return;
+    }
+    Running run{lane.clock,       lane.first_start,  lane.busy,        lane.memory,
+                lane.peak_memory, lane.compute_span, lane.memory_point};
     for (;;) {
       if (action->overlap_next && action + 1 != lane.end) {
         std::uint32_t partner_key = 0;
@@ -398,13 +417,14 @@ class Evaluation {
       if (!reached(ready)) break;
     }
     lane.next = action;
+    lane.waiting = rule;  // `action`'s, unless the device has finished
+    lane.waiting_key = key;
     lane.clock = run.clock;
     lane.first_start = run.first_start;
     lane.busy = run.busy;
     lane.memory = run.memory;
     lane.peak_memory = run.peak_memory;
     lane.compute_span = run.compute_span;
-    lane.transfer_span = run.transfer_span;
     lane.memory_point = run.memory_point;
   }
 
@@ -422,10 +442,10 @@ class Evaluation {
     }
     // Adding a zero delta leaves the value as it is, so only the recording tests for it.
     run.memory += rule.memory.at_start;
-    if (kRecord && run.memory_point != nullptr && rule.memory.at_start != 0) *run.memory_point++ = {start, run.memory};
+    if (kRecord && run.memory_point != nullptr && rule.records_memory_at_start) *run.memory_point++ = {start, run.memory};
     run.peak_memory = std::max(run.peak_memory, run.memory);
     run.memory += rule.memory.at_end;
-    if (kRecord && run.memory_point != nullptr && rule.memory.at_end != 0) *run.memory_point++ = {end, run.memory};
+    if (kRecord && run.memory_point != nullptr && rule.records_memory_at_end) *run.memory_point++ = {end, run.memory};
     *rule.weight_grad_start = start;
     ends_[key + rule.output] = output_at;
     if (rule.wake < 0) return;
@@ -434,12 +454,12 @@ class Evaluation {
       queued_[rule.wake] = true;
       *top++ = rule.wake;
     }
-    if (kRecord && run.transfer_span != nullptr && rule.transfer > 0) {
+    if (kRecord && rule.records_transfer && !transfer_span_.empty()) {
       const double arrival = output_at + rule.transfer;
-      *run.transfer_span++ = {d,     Stream::send, action->pass, rule.stage, action->microbatch,
+      *transfer_span_[d]++ = {d,     Stream::send, action->pass, rule.stage, action->microbatch,
                               action->chunk, output_at, arrival, false,      step_};
-      *lanes_[rule.wake].transfer_span++ = {rule.wake, Stream::recv, action->pass, rule.stage, action->microbatch,
-                                            action->chunk, output_at, arrival, false, step_};
+      *transfer_span_[rule.wake]++ = {rule.wake, Stream::recv, action->pass, rule.stage, action->microbatch,
+                                      action->chunk, output_at, arrival, false, step_};
     }
   }
 
@@ -535,6 +555,7 @@ class Evaluation {
   std::vector<double> step_ends_;
   std::vector<std::size_t> offset_;  // first compute span of each device
   std::vector<Span> spans_;          // the trace's spans; empty when not recorded
+  std::vector<Span*> transfer_span_;  // per device: its next send or recv span; empty: not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
 };
 
