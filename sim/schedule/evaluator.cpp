@@ -342,7 +342,8 @@ class Evaluation {
     while (top != worklist) {
       const int d = *--top;
       queued_[d] = false;
-      advance<kRecord, kPaths>(d, top);
+      while (advance<kRecord, kPaths>(d, top)) {
+      }
     }
     std::vector<std::size_t> position(lanes_.size());
     bool stuck = false;
@@ -379,28 +380,37 @@ class Evaluation {
   // Runs device d until it finishes or needs an input that is not ready yet, and pushes onto the
   // worklist the devices its outputs wake. An overlapped pair starts once both parts' inputs are
   // ready; both outputs exist when the block ends.
+  // Returns true when it stopped at a pair whose block it has just computed: call it again.
   template <bool kRecord, bool kPaths>
-  [[gnu::always_inline]] void advance(int d, int*& top) {
+  [[gnu::always_inline]] bool advance(int d, int*& top) {
     Lane& lane = lanes_[d];
     const Action* action = lane.next;
-    if (action == lane.end) return;
+    if (action == lane.end) return false;
     std::uint32_t key = lane.waiting_key;
     const PassRule* rule = lane.waiting != nullptr ? lane.waiting : &resolve<kPaths>(d, lane, action, key);
     double ready = ready_time(*rule, key);
     if (!reached(ready)) {  // woken, but still waiting
       lane.waiting = rule;
       lane.waiting_key = key;
-      return;
+      return false;
     }
     Running run{lane.clock,       lane.first_start,  lane.busy,        lane.memory,
                 lane.peak_memory, lane.compute_span, lane.memory_point};
+    // No call in the loop but the errors' (which never return): a value live across a call
+    // would live in memory, every double among them.
+    bool block_unknown = false;  // stopped at a pair whose block is not computed yet
     for (;;) {
       if (action->overlap_next && action + 1 != lane.end) {
         std::uint32_t partner_key = 0;
         const PassRule& partner = resolve<kPaths>(d, lane, action + 1, partner_key);
         const double partner_ready = ready_time(partner, partner_key);
         if (!reached(partner_ready)) break;
-        const BlockTimes& block = pair_block(d, lane, *action, action[1]);
+        const PairBlock* known = lane.blocks == nullptr ? nullptr : &lane.blocks[pair_index(*action, action[1], problem_.chunks)];
+        if (known == nullptr || !known->known) {
+          block_unknown = true;
+          break;
+        }
+        const BlockTimes& block = known->times;
         const double start = std::max({run.clock, ready, partner_ready});
         finish<kRecord>(d, run, action, *rule, key, start, start + block.first, start + block.total(), top);
         ++action;
@@ -426,6 +436,9 @@ class Evaluation {
     lane.peak_memory = run.peak_memory;
     lane.compute_span = run.compute_span;
     lane.memory_point = run.memory_point;
+    if (!block_unknown) return false;
+    learn_pair_block(d, lane, *action, action[1]);
+    return true;
   }
 
   // Device d's `action` ran [start, end] and hands its output over at `output_at` (the end of
@@ -463,20 +476,17 @@ class Evaluation {
     }
   }
 
-  // The block of device d's overlapped pair (first, second), whose chunks have been checked.
-  const BlockTimes& pair_block(int d, Lane& lane, const Action& first, const Action& second) {
+  // Computes the block of device d's overlapped pair (first, second), whose chunks have been checked.
+  [[gnu::noinline]] void learn_pair_block(int d, Lane& lane, const Action& first, const Action& second) {
     if (lane.blocks == nullptr) {
       const auto kinds = static_cast<std::size_t>(problem_.chunks) * kPassCount;
       blocks_[d].resize(kinds * kinds);
       lane.blocks = blocks_[d].data();
     }
     PairBlock& block = lane.blocks[pair_index(first, second, problem_.chunks)];
-    if (!block.known) {
-      block.times = overlapped_times(problem_, first.pass, stage_of(d, first.chunk), second.pass,
-                                     stage_of(d, second.chunk));
-      block.known = true;
-    }
-    return block.times;
+    block.times =
+        overlapped_times(problem_, first.pass, stage_of(d, first.chunk), second.pass, stage_of(d, second.chunk));
+    block.known = true;
   }
 
   // The caller has checked 0 <= chunk < chunks.
