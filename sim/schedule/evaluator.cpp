@@ -156,9 +156,9 @@ struct Lane {
   // `next` resolved when the device last had to wait for its input: what a wake checks again.
   const PassRule* waiting = nullptr;
   std::uint32_t waiting_key = 0;
-  const int* stage_of = nullptr;       // per chunk: the stage
-  PairBlock* blocks = nullptr;  // the device's overlapped pairs by pair_index; null until a pair is met
-  double clock = 0;                    // when the device is free (the end of its last action)
+  const int* stage_of = nullptr;  // per chunk: the stage
+  PairBlock* blocks = nullptr;    // the device's overlapped pairs by pair_index; null until a pair is met
+  double clock = 0;               // when the device is free (the end of its last action)
   double first_start = std::numeric_limits<double>::infinity();
   double busy = 0;
   double memory = 0;
@@ -186,8 +186,7 @@ class Evaluation {
         m_(problem.microbatches),
         layout_(checked_layout(problem)),
         weight_grad_starts_(static_cast<std::size_t>(problem.stages()) + 1, 0.0),
-        rules_(pass_rules(problem, layout_,
-                          needs_weight_grad_starts(problem) ? weight_grad_starts_.data() : nullptr,
+        rules_(pass_rules(problem, layout_, needs_weight_grad_starts(problem) ? weight_grad_starts_.data() : nullptr,
                           &weight_grad_starts_.back())),
         ends_(new double[layout_.size()]),
         stage_of_(static_cast<std::size_t>(problem.devices) * problem.chunks),
@@ -205,7 +204,8 @@ class Evaluation {
     std::fill(ends_.get(), ends_.get() + m_, 0.0);
     reset_ends();
     for (int d = 0; d < problem.devices; ++d) {
-      for (int c = 0; c < problem.chunks; ++c) stage_of_[static_cast<std::size_t>(d) * problem.chunks + c] = problem.stage_of(d, c);
+      for (int c = 0; c < problem.chunks; ++c)
+        stage_of_[static_cast<std::size_t>(d) * problem.chunks + c] = problem.stage_of(d, c);
     }
     for (int mb = 0; mb < m_; ++mb) {
       path_[static_cast<std::size_t>(mb)] = problem.path(mb);
@@ -264,8 +264,7 @@ class Evaluation {
         paths_differ_ ? run_step<false, true>() : run_step<false, false>();
       }
       for (std::size_t d = 0; d < lanes_.size(); ++d) {
-        gradients_ready[d] =
-            zb::gradients_ready(problem_, static_cast<int>(d), lanes_[d].clock, weight_grad_starts_);
+        gradients_ready[d] = zb::gradients_ready(problem_, static_cast<int>(d), lanes_[d].clock, weight_grad_starts_);
       }
       if (step_ == 0) first_step_ = lanes_;
       if (step_ + 1 == options_.steps) break;
@@ -288,17 +287,15 @@ class Evaluation {
   static EndsLayout checked_layout(const Problem& problem) {
     const double slots = static_cast<double>(problem.microbatches) * (1.0 + 3.0 * problem.stages());
     if (slots > std::numeric_limits<std::uint32_t>::max()) {
-      throw InputError(fmt::format("evaluator: {} stages x m={} is too large to evaluate", problem.stages(),
-                                   problem.microbatches));
+      throw InputError(
+          fmt::format("evaluator: {} stages x m={} is too large to evaluate", problem.stages(), problem.microbatches));
     }
     const auto m = static_cast<std::uint32_t>(problem.microbatches);
     return {m, static_cast<std::uint32_t>(problem.stages()) * m};
   }
 
   // Every F and B finish not reached (the W slots are never read).
-  void reset_ends() {
-    std::memset(ends_.get() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind);
-  }
+  void reset_ends() { std::memset(ends_.get() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind); }
 
   // Per device, the transfer spans (as sender and as receiver) and the memory points of one step:
   // how many actions of each chunk and pass it has, then their rules. Actions outside the problem
@@ -311,10 +308,12 @@ class Evaluation {
       const Lane& lane = lanes_[d];
       std::fill(count.begin(), count.end(), 0);
       for (const Action* action = lane.begin; action != lane.end; ++action) {
-        if (static_cast<std::uint32_t>(action->chunk) >= chunks || static_cast<std::uint32_t>(action->microbatch) >= m) {
+        if (static_cast<std::uint32_t>(action->chunk) >= chunks ||
+            static_cast<std::uint32_t>(action->microbatch) >= m) {
           continue;
         }
-        if (paths_differ_ && !path_[static_cast<std::size_t>(action->microbatch)].contains(lane.stage_of[action->chunk])) {
+        if (paths_differ_ &&
+            !path_[static_cast<std::size_t>(action->microbatch)].contains(lane.stage_of[action->chunk])) {
           continue;
         }
         ++count[static_cast<std::size_t>(action->chunk) * kPassCount + static_cast<std::size_t>(action->pass)];
@@ -352,8 +351,8 @@ class Evaluation {
       stuck |= lanes_[d].next != lanes_[d].end;
     }
     if (stuck) {
-      throw ScheduleError(fmt::format("schedule '{}' deadlocks\n{}", schedule_.name,
-                                      deadlock_report(problem_, schedule_, position)));
+      throw ScheduleError(
+          fmt::format("schedule '{}' deadlocks\n{}", schedule_.name, deadlock_report(problem_, schedule_, position)));
     }
   }
 
@@ -405,7 +404,8 @@ class Evaluation {
         const PassRule& partner = resolve<kPaths>(d, lane, action + 1, partner_key);
         const double partner_ready = ready_time(partner, partner_key);
         if (!reached(partner_ready)) break;
-        const PairBlock* known = lane.blocks == nullptr ? nullptr : &lane.blocks[pair_index(*action, action[1], problem_.chunks)];
+        const PairBlock* known =
+            lane.blocks == nullptr ? nullptr : &lane.blocks[pair_index(*action, action[1], problem_.chunks)];
         if (known == nullptr || !known->known) {
           block_unknown = true;
           break;
@@ -444,18 +444,20 @@ class Evaluation {
   // Device d's `action` ran [start, end] and hands its output over at `output_at` (the end of
   // its block: a pair's first part hands over with the second).
   template <bool kRecord>
-  [[gnu::always_inline]] void finish(int d, Running& run, const Action* action, const PassRule& rule,
-                                     std::uint32_t key, double start, double end, double output_at, int*& top) {
+  [[gnu::always_inline]] void finish(int d, Running& run, const Action* action, const PassRule& rule, std::uint32_t key,
+                                     double start, double end, double output_at, int*& top) {
     run.clock = output_at;
     run.first_start = std::min(run.first_start, start);
     run.busy += end - start;
     if (kRecord && run.compute_span != nullptr) {
-      *run.compute_span++ = {d,     Stream::compute, action->pass, rule.stage, action->microbatch,
-                             action->chunk, start,   end,          action->overlap_next, step_};
+      *run.compute_span++ = {
+          d,   Stream::compute,      action->pass, rule.stage, action->microbatch, action->chunk, start,
+          end, action->overlap_next, step_};
     }
     // Adding a zero delta leaves the value as it is, so only the recording tests for it.
     run.memory += rule.memory.at_start;
-    if (kRecord && run.memory_point != nullptr && rule.records_memory_at_start) *run.memory_point++ = {start, run.memory};
+    if (kRecord && run.memory_point != nullptr && rule.records_memory_at_start)
+      *run.memory_point++ = {start, run.memory};
     run.peak_memory = std::max(run.peak_memory, run.memory);
     run.memory += rule.memory.at_end;
     if (kRecord && run.memory_point != nullptr && rule.records_memory_at_end) *run.memory_point++ = {end, run.memory};
@@ -469,10 +471,10 @@ class Evaluation {
     }
     if (kRecord && rule.records_transfer && !transfer_span_.empty()) {
       const double arrival = output_at + rule.transfer;
-      *transfer_span_[d]++ = {d,     Stream::send, action->pass, rule.stage, action->microbatch,
-                              action->chunk, output_at, arrival, false,      step_};
-      *transfer_span_[rule.wake]++ = {rule.wake, Stream::recv, action->pass, rule.stage, action->microbatch,
-                                      action->chunk, output_at, arrival, false, step_};
+      *transfer_span_[d]++ = {d,         Stream::send, action->pass, rule.stage, action->microbatch, action->chunk,
+                              output_at, arrival,      false,        step_};
+      *transfer_span_[rule.wake]++ = {rule.wake,     Stream::recv, action->pass, rule.stage, action->microbatch,
+                                      action->chunk, output_at,    arrival,      false,      step_};
     }
   }
 
@@ -499,16 +501,17 @@ class Evaluation {
     const Action& action = *at;
     const auto step = static_cast<std::size_t>(at - lanes_[d].begin);
     if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
-      throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (m={}, "
-                                      "chunks={})",
-                                      schedule_.name, d, step, to_token(action), m_, problem_.chunks));
+      throw ScheduleError(
+          fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (m={}, "
+                      "chunks={})",
+                      schedule_.name, d, step, to_token(action), m_, problem_.chunks));
     }
     const int stage = stage_of(d, action.chunk);
     const StagePath path = path_[static_cast<std::size_t>(action.microbatch)];
-    throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (microbatch {} "
-                                    "runs stages {}..{}, not stage {})",
-                                    schedule_.name, d, step, to_token(action), action.microbatch, path.first,
-                                    path.last, stage));
+    throw ScheduleError(
+        fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (microbatch {} "
+                    "runs stages {}..{}, not stage {})",
+                    schedule_.name, d, step, to_token(action), action.microbatch, path.first, path.last, stage));
   }
 
   Trace finish() {
@@ -551,20 +554,20 @@ class Evaluation {
   const EndsLayout layout_;
   std::vector<double> weight_grad_starts_;  // per stage: start of its latest W or BW, when tracked; a spare last
   const std::vector<PassRule> rules_;       // [rule_index(pass, stage)]
-  std::unique_ptr<double[]> ends_;          // finish times (EndsLayout); the W slots, written, never read, start uninitialised
+  std::unique_ptr<double[]> ends_;          // finish times (EndsLayout); W slots: written, never read, not initialised
   std::vector<int> stage_of_;               // [device * chunks + chunk]
   std::vector<StagePath> path_;             // per microbatch
   bool paths_differ_ = false;               // some microbatch runs fewer than all stages (bidirectional)
   std::vector<Lane> lanes_;
-  std::unique_ptr<bool[]> queued_;  // per device: in the worklist (or running); bool: no char aliasing
-  std::vector<std::vector<PairBlock>> blocks_;   // per device: its overlapped pairs' blocks; empty: none met
-  std::vector<int> worklist_;                    // storage of run_step's worklist
-  std::vector<Lane> first_step_;                 // lanes_ at the end of the first step: the metrics
+  std::unique_ptr<bool[]> queued_;              // per device: in the worklist (or running); bool: no char aliasing
+  std::vector<std::vector<PairBlock>> blocks_;  // per device: its overlapped pairs' blocks; empty: none met
+  std::vector<int> worklist_;                   // storage of run_step's worklist
+  std::vector<Lane> first_step_;                // lanes_ at the end of the first step: the metrics
   const EvalOptions& options_;
   int step_ = 0;
   std::vector<double> step_ends_;
-  std::vector<std::size_t> offset_;  // first compute span of each device
-  std::vector<Span> spans_;          // the trace's spans; empty when not recorded
+  std::vector<std::size_t> offset_;   // first compute span of each device
+  std::vector<Span> spans_;           // the trace's spans; empty when not recorded
   std::vector<Span*> transfer_span_;  // per device: its next send or recv span; empty: not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
 };

@@ -20,7 +20,7 @@ namespace zb {
 namespace {
 
 struct Reference {
-  std::vector<std::vector<Span>> compute;   // per device, every step's spans in list order
+  std::vector<std::vector<Span>> compute;    // per device, every step's spans in list order
   std::vector<std::vector<Span>> transfers;  // per device
   std::vector<std::vector<MemoryPoint>> memory;
   std::vector<double> step_ends;
@@ -62,7 +62,8 @@ Reference reference_evaluate(const Problem& problem, const Schedule& schedule, i
       const Action& a = schedule.devices[d][i];
       const int s = problem.stage_of(d, a.chunk);
       const StagePath path = problem.path(a.microbatch);
-      out.compute[d].push_back({d, Stream::compute, a.pass, s, a.microbatch, a.chunk, start, end, a.overlap_next, step});
+      out.compute[d].push_back(
+          {d, Stream::compute, a.pass, s, a.microbatch, a.chunk, start, end, a.overlap_next, step});
       const MemoryDelta delta = memory_delta(problem, a.pass, s);
       if (delta.at_start != 0) out.memory[d].push_back({start, memory[d] += delta.at_start});
       if (delta.at_end != 0) out.memory[d].push_back({end, memory[d] += delta.at_end});
@@ -96,9 +97,8 @@ Reference reference_evaluate(const Problem& problem, const Schedule& schedule, i
           if (actions[i].overlap_next && i + 1 < actions.size()) {
             const double r2 = ready(d, i + 1);
             if (r2 < 0) break;
-            const BlockTimes block =
-                overlapped_times(problem, actions[i].pass, problem.stage_of(d, actions[i].chunk), actions[i + 1].pass,
-                                 problem.stage_of(d, actions[i + 1].chunk));
+            const BlockTimes block = overlapped_times(problem, actions[i].pass, problem.stage_of(d, actions[i].chunk),
+                                                      actions[i + 1].pass, problem.stage_of(d, actions[i + 1].chunk));
             const double start = std::max({clock[d], r, r2});
             run(d, i, start, start + block.first, start + block.total());
             run(d, i + 1, start + block.first, start + block.total(), start + block.total());
@@ -158,8 +158,8 @@ void expect_same(const Problem& problem, const Schedule& schedule, int steps, co
   }
   EXPECT_EQ(trace.step_ends, ref.step_ends);
   // The fast metrics-only run agrees with the recorded one.
-  const Trace bare = evaluate(problem, schedule,
-                              {.record_spans = false, .record_transfers = false, .record_memory = false, .steps = steps});
+  const Trace bare = evaluate(
+      problem, schedule, {.record_spans = false, .record_transfers = false, .record_memory = false, .steps = steps});
   EXPECT_EQ(bare.metrics.span, trace.metrics.span);
   EXPECT_EQ(bare.metrics.busy, trace.metrics.busy);
   EXPECT_EQ(bare.metrics.peak_memory, trace.metrics.peak_memory);
