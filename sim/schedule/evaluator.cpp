@@ -451,8 +451,8 @@ class Evaluation {
     run.busy += end - start;
     if (kRecord && run.compute_span != nullptr) {
       *run.compute_span++ = {
-          d,   Stream::compute,      action->pass, rule.stage, action->microbatch, action->chunk, start,
-          end, action->overlap_next, step_};
+          d,     Stream::compute, action->pass, action->overlap_next, rule.stage, action->microbatch, action->chunk,
+          step_, start,           end};
     }
     // Adding a zero delta leaves the value as it is, so only the recording tests for it.
     run.memory += rule.memory.at_start;
@@ -471,10 +471,10 @@ class Evaluation {
     }
     if (kRecord && rule.records_transfer && !transfer_span_.empty()) {
       const double arrival = output_at + rule.transfer;
-      *transfer_span_[d]++ = {d,         Stream::send, action->pass, rule.stage, action->microbatch, action->chunk,
-                              output_at, arrival,      false,        step_};
-      *transfer_span_[rule.wake]++ = {rule.wake,     Stream::recv, action->pass, rule.stage, action->microbatch,
-                                      action->chunk, output_at,    arrival,      false,      step_};
+      *transfer_span_[d]++ = {d,     Stream::send, action->pass, false, rule.stage, action->microbatch, action->chunk,
+                              step_, output_at,    arrival};
+      *transfer_span_[rule.wake]++ = {rule.wake,          Stream::recv,  action->pass, false,     rule.stage,
+                                      action->microbatch, action->chunk, step_,        output_at, arrival};
     }
   }
 

@@ -63,7 +63,7 @@ Reference reference_evaluate(const Problem& problem, const Schedule& schedule, i
       const int s = problem.stage_of(d, a.chunk);
       const StagePath path = problem.path(a.microbatch);
       out.compute[d].push_back(
-          {d, Stream::compute, a.pass, s, a.microbatch, a.chunk, start, end, a.overlap_next, step});
+          {d, Stream::compute, a.pass, a.overlap_next, s, a.microbatch, a.chunk, step, start, end});
       const MemoryDelta delta = memory_delta(problem, a.pass, s);
       if (delta.at_start != 0) out.memory[d].push_back({start, memory[d] += delta.at_start});
       if (delta.at_end != 0) out.memory[d].push_back({end, memory[d] += delta.at_end});
@@ -81,9 +81,9 @@ Reference reference_evaluate(const Problem& problem, const Schedule& schedule, i
       if (delay > 0) {
         const int to = problem.device_of_stage(to_stage);
         out.transfers[d].push_back(
-            {d, Stream::send, a.pass, s, a.microbatch, a.chunk, output_at, output_at + delay, false, step});
+            {d, Stream::send, a.pass, false, s, a.microbatch, a.chunk, step, output_at, output_at + delay});
         out.transfers[to].push_back(
-            {to, Stream::recv, a.pass, s, a.microbatch, a.chunk, output_at, output_at + delay, false, step});
+            {to, Stream::recv, a.pass, false, s, a.microbatch, a.chunk, step, output_at, output_at + delay});
       }
     };
     for (bool moved = true; moved;) {
