@@ -7,6 +7,8 @@
 // Instructions per action do not depend on the machine's load (valgrind, one iteration):
 //   valgrind --tool=callgrind --toggle-collect='*zb::evaluate*' build/bench/zb_bench_evaluator
 //     --benchmark_filter='^BM_Trace/zb_h1/32$' --benchmark_min_time=0.000001   (I refs / actions)
+// (valgrind counts a `rep stosb` byte by byte, so the memset that resets the finish times between
+// steps shows as about one instruction per byte: 5 of the ~100 per action at zb_h1/32.)
 //
 // Cases: BM_Metrics / BM_Trace (every span, transfers and the memory timeline, as zbsim simulate
 // records them) over schedules of one and two chunks at p = 8, 16, 32 with m = 4p and t_comm > 0,

@@ -199,8 +199,8 @@ class Simulation {
         const PlannedAction& item = actions[k];
         // The first part's share ends inside the block; the block's last part ends at the clock.
         const double part_end = k + 1 == step + parts ? sg4::Engine::get_clock() * to_units_ : part_start + item.time;
-        run.compute.push_back({d, Stream::compute, item.action.pass, item.stage, item.action.microbatch,
-                               item.action.chunk, part_start, part_end, parts == 2 && k == step, run.step});
+        run.compute.push_back({d, Stream::compute, item.action.pass, parts == 2 && k == step, item.stage,
+                               item.action.microbatch, item.action.chunk, run.step, part_start, part_end});
         if (item.action.pass == Pass::W || item.action.pass == Pass::BW) {
           last_weight_grad_start_[static_cast<std::size_t>(item.stage)] = part_start;
         }
@@ -292,9 +292,9 @@ class Simulation {
     const int from_stage = channel.backward ? channel.boundary + 1 : channel.boundary;
     const int chunk = problem_.chunk_of_stage(from_stage);
     devices_[static_cast<std::size_t>(channel.producer)].transfers.push_back(
-        {channel.producer, Stream::send, pass, from_stage, microbatch, chunk, start, end, false, step});
+        {channel.producer, Stream::send, pass, false, from_stage, microbatch, chunk, step, start, end});
     devices_[static_cast<std::size_t>(channel.consumer)].transfers.push_back(
-        {channel.consumer, Stream::recv, pass, from_stage, microbatch, chunk, start, end, false, step});
+        {channel.consumer, Stream::recv, pass, false, from_stage, microbatch, chunk, step, start, end});
   }
 
   // Device d's part of every step's norm all-reduce (optimizer_step.h), in the background of its

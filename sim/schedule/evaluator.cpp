@@ -1,75 +1,181 @@
 // List-scheduling evaluator: exact start/end of every action, in time linear in the schedule.
+//
+// Speed (bench/evaluator_bench.cpp): what an action needs is the same for every microbatch of a
+// pass on a stage, so it is tabled once per evaluation (PassRule) and resolving an action in the
+// loop is a few loads with no branch per kind of pass; finish times not reached yet are NaN, so
+// one comparison tells readiness and a memset resets them; a woken device that still cannot run
+// costs one such check; the running device's clocks stay in registers.
 #include "sim/schedule/evaluator.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <memory>
 
 #include "sim/schedule/deadlock_report.h"
 #include "sim/schedule/error.h"
 #include "sim/schedule/memory.h"
+#include "sim/schedule/optimizer_step.h"
 #include "sim/schedule/pass_time.h"
 
 namespace zb {
 
 namespace {
 
-constexpr double kNotDone = -1.0;  // times are >= 0, so a negative end marks "not finished yet"
+// A finish time not reached yet: every byte 0xFF, a NaN, which stays NaN whatever is added and
+// fails `>= 0` (reached finish times are >= 0), and which memset can write.
+constexpr unsigned char kNotDoneByte = 0xFF;
 
-struct DeviceState {
-  std::size_t next = 0;  // index of the next action to run
-  double clock = 0;      // when the device is free
+bool reached(double time) { return time >= 0; }
+
+// Evaluation::ends_ holds finish times by an action's key, stage * m + microbatch: F(s) at
+// m + key, B(s) or BW(s) one kind further, W(s) (which nothing reads) one more; the first m
+// slots always read 0: what F waits for on the first stage of its path.
+struct EndsLayout {
+  std::uint32_t m = 0;
+  std::uint32_t kind = 0;  // stages x m: the slots of one kind of pass
+  std::uint32_t forward(std::uint32_t key) const { return m + key; }
+  std::uint32_t backward(std::uint32_t key) const { return m + kind + key; }
+  std::uint32_t weight(std::uint32_t key) const { return m + 2 * kind + key; }
+  std::size_t size() const { return static_cast<std::size_t>(m) + 3 * static_cast<std::size_t>(kind); }
+};
+
+// What an action of one pass on one stage needs, the same for every microbatch: where its
+// input's finish time and its own live in ends_ (offsets from its key), how long it runs, which
+// device its output wakes. Inputs: F(s) needs F(s-1) of the microbatch (the path's first stage:
+// nothing); B(s) and BW(s) the backward of s+1 (the path's last stage: its own F); W(s) needs B(s).
+struct PassRule {
+  double duration = 0;  // the pass alone (pass_time); an overlapped pair's parts take their block's shares
+  double delay = 0;     // added to the input's finish: comm_after across a stage boundary, else 0
+  double transfer = 0;  // comm_after of the boundary its output crosses (> 0: a send and a recv span)
+  MemoryDelta memory;
+  // What a trace records of it besides its compute span: memory points where a delta is not 0.
+  bool records_transfer = false;
+  bool records_memory_at_start = false;
+  bool records_memory_at_end = false;
+  // Where its start goes: the stage's latest weight-gradient start (W or BW, when data
+  // parallelism needs it), else a slot nothing reads.
+  double* weight_grad_start = nullptr;
+  std::uint32_t input = 0;   // key + input: the input's slot (unsigned arithmetic wraps)
+  std::uint32_t output = 0;  // key + output: the action's own slot
+  std::int32_t wake = -1;    // the device that consumes the output across a device boundary; -1: none
+  std::int32_t stage = 0;
+};
+
+// rules[rule_index(pass, stage)].
+std::size_t rule_index(Pass pass, int stage) {
+  return static_cast<std::size_t>(stage) * kPassCount + static_cast<std::size_t>(pass);
+}
+
+// Per stage, the path of the microbatches that run it (every microbatch's path is a run of whole
+// stages, so a stage's path does not depend on which of its microbatches runs).
+std::vector<StagePath> stage_paths(const Problem& problem) {
+  std::vector<StagePath> paths(static_cast<std::size_t>(problem.stages()), StagePath{0, problem.stages() - 1});
+  for (int mb = 0; mb < problem.microbatches; ++mb) {
+    if (mb > 0 && problem.path(mb).first == problem.path(mb - 1).first) continue;
+    const StagePath path = problem.path(mb);
+    for (int s = path.first; s <= path.last; ++s) paths[static_cast<std::size_t>(s)] = path;
+  }
+  return paths;
+}
+
+// `weight_grad_starts`: per stage, then one slot nothing reads; null when not tracked.
+std::vector<PassRule> pass_rules(const Problem& problem, const EndsLayout& ends, double* weight_grad_starts,
+                                 double* unread) {
+  const std::vector<StagePath> paths = stage_paths(problem);
+  std::vector<PassRule> rules(static_cast<std::size_t>(problem.stages()) * kPassCount);
+  for (int s = 0; s < problem.stages(); ++s) {
+    const StagePath path = paths[static_cast<std::size_t>(s)];
+    const int device = problem.device_of_stage(s);
+    // Offsets from the key of microbatch 0 on stage s to slots of the same microbatch.
+    const std::uint32_t key = static_cast<std::uint32_t>(s) * ends.m;
+    const auto offset = [key](std::uint32_t slot) { return slot - key; };
+    for (int k = 0; k < kPassCount; ++k) {
+      const auto pass = static_cast<Pass>(k);
+      PassRule& rule = rules[rule_index(pass, s)];
+      rule.duration = pass_time(problem, pass, s);
+      rule.memory = memory_delta(problem, pass, s);
+      rule.records_memory_at_start = rule.memory.at_start != 0;
+      rule.records_memory_at_end = rule.memory.at_end != 0;
+      rule.stage = s;
+      const bool weight_gradient = pass == Pass::W || pass == Pass::BW;
+      rule.weight_grad_start = weight_gradient && weight_grad_starts != nullptr ? weight_grad_starts + s : unread;
+      int consumer_stage = -1;
+      switch (pass) {
+        case Pass::F:
+          rule.input = offset(s == path.first ? 0 : ends.forward(key - ends.m));
+          rule.delay = s == path.first ? 0.0 : problem.comm_after(s - 1);
+          rule.output = offset(ends.forward(key));
+          if (s < path.last) consumer_stage = s + 1;
+          break;
+        case Pass::B:
+        case Pass::BW:
+          rule.input = offset(s == path.last ? ends.forward(key) : ends.backward(key + ends.m));
+          rule.delay = s == path.last ? 0.0 : problem.comm_after(s);
+          rule.output = offset(ends.backward(key));
+          if (s > path.first) consumer_stage = s - 1;
+          break;
+        case Pass::W:
+          rule.input = offset(ends.backward(key));
+          rule.output = offset(ends.weight(key));
+          break;
+      }
+      if (consumer_stage < 0) continue;
+      const int consumer = problem.device_of_stage(consumer_stage);
+      if (consumer != device) rule.wake = consumer;
+      rule.transfer = problem.comm_after(std::min(s, consumer_stage));
+      rule.records_transfer = rule.transfer > 0;
+    }
+  }
+  return rules;
+}
+
+// An overlapped pair's block times, computed when a pair of its kind is first met.
+struct PairBlock {
+  BlockTimes times;
+  bool known = false;
+};
+
+// A device's pairs by the chunk and pass of both parts: (c1 * kPassCount + pass1) * chunks *
+// kPassCount + c2 * kPassCount + pass2, a few dozen kinds against thousands of pairs.
+std::size_t pair_index(const Action& first, const Action& second, int chunks) {
+  const auto part = [](const Action& action) {
+    return static_cast<std::size_t>(action.chunk) * kPassCount + static_cast<std::size_t>(action.pass);
+  };
+  return part(first) * static_cast<std::size_t>(chunks) * kPassCount + part(second);
+}
+
+// One device's progress through its list, its clocks, and where its records go.
+struct Lane {
+  const Action* begin = nullptr;  // the device's list
+  const Action* next = nullptr;   // the next action to run
+  const Action* end = nullptr;
+  // `next` resolved when the device last had to wait for its input: what a wake checks again.
+  const PassRule* waiting = nullptr;
+  std::uint32_t waiting_key = 0;
+  const int* stage_of = nullptr;  // per chunk: the stage
+  PairBlock* blocks = nullptr;    // the device's overlapped pairs by pair_index; null until a pair is met
+  double clock = 0;               // when the device is free (the end of its last action)
   double first_start = std::numeric_limits<double>::infinity();
-  double last_end = 0;
   double busy = 0;
   double memory = 0;
   double peak_memory = 0;
-  bool queued = true;  // in the worklist (or running)
+  Span* compute_span = nullptr;         // the next compute span, when recorded
+  MemoryPoint* memory_point = nullptr;  // the next memory point, when recorded
 };
 
-// What the hot loop needs of the problem, looked up once per evaluation instead of through
-// Problem's functions per action (each action would otherwise call stage_of, path, comm_after,
-// device_of_stage, pass_time and memory_delta, none of them inlined across translation units).
-struct StageTables {
-  explicit StageTables(const Problem& problem)
-      : chunks(problem.chunks),
-        stage_of(static_cast<std::size_t>(problem.devices) * problem.chunks),
-        device_of(static_cast<std::size_t>(problem.stages())),
-        comm_after(static_cast<std::size_t>(problem.stages())),
-        pass_time(static_cast<std::size_t>(problem.stages()) * kPassCount),
-        memory(static_cast<std::size_t>(problem.stages()) * kPassCount),
-        path(static_cast<std::size_t>(problem.microbatches)) {
-    for (int d = 0; d < problem.devices; ++d) {
-      for (int c = 0; c < chunks; ++c) stage_of[static_cast<std::size_t>(d) * chunks + c] = problem.stage_of(d, c);
-    }
-    for (int s = 0; s < problem.stages(); ++s) {
-      const auto i = static_cast<std::size_t>(s);
-      device_of[i] = problem.device_of_stage(s);
-      comm_after[i] = problem.comm_after(s);
-      for (int k = 0; k < kPassCount; ++k) {
-        pass_time[i * kPassCount + k] = zb::pass_time(problem, static_cast<Pass>(k), s);
-        memory[i * kPassCount + k] = memory_delta(problem, static_cast<Pass>(k), s);
-      }
-    }
-    for (int mb = 0; mb < problem.microbatches; ++mb) path[static_cast<std::size_t>(mb)] = problem.path(mb);
-  }
-
-  // The caller has checked 0 <= chunk < chunks.
-  int stage(int device, int chunk) const { return stage_of[static_cast<std::size_t>(device) * chunks + chunk]; }
-  double time(Pass pass, int stage) const { return pass_time[index(pass, stage)]; }
-  const MemoryDelta& delta(Pass pass, int stage) const { return memory[index(pass, stage)]; }
-  static std::size_t index(Pass pass, int stage) {
-    return static_cast<std::size_t>(stage) * kPassCount + static_cast<std::size_t>(pass);
-  }
-
-  int chunks;
-  std::vector<int> stage_of;        // [device * chunks + chunk]
-  std::vector<int> device_of;       // per stage
-  std::vector<double> comm_after;   // per stage: Problem::comm_after
-  std::vector<double> pass_time;    // [stage * kPassCount + pass]
-  std::vector<MemoryDelta> memory;  // [stage * kPassCount + pass]
-  std::vector<StagePath> path;      // per microbatch
+// The running device's clocks and record cursors, as locals that stay in registers.
+struct Running {
+  double clock;
+  double first_start;
+  double busy;
+  double memory;
+  double peak_memory;
+  Span* compute_span;
+  MemoryPoint* memory_point;
 };
 
 class Evaluation {
@@ -78,248 +184,334 @@ class Evaluation {
       : problem_(problem),
         schedule_(schedule),
         m_(problem.microbatches),
-        stages_(problem.stages()),
-        tables_(problem),
-        end_f_(static_cast<std::size_t>(stages_) * m_, kNotDone),
-        end_b_(static_cast<std::size_t>(stages_) * m_, kNotDone),
-        last_weight_grad_start_(static_cast<std::size_t>(stages_), 0.0),
-        devices_(problem.devices),
+        layout_(checked_layout(problem)),
+        weight_grad_starts_(static_cast<std::size_t>(problem.stages()) + 1, 0.0),
+        rules_(pass_rules(problem, layout_, needs_weight_grad_starts(problem) ? weight_grad_starts_.data() : nullptr,
+                          &weight_grad_starts_.back())),
+        ends_(new double[layout_.size()]),
+        stage_of_(static_cast<std::size_t>(problem.devices) * problem.chunks),
+        path_(static_cast<std::size_t>(problem.microbatches)),
+        lanes_(problem.devices),
+        queued_(std::make_unique<bool[]>(problem.devices)),
+        blocks_(problem.devices),
+        worklist_(problem.devices),
         options_(options) {
     if (schedule.device_count() != problem.devices) {
       throw ScheduleError(fmt::format("schedule '{}' has {} devices but the problem has p={}", schedule.name,
                                       schedule.device_count(), problem.devices));
     }
     if (options.steps < 1) throw InputError(fmt::format("evaluator: steps is {}: need at least 1", options.steps));
+    std::fill(ends_.get(), ends_.get() + m_, 0.0);
+    reset_ends();
+    for (int d = 0; d < problem.devices; ++d) {
+      for (int c = 0; c < problem.chunks; ++c)
+        stage_of_[static_cast<std::size_t>(d) * problem.chunks + c] = problem.stage_of(d, c);
+    }
+    for (int mb = 0; mb < m_; ++mb) {
+      path_[static_cast<std::size_t>(mb)] = problem.path(mb);
+      paths_differ_ |= path_[static_cast<std::size_t>(mb)].first != 0 ||
+                       path_[static_cast<std::size_t>(mb)].last != problem.stages() - 1;
+    }
+    for (int d = 0; d < problem.devices; ++d) {
+      Lane& lane = lanes_[d];
+      lane.begin = lane.next = schedule.devices[d].data();
+      lane.end = lane.begin + schedule.devices[d].size();
+      lane.stage_of = stage_of_.data() + static_cast<std::size_t>(d) * problem.chunks;
+    }
     const auto steps = static_cast<std::size_t>(options.steps);
+    const bool transfers = options.record_spans && options.record_transfers;
+    std::vector<std::size_t> transfer_counts(problem.devices, 0);
+    std::vector<std::size_t> memory_counts(problem.devices, 0);
+    if (transfers || options.record_memory) count_records(transfer_counts, memory_counts);
     // Every span goes straight to its final place in one vector: device d's compute spans of
-    // every step start at offset_[d], then come each device's transfers, written at
-    // transfer_cursor_[d]. (Recording per device and laying out at the end measured slower: the
+    // every step start at offset_[d], then come each device's transfers (sends and recvs in the
+    // order they happen). (Recording per device and laying out at the end measured slower: the
     // copy costs more than the fill.)
     offset_.resize(problem.devices + 1, 0);
     for (int d = 0; d < problem.devices; ++d) offset_[d + 1] = offset_[d] + steps * schedule.devices[d].size();
     std::size_t total = offset_.back();
-    if (options.record_spans && options.record_transfers) {
-      const std::vector<std::size_t> counts = transfer_counts();
-      transfer_cursor_.resize(problem.devices);
+    std::vector<std::size_t> transfer_offset(problem.devices, 0);
+    if (transfers) {
       for (int d = 0; d < problem.devices; ++d) {
-        transfer_cursor_[d] = total;
-        total += steps * counts[d];
+        transfer_offset[d] = total;
+        total += steps * transfer_counts[d];
       }
     }
     // Filled from one value: resize() value-initialises span by span, a memset call each.
     if (options.record_spans) spans_.assign(total, Span{});
+    if (transfers) transfer_span_.resize(problem.devices);
+    for (int d = 0; d < problem.devices && options.record_spans; ++d) {
+      lanes_[d].compute_span = spans_.data() + offset_[d];
+      if (transfers) transfer_span_[d] = spans_.data() + transfer_offset[d];
+    }
+    // Sized exactly, so that recording writes through a cursor and never reallocates.
     if (options.record_memory) {
       memory_.resize(problem.devices);
       for (int d = 0; d < problem.devices; ++d) {
-        memory_[d].reserve(steps * schedule.devices[d].size() + 1);
-        memory_[d].push_back({0.0, 0.0});
+        memory_[d].resize(1 + steps * memory_counts[d]);
+        lanes_[d].memory_point = memory_[d].data() + 1;
       }
     }
   }
 
   Trace run() {
-    std::vector<double> gradients_ready(devices_.size());
+    std::vector<double> gradients_ready(lanes_.size());
+    const bool recording = !spans_.empty() || !memory_.empty();
     for (step_ = 0; step_ < options_.steps; ++step_) {
-      run_step();
-      for (std::size_t d = 0; d < devices_.size(); ++d) {
-        gradients_ready[d] = zb::gradients_ready(problem_, static_cast<int>(d), devices_[d].last_end,
-                                                 last_weight_grad_start_);
+      if (recording) {
+        paths_differ_ ? run_step<true, true>() : run_step<true, false>();
+      } else {
+        paths_differ_ ? run_step<false, true>() : run_step<false, false>();
       }
-      if (step_ == 0) first_step_ = devices_;
+      for (std::size_t d = 0; d < lanes_.size(); ++d) {
+        gradients_ready[d] = zb::gradients_ready(problem_, static_cast<int>(d), lanes_[d].clock, weight_grad_starts_);
+      }
+      if (step_ == 0) first_step_ = lanes_;
+      if (step_ + 1 == options_.steps) break;
       // The next step starts on each device once its optimizer step lets it.
       const StepBoundary boundary = step_boundary(problem_, gradients_ready, options_.optimizer);
       step_ends_.push_back(*std::max_element(boundary.ready.begin(), boundary.ready.end()));
-      for (std::size_t d = 0; d < devices_.size(); ++d) {
-        DeviceState& state = devices_[d];
-        state.next = 0;
-        state.queued = true;
-        state.clock = state.last_end = boundary.ready[d];
+      for (std::size_t d = 0; d < lanes_.size(); ++d) {
+        lanes_[d].next = lanes_[d].begin;
+        lanes_[d].waiting = nullptr;
+        lanes_[d].clock = boundary.ready[d];
       }
-      std::fill(end_f_.begin(), end_f_.end(), kNotDone);
-      std::fill(end_b_.begin(), end_b_.end(), kNotDone);
+      reset_ends();
     }
+    const StepBoundary boundary = step_boundary(problem_, gradients_ready, options_.optimizer);
+    step_ends_.push_back(*std::max_element(boundary.ready.begin(), boundary.ready.end()));
     return finish();
   }
 
  private:
-  void run_step() {
-    std::vector<int> worklist(devices_.size());
-    for (std::size_t d = 0; d < devices_.size(); ++d) worklist[d] = static_cast<int>(devices_.size() - 1 - d);
-    while (!worklist.empty()) {
-      const int d = worklist.back();
-      worklist.pop_back();
-      advance(d, worklist);
+  static EndsLayout checked_layout(const Problem& problem) {
+    const double slots = static_cast<double>(problem.microbatches) * (1.0 + 3.0 * problem.stages());
+    if (slots > std::numeric_limits<std::uint32_t>::max()) {
+      throw InputError(
+          fmt::format("evaluator: {} stages x m={} is too large to evaluate", problem.stages(), problem.microbatches));
     }
-    std::vector<std::size_t> position(devices_.size());
+    const auto m = static_cast<std::uint32_t>(problem.microbatches);
+    return {m, static_cast<std::uint32_t>(problem.stages()) * m};
+  }
+
+  // Every F and B finish not reached (the W slots are never read).
+  void reset_ends() { std::memset(ends_.get() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind); }
+
+  // Per device, the transfer spans (as sender and as receiver) and the memory points of one step:
+  // how many actions of each chunk and pass it has, then their rules. Actions outside the problem
+  // count nothing: they are refused when reached.
+  void count_records(std::vector<std::size_t>& transfers, std::vector<std::size_t>& memory) const {
+    const auto chunks = static_cast<std::uint32_t>(problem_.chunks);
+    const auto m = static_cast<std::uint32_t>(m_);
+    std::vector<std::size_t> count(static_cast<std::size_t>(chunks) * kPassCount);  // [chunk * kPassCount + pass]
+    for (std::size_t d = 0; d < lanes_.size(); ++d) {
+      const Lane& lane = lanes_[d];
+      std::fill(count.begin(), count.end(), 0);
+      for (const Action* action = lane.begin; action != lane.end; ++action) {
+        if (static_cast<std::uint32_t>(action->chunk) >= chunks ||
+            static_cast<std::uint32_t>(action->microbatch) >= m) {
+          continue;
+        }
+        if (paths_differ_ &&
+            !path_[static_cast<std::size_t>(action->microbatch)].contains(lane.stage_of[action->chunk])) {
+          continue;
+        }
+        ++count[static_cast<std::size_t>(action->chunk) * kPassCount + static_cast<std::size_t>(action->pass)];
+      }
+      for (std::uint32_t c = 0; c < chunks; ++c) {
+        for (int k = 0; k < kPassCount; ++k) {
+          const std::size_t n = count[c * kPassCount + static_cast<std::size_t>(k)];
+          const PassRule& rule = rules_[rule_index(static_cast<Pass>(k), lane.stage_of[c])];
+          memory[d] += n * ((rule.records_memory_at_start ? 1 : 0) + (rule.records_memory_at_end ? 1 : 0));
+          if (!rule.records_transfer) continue;
+          transfers[d] += n;
+          transfers[static_cast<std::size_t>(rule.wake)] += n;
+        }
+      }
+    }
+  }
+
+  template <bool kRecord, bool kPaths>
+  void run_step() {
+    // Last in, first out; each device at most once (queued_), so p entries always suffice.
+    int* const worklist = worklist_.data();
+    int* top = worklist;
+    for (std::size_t d = lanes_.size(); d-- > 0;) *top++ = static_cast<int>(d);
+    std::fill(queued_.get(), queued_.get() + lanes_.size(), true);
+    while (top != worklist) {
+      const int d = *--top;
+      queued_[d] = false;
+      while (advance<kRecord, kPaths>(d, top)) {
+      }
+    }
+    std::vector<std::size_t> position(lanes_.size());
     bool stuck = false;
-    for (std::size_t d = 0; d < devices_.size(); ++d) {
-      position[d] = devices_[d].next;
-      stuck |= devices_[d].next < schedule_.devices[d].size();
+    for (std::size_t d = 0; d < lanes_.size(); ++d) {
+      position[d] = static_cast<std::size_t>(lanes_[d].next - lanes_[d].begin);
+      stuck |= lanes_[d].next != lanes_[d].end;
     }
     if (stuck) {
-      throw ScheduleError(fmt::format("schedule '{}' deadlocks\n{}", schedule_.name,
-                                      deadlock_report(problem_, schedule_, position)));
+      throw ScheduleError(
+          fmt::format("schedule '{}' deadlocks\n{}", schedule_.name, deadlock_report(problem_, schedule_, position)));
     }
   }
 
-  // Runs device d until it finishes or needs an input that is not ready yet. An overlapped pair
-  // starts once both parts' inputs are ready; both outputs exist when the block ends.
-  void advance(int d, std::vector<int>& worklist) {
-    DeviceState& state = devices_[d];
-    state.queued = false;
-    const auto& actions = schedule_.devices[d];
-    while (state.next < actions.size()) {
-      const Action& action = actions[state.next];
-      const bool pair = action.overlap_next && state.next + 1 < actions.size();
-      const double ready = input_ready(d, state.next);
-      if (ready < 0) return;
-      if (!pair) {
-        const int stage = tables_.stage(d, action.chunk);
-        const double start = std::max(state.clock, ready);
-        run(d, state.next, start, start + tables_.time(action.pass, stage), worklist);
-        continue;
-      }
-      const Action& partner = actions[state.next + 1];
-      const double partner_ready = input_ready(d, state.next + 1);
-      if (partner_ready < 0) return;
-      const BlockTimes block = overlapped_times(problem_, action.pass, tables_.stage(d, action.chunk), partner.pass,
-                                                tables_.stage(d, partner.chunk));
-      const double start = std::max({state.clock, ready, partner_ready});
-      run(d, state.next, start, start + block.first, worklist, start + block.total());
-      run(d, state.next, start + block.first, start + block.total(), worklist);
+  // The rule and key (stage * m + microbatch) of device d's `action`; refuses an action outside
+  // the problem. kPaths: microbatches run different stages (bidirectional), so the stage is
+  // checked against the microbatch's path too.
+  template <bool kPaths>
+  [[gnu::always_inline]] const PassRule& resolve(int d, const Lane& lane, const Action* action,
+                                                 std::uint32_t& key) const {
+    // Unsigned comparisons also refuse negative values.
+    if (static_cast<std::uint32_t>(action->chunk) >= static_cast<std::uint32_t>(problem_.chunks) ||
+        static_cast<std::uint32_t>(action->microbatch) >= static_cast<std::uint32_t>(m_)) {
+      refuse_outside(d, action);
     }
+    const int stage = lane.stage_of[action->chunk];
+    if (kPaths && !path_[static_cast<std::size_t>(action->microbatch)].contains(stage)) refuse_outside(d, action);
+    key = static_cast<std::uint32_t>(stage) * static_cast<std::uint32_t>(m_) +
+          static_cast<std::uint32_t>(action->microbatch);
+    return rules_[rule_index(action->pass, stage)];
   }
 
-  // When the input of device d's action `step` is ready (without t_comm for local inputs), or
-  // kNotDone. Refuses actions outside the problem.
-  [[gnu::always_inline]] double input_ready(int d, std::size_t step) const {
-    const Action& action = schedule_.devices[d][step];
-    if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
-      refuse_outside(d, step);
-    }
-    const int stage = tables_.stage(d, action.chunk);
-    const StagePath path = tables_.path[static_cast<std::size_t>(action.microbatch)];
-    if (!path.contains(stage)) refuse_outside(d, step);
-    const std::size_t key = static_cast<std::size_t>(stage) * m_ + action.microbatch;
-    switch (action.pass) {
-      case Pass::F: {
-        if (stage == path.first) return 0;
-        const double input = end_f_[key - m_];
-        return input < 0 ? kNotDone : input + tables_.comm_after[static_cast<std::size_t>(stage - 1)];
-      }
-      case Pass::B:
-      case Pass::BW: {
-        if (stage == path.last) return end_f_[key];
-        const double grad = end_b_[key + m_];
-        return grad < 0 ? kNotDone : grad + tables_.comm_after[static_cast<std::size_t>(stage)];
-      }
-      case Pass::W: return end_b_[key];
-    }
-    return kNotDone;
-  }
+  double ready_time(const PassRule& rule, std::uint32_t key) const { return ends_[key + rule.input] + rule.delay; }
 
-  // Out of line, so that the hot input_ready() keeps no state alive for the error's text.
-  [[noreturn, gnu::noinline, gnu::cold]] void refuse_outside(int d, std::size_t step) const {
-    const Action& action = schedule_.devices[d][step];
-    if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
-      throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (m={}, "
-                                      "chunks={})",
-                                      schedule_.name, d, step, to_token(action), m_, problem_.chunks));
+  // Runs device d until it finishes or needs an input that is not ready yet, and pushes onto the
+  // worklist the devices its outputs wake. An overlapped pair starts once both parts' inputs are
+  // ready; both outputs exist when the block ends.
+  // Returns true when it stopped at a pair whose block it has just computed: call it again.
+  template <bool kRecord, bool kPaths>
+  [[gnu::always_inline]] bool advance(int d, int*& top) {
+    Lane& lane = lanes_[d];
+    const Action* action = lane.next;
+    if (action == lane.end) return false;
+    std::uint32_t key = lane.waiting_key;
+    const PassRule* rule = lane.waiting != nullptr ? lane.waiting : &resolve<kPaths>(d, lane, action, key);
+    double ready = ready_time(*rule, key);
+    if (!reached(ready)) {  // woken, but still waiting
+      lane.waiting = rule;
+      lane.waiting_key = key;
+      return false;
     }
-    const int stage = tables_.stage(d, action.chunk);
-    const StagePath path = tables_.path[static_cast<std::size_t>(action.microbatch)];
-    throw ScheduleError(fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (microbatch {} "
-                                    "runs stages {}..{}, not stage {})",
-                                    schedule_.name, d, step, to_token(action), action.microbatch, path.first,
-                                    path.last, stage));
-  }
-
-  // Records device d's next action as running [start, end] and publishes its output at
-  // `output_at` (the end of its block: a pair's first part hands over with the second).
-  [[gnu::always_inline]] void run(int d, std::size_t step, double start, double end, std::vector<int>& worklist,
-                                  double output_at = -1) {
-    DeviceState& state = devices_[d];
-    const Action& action = schedule_.devices[d][step];
-    const int stage = tables_.stage(d, action.chunk);
-    const std::size_t key = static_cast<std::size_t>(stage) * m_ + action.microbatch;
-    if (output_at < 0) output_at = end;
-    state.clock = std::max(end, output_at);
-    state.first_start = std::min(state.first_start, start);
-    state.last_end = state.clock;
-    state.busy += end - start;
-    record(d, step, action, stage, start, end);
-    if (action.pass == Pass::W || action.pass == Pass::BW) last_weight_grad_start_[static_cast<std::size_t>(stage)] = start;
-    ++state.next;
-    // Wake the device that consumes this output across a device boundary.
-    const StagePath path = tables_.path[static_cast<std::size_t>(action.microbatch)];
-    if (action.pass == Pass::F) {
-      end_f_[key] = output_at;
-      if (stage < path.last) wake(tables_.device_of[static_cast<std::size_t>(stage + 1)], d, worklist);
-      if (stage < path.last && !transfer_cursor_.empty()) transfer(Pass::F, action, stage, stage + 1, output_at);
-    } else if (action.pass != Pass::W) {
-      end_b_[key] = output_at;
-      if (stage > path.first) wake(tables_.device_of[static_cast<std::size_t>(stage - 1)], d, worklist);
-      if (stage > path.first && !transfer_cursor_.empty()) transfer(action.pass, action, stage, stage - 1, output_at);
-    }
-  }
-
-  void wake(int consumer, int producer, std::vector<int>& worklist) {
-    if (consumer == producer || devices_[consumer].queued) return;
-    devices_[consumer].queued = true;
-    worklist.push_back(consumer);
-  }
-
-  // Per device: how many send and recv spans it will get (transfers across devices with t_comm > 0).
-  std::vector<std::size_t> transfer_counts() const {
-    std::vector<std::size_t> counts(problem_.devices, 0);
-    for (int d = 0; d < problem_.devices; ++d) {
-      for (const Action& action : schedule_.devices[d]) {
-        if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
-          continue;  // refused when it is reached
+    Running run{lane.clock,       lane.first_start,  lane.busy,        lane.memory,
+                lane.peak_memory, lane.compute_span, lane.memory_point};
+    // No call in the loop but the errors' (which never return): a value live across a call
+    // would live in memory, every double among them.
+    bool block_unknown = false;  // stopped at a pair whose block is not computed yet
+    for (;;) {
+      if (action->overlap_next && action + 1 != lane.end) {
+        std::uint32_t partner_key = 0;
+        const PassRule& partner = resolve<kPaths>(d, lane, action + 1, partner_key);
+        const double partner_ready = ready_time(partner, partner_key);
+        if (!reached(partner_ready)) break;
+        const PairBlock* known =
+            lane.blocks == nullptr ? nullptr : &lane.blocks[pair_index(*action, action[1], problem_.chunks)];
+        if (known == nullptr || !known->known) {
+          block_unknown = true;
+          break;
         }
-        const int stage = tables_.stage(d, action.chunk);
-        const StagePath path = tables_.path[static_cast<std::size_t>(action.microbatch)];
-        const bool forward = action.pass == Pass::F;
-        if (!path.contains(stage)) continue;  // refused when it is reached
-        if (action.pass == Pass::W || (forward && stage >= path.last) || (!forward && stage <= path.first)) continue;
-        const int other = forward ? stage + 1 : stage - 1;
-        if (tables_.comm_after[static_cast<std::size_t>(std::min(stage, other))] <= 0) continue;
-        ++counts[d];
-        ++counts[tables_.device_of[static_cast<std::size_t>(other)]];
+        const BlockTimes& block = known->times;
+        const double start = std::max({run.clock, ready, partner_ready});
+        finish<kRecord>(d, run, action, *rule, key, start, start + block.first, start + block.total(), top);
+        ++action;
+        finish<kRecord>(d, run, action, partner, partner_key, start + block.first, start + block.total(),
+                        start + block.total(), top);
+      } else {
+        const double start = std::max(run.clock, ready);
+        const double end = start + rule->duration;
+        finish<kRecord>(d, run, action, *rule, key, start, end, end, top);
       }
+      if (++action == lane.end) break;
+      rule = &resolve<kPaths>(d, lane, action, key);
+      ready = ready_time(*rule, key);
+      if (!reached(ready)) break;
     }
-    return counts;
+    lane.next = action;
+    lane.waiting = rule;  // `action`'s, unless the device has finished
+    lane.waiting_key = key;
+    lane.clock = run.clock;
+    lane.first_start = run.first_start;
+    lane.busy = run.busy;
+    lane.memory = run.memory;
+    lane.peak_memory = run.peak_memory;
+    lane.compute_span = run.compute_span;
+    lane.memory_point = run.memory_point;
+    if (!block_unknown) return false;
+    learn_pair_block(d, lane, *action, action[1]);
+    return true;
   }
 
-  void transfer(Pass pass, const Action& action, int from_stage, int to_stage, double ready) {
-    const double delay = tables_.comm_after[static_cast<std::size_t>(std::min(from_stage, to_stage))];
-    if (delay <= 0) return;
-    const int from = tables_.device_of[static_cast<std::size_t>(from_stage)];
-    const int to = tables_.device_of[static_cast<std::size_t>(to_stage)];
-    spans_[transfer_cursor_[from]++] =
-        {from, Stream::send, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay, false, step_};
-    spans_[transfer_cursor_[to]++] =
-        {to, Stream::recv, pass, from_stage, action.microbatch, action.chunk, ready, ready + delay, false, step_};
+  // Device d's `action` ran [start, end] and hands its output over at `output_at` (the end of
+  // its block: a pair's first part hands over with the second).
+  template <bool kRecord>
+  [[gnu::always_inline]] void finish(int d, Running& run, const Action* action, const PassRule& rule, std::uint32_t key,
+                                     double start, double end, double output_at, int*& top) {
+    run.clock = output_at;
+    run.first_start = std::min(run.first_start, start);
+    run.busy += end - start;
+    if (kRecord && run.compute_span != nullptr) {
+      *run.compute_span++ = {
+          d,     Stream::compute, action->pass, action->overlap_next, rule.stage, action->microbatch, action->chunk,
+          step_, start,           end};
+    }
+    // Adding a zero delta leaves the value as it is, so only the recording tests for it.
+    run.memory += rule.memory.at_start;
+    if (kRecord && run.memory_point != nullptr && rule.records_memory_at_start)
+      *run.memory_point++ = {start, run.memory};
+    run.peak_memory = std::max(run.peak_memory, run.memory);
+    run.memory += rule.memory.at_end;
+    if (kRecord && run.memory_point != nullptr && rule.records_memory_at_end) *run.memory_point++ = {end, run.memory};
+    *rule.weight_grad_start = start;
+    ends_[key + rule.output] = output_at;
+    if (rule.wake < 0) return;
+    // Wake the device that consumes this output across a device boundary.
+    if (!queued_[rule.wake]) {
+      queued_[rule.wake] = true;
+      *top++ = rule.wake;
+    }
+    if (kRecord && rule.records_transfer && !transfer_span_.empty()) {
+      const double arrival = output_at + rule.transfer;
+      *transfer_span_[d]++ = {d,     Stream::send, action->pass, false, rule.stage, action->microbatch, action->chunk,
+                              step_, output_at,    arrival};
+      *transfer_span_[rule.wake]++ = {rule.wake,          Stream::recv,  action->pass, false,     rule.stage,
+                                      action->microbatch, action->chunk, step_,        output_at, arrival};
+    }
   }
 
-  [[gnu::always_inline]] void record(int d, std::size_t step, const Action& action, int stage, double start,
-                                     double end) {
-    if (!spans_.empty()) {
-      const std::size_t index = offset_[d] + static_cast<std::size_t>(step_) * schedule_.devices[d].size() + step;
-      spans_[index] = {d, Stream::compute, action.pass, stage, action.microbatch, action.chunk, start, end,
-                       action.overlap_next, step_};
+  // Computes the block of device d's overlapped pair (first, second), whose chunks have been checked.
+  [[gnu::noinline]] void learn_pair_block(int d, Lane& lane, const Action& first, const Action& second) {
+    if (lane.blocks == nullptr) {
+      const auto kinds = static_cast<std::size_t>(problem_.chunks) * kPassCount;
+      blocks_[d].resize(kinds * kinds);
+      lane.blocks = blocks_[d].data();
     }
-    DeviceState& state = devices_[d];
-    const MemoryDelta& delta = tables_.delta(action.pass, stage);
-    if (delta.at_start != 0) {
-      state.memory += delta.at_start;
-      if (!memory_.empty()) memory_[d].push_back({start, state.memory});
+    PairBlock& block = lane.blocks[pair_index(first, second, problem_.chunks)];
+    block.times =
+        overlapped_times(problem_, first.pass, stage_of(d, first.chunk), second.pass, stage_of(d, second.chunk));
+    block.known = true;
+  }
+
+  // The caller has checked 0 <= chunk < chunks.
+  int stage_of(int device, int chunk) const {
+    return stage_of_[static_cast<std::size_t>(device) * problem_.chunks + chunk];
+  }
+
+  // Out of line, so that the hot loop keeps no state alive for the error's text.
+  [[noreturn, gnu::noinline, gnu::cold]] void refuse_outside(int d, const Action* at) const {
+    const Action& action = *at;
+    const auto step = static_cast<std::size_t>(at - lanes_[d].begin);
+    if (action.chunk < 0 || action.chunk >= problem_.chunks || action.microbatch < 0 || action.microbatch >= m_) {
+      throw ScheduleError(
+          fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (m={}, "
+                      "chunks={})",
+                      schedule_.name, d, step, to_token(action), m_, problem_.chunks));
     }
-    state.peak_memory = std::max(state.peak_memory, state.memory);
-    if (delta.at_end != 0) {
-      state.memory += delta.at_end;
-      if (!memory_.empty()) memory_[d].push_back({end, state.memory});
-    }
+    const int stage = stage_of(d, action.chunk);
+    const StagePath path = path_[static_cast<std::size_t>(action.microbatch)];
+    throw ScheduleError(
+        fmt::format("schedule '{}': d{} step {}: action {} is outside the problem (microbatch {} "
+                    "runs stages {}..{}, not stage {})",
+                    schedule_.name, d, step, to_token(action), action.microbatch, path.first, path.last, stage));
   }
 
   Trace finish() {
@@ -333,22 +525,25 @@ class Evaluation {
     trace.step_ends = std::move(step_ends_);
 
     Metrics& metrics = trace.metrics;
-    const std::size_t p = devices_.size();
+    const std::size_t p = lanes_.size();
     metrics.device_span.resize(p);
     metrics.busy.resize(p);
     metrics.idle.resize(p);
     metrics.peak_memory.resize(p);
     for (std::size_t d = 0; d < p; ++d) {
-      const DeviceState& state = first_step_[d];
-      const bool ran = state.next > 0;
-      metrics.device_span[d] = ran ? state.last_end - state.first_start : 0.0;
-      metrics.busy[d] = state.busy;
-      metrics.peak_memory[d] = state.peak_memory;
-      metrics.makespan = std::max(metrics.makespan, state.last_end);
+      const Lane& lane = first_step_[d];
+      const bool ran = lane.next != lane.begin;
+      metrics.device_span[d] = ran ? lane.clock - lane.first_start : 0.0;
+      metrics.busy[d] = lane.busy;
+      metrics.peak_memory[d] = lane.peak_memory;
+      metrics.makespan = std::max(metrics.makespan, lane.clock);
       metrics.span = std::max(metrics.span, metrics.device_span[d]);
     }
     for (std::size_t d = 0; d < p; ++d) metrics.idle[d] = metrics.makespan - metrics.busy[d];
-    metrics.work = compute_work(problem_, schedule_);
+    // Without overlapped pairs compute_work is Problem::work() (pass_time.h), which spares a walk
+    // over every action. Every pair has been met: the run reached every action.
+    const bool pairs = std::any_of(blocks_.begin(), blocks_.end(), [](const auto& b) { return !b.empty(); });
+    metrics.work = pairs ? compute_work(problem_, schedule_) : problem_.work();
     metrics.bubble_rate = metrics.span > 0 ? (metrics.span - metrics.work) / metrics.span : 0.0;
     return trace;
   }
@@ -356,19 +551,24 @@ class Evaluation {
   const Problem& problem_;
   const Schedule& schedule_;
   const int m_;
-  const int stages_;
-  const StageTables tables_;
-  std::vector<double> end_f_;  // [stage * m + microbatch]
-  std::vector<double> end_b_;  // end of B or BW
-  std::vector<double> last_weight_grad_start_;  // per stage: start of its latest W or BW (data parallelism)
-  std::vector<DeviceState> devices_;
-  std::vector<DeviceState> first_step_;  // devices_ at the end of the first step: the metrics
+  const EndsLayout layout_;
+  std::vector<double> weight_grad_starts_;  // per stage: start of its latest W or BW, when tracked; a spare last
+  const std::vector<PassRule> rules_;       // [rule_index(pass, stage)]
+  std::unique_ptr<double[]> ends_;          // finish times (EndsLayout); W slots: written, never read, not initialised
+  std::vector<int> stage_of_;               // [device * chunks + chunk]
+  std::vector<StagePath> path_;             // per microbatch
+  bool paths_differ_ = false;               // some microbatch runs fewer than all stages (bidirectional)
+  std::vector<Lane> lanes_;
+  std::unique_ptr<bool[]> queued_;              // per device: in the worklist (or running); bool: no char aliasing
+  std::vector<std::vector<PairBlock>> blocks_;  // per device: its overlapped pairs' blocks; empty: none met
+  std::vector<int> worklist_;                   // storage of run_step's worklist
+  std::vector<Lane> first_step_;                // lanes_ at the end of the first step: the metrics
   const EvalOptions& options_;
   int step_ = 0;
   std::vector<double> step_ends_;
-  std::vector<std::size_t> offset_;           // first compute span of each device
-  std::vector<std::size_t> transfer_cursor_;  // next transfer span of each device; empty: not recorded
-  std::vector<Span> spans_;                   // the trace's spans; empty when not recorded
+  std::vector<std::size_t> offset_;   // first compute span of each device
+  std::vector<Span> spans_;           // the trace's spans; empty when not recorded
+  std::vector<Span*> transfer_span_;  // per device: its next send or recv span; empty: not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
 };
 

@@ -18,9 +18,11 @@ OptimizerMode normal_optimizer_mode(const Schedule& schedule) {
   return OptimizerMode::sync;
 }
 
+bool needs_weight_grad_starts(const Problem& problem) { return !problem.t_dp_reduce.empty(); }
+
 double gradients_ready(const Problem& problem, int device, double last_end,
                        const std::vector<double>& last_weight_grad_start) {
-  if (problem.t_dp_reduce.empty()) return last_end;
+  if (!needs_weight_grad_starts(problem)) return last_end;
   std::vector<std::pair<double, int>> starts;  // (start of the stage's last W or BW, stage)
   for (int c = 0; c < problem.chunks; ++c) {
     const int s = problem.stage_of(device, c);

@@ -57,6 +57,10 @@ struct StepBoundary {
 double gradients_ready(const Problem& problem, int device, double last_end,
                        const std::vector<double>& last_weight_grad_start);
 
+// Whether gradients_ready reads `last_weight_grad_start` at all (only under data parallelism):
+// an engine may skip tracking those starts otherwise.
+bool needs_weight_grad_starts(const Problem& problem);
+
 // The ordered device pairs the all-reduce's messages cross (partials, then the verdicts).
 std::vector<std::pair<int, int>> all_reduce_hops(const Problem& problem);
 

@@ -42,14 +42,19 @@ BlockTimes overlapped_times(const Problem& problem, Pass first, int first_stage,
 }
 
 double compute_work(const Problem& problem, const Schedule& schedule) {
+  // Nothing runs concurrently, so the pairs save nothing (each saving would be 0 * min(c1, c2)).
+  if (problem.overlap == 0) return problem.work();
   double most = 0;
+  std::vector<int> stage_of(static_cast<std::size_t>(problem.chunks));  // of the device, per chunk
   for (int d = 0; d < schedule.device_count(); ++d) {
+    for (int c = 0; c < problem.chunks; ++c) stage_of[static_cast<std::size_t>(c)] = problem.stage_of(d, c);
     const auto& actions = schedule.devices[static_cast<std::size_t>(d)];
     double saved = 0;  // what the device's overlapped pairs save on running their parts one by one
     for (std::size_t i = 0; i + 1 < actions.size(); ++i) {
       if (!actions[i].overlap_next) continue;
-      const double c1 = compute_time(problem, actions[i].pass, problem.stage_of(d, actions[i].chunk));
-      const double c2 = compute_time(problem, actions[i + 1].pass, problem.stage_of(d, actions[i + 1].chunk));
+      const double c1 = compute_time(problem, actions[i].pass, stage_of[static_cast<std::size_t>(actions[i].chunk)]);
+      const double c2 =
+          compute_time(problem, actions[i + 1].pass, stage_of[static_cast<std::size_t>(actions[i + 1].chunk)]);
       saved += problem.overlap * std::min(c1, c2);
       ++i;
     }

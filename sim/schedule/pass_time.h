@@ -27,7 +27,8 @@ BlockTimes overlapped_times(const Problem& problem, Pass first, int first_stage,
 
 // The bubble-rate denominator's work for this schedule: the largest Problem::device_work less what
 // the device's overlapped pairs save (overlap * min(c1, c2) each), so that the saving is not a
-// negative bubble; exposed all-to-all stays bubble. Without pairs it is Problem::work().
+// negative bubble; exposed all-to-all stays bubble. Without pairs, or with overlap 0, it is
+// Problem::work().
 double compute_work(const Problem& problem, const Schedule& schedule);
 
 }  // namespace zb

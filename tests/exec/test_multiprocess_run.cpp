@@ -118,7 +118,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(DeviceOutput, TheWireFormKeepsEveryBit) {
   DeviceOutput output;
-  output.spans = {{zb::Span{0, zb::Stream::compute, zb::Pass::W, 5, 3, 1, 12.25, 13.0 / 3.0}}, {}};
+  output.spans = {{zb::Span{0, zb::Stream::compute, zb::Pass::W, false, 5, 3, 1, 0, 12.25, 13.0 / 3.0}}, {}};
   output.memory_us = {{{1.5, 4096}, {2.5, 0}}, {}};
   DeviceStepOutcome first;
   first.decision.apply = false;
