@@ -32,7 +32,8 @@ struct Capped1f1bResult {
 // result is deterministic. Orders that deadlock or exceed the limit are skipped; nullopt when none
 // fits. Where memory is tight this finds what zb-auto's rounds miss: deep warm-ups on the first
 // stages and each W right after the B that lets the next F fit (1.5B costs, limit 1.25p: at p=16,
-// m=48 and 64 it meets the lower bound, 2.1% and 1.6% below zb-auto).
+// m=48 and 64 it meets the lower bound, 2.1% and 1.6% below zb-auto). At most `evaluation_limit`
+// list timings, fewer on large problems (a budget of actions timed: 5,000 timings of p=16 m=64).
 std::optional<Capped1f1bResult> best_capped_1f1b(const Problem& problem, double memory_limit,
                                                  std::int64_t evaluation_limit = 5000);
 
