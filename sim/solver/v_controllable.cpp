@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -653,7 +654,7 @@ class BlockPeaks {
     double largest = 0;
     for (std::size_t d = 0; d < block.size(); ++d) {
       largest = std::max(largest, device_peak(memory_of_[d], block[d]));
-      if (cap && first_over_limit({largest}, *cap)) return std::nullopt;
+      if (cap && !fits_limit(largest, *cap)) return std::nullopt;  // first_over_limit's rule, no vector
     }
     return largest;
   }
@@ -686,15 +687,26 @@ class BlockPeaks {
     const int n = window ? settled : m_;
     const int length = window ? spread + 4 * kVBlockPeriod : spread + kVBlockPeriod * (n - 1) + 2 * n + 1;
     // The searched blocks put a row's four passes at distinct positions of the period, so the pass
-    // in slot t is the one at t's position, if its microbatch t is in range: no grid to fill.
-    std::array<int, kVBlockPeriod> kind_at{kEmpty, kEmpty, kEmpty, kEmpty, kEmpty, kEmpty};
+    // in slot t is the one at t's position, if its microbatch is in range: no grid to fill.
+    struct AtPosition {
+      int kind = kEmpty;
+      int from = 0;        // the kind runs in slots from + 6k for k < n
+      unsigned reach = 0;  // 6n (0 at an empty position): slot t runs it when t - from < reach, unsigned
+      double delta = 0;
+    };
+    std::array<AtPosition, kVBlockPeriod> at_position{};
     for (int kind = 0; kind < 4; ++kind) {
-      int& at = kind_at[static_cast<std::size_t>((row[kind] - first) % kVBlockPeriod)];
-      if (at != kEmpty) throw Error("v-auto: internal error: two passes of a block row share a position");
-      at = kind;
+      const int offset = row[kind] - first;
+      AtPosition& at = at_position[static_cast<std::size_t>(offset % kVBlockPeriod)];
+      if (at.kind != kEmpty) throw Error("v-auto: internal error: two passes of a block row share a position");
+      at = {kind, offset, static_cast<unsigned>(kVBlockPeriod * n),
+            kind < 2 ? memory.f[chunk_of(kind)] : memory.b[chunk_of(kind)]};
     }
-    owed_.clear();  // chunks of the B still without their W, oldest first from `oldest`
+    // With both chunks freeing the same per W, the W owed need no identity: a count will do.
+    const bool uniform_w = memory.w[0] == memory.w[1];
+    owed_.clear();  // chunks of the B still without their W, oldest first from `oldest` (!uniform_w)
     std::size_t oldest = 0;
+    int owed = 0;
     double level = 0;
     double highest = 0;
     int start = 0;  // where the walk slot by slot begins
@@ -703,31 +715,39 @@ class BlockPeaks {
       // deltas are added in slot order (the same sums) without visiting the slots between them.
       const int first_b = std::min(row[2], row[3]) - first;
       std::array<int, 2> next = {row[0] - first, row[1] - first};
-      const std::array<int, 2> end = {next[0] + kVBlockPeriod * n, next[1] + kVBlockPeriod * n};
-      for (;;) {
-        const int c = next[0] < end[0] && (next[1] >= end[1] || next[0] < next[1]) ? 0 : 1;
-        if (next[c] >= end[c] || next[c] >= first_b) break;
-        level += memory.f[c];
-        next[c] += kVBlockPeriod;
+      if (memory.f[0] == memory.f[1]) {
+        // Equal deltas: the slot order decides nothing, only how many run before the first B.
+        int forwards = 0;
+        for (int c = 0; c < 2; ++c) {
+          if (next[c] < first_b) forwards += std::min(n, (first_b - next[c] + kVBlockPeriod - 1) / kVBlockPeriod);
+        }
+        for (int i = 0; i < forwards; ++i) level += memory.f[0];
+      } else {
+        const std::array<int, 2> end = {next[0] + kVBlockPeriod * n, next[1] + kVBlockPeriod * n};
+        for (;;) {
+          const int c = next[0] < end[0] && (next[1] >= end[1] || next[0] < next[1]) ? 0 : 1;
+          if (next[c] >= end[c] || next[c] >= first_b) break;
+          level += memory.f[c];
+          next[c] += kVBlockPeriod;
+        }
       }
       highest = level;
       start = first_b;
     }
     for (int t = start, position = start % kVBlockPeriod; t < length;
          ++t, position = position + 1 == kVBlockPeriod ? 0 : position + 1) {
-      int kind = kind_at[static_cast<std::size_t>(position)];
-      if (kind != kEmpty) {
-        const int offset = row[kind] - first;
-        if (t < offset || t - offset >= kVBlockPeriod * n) kind = kEmpty;
-      }
-      if (kind == kEmpty) {
-        if (oldest == owed_.size()) continue;
-        level += memory.w[owed_[oldest++]];
-      } else if (kind < 2) {
-        level += memory.f[chunk_of(kind)];
+      const AtPosition& at = at_position[static_cast<std::size_t>(position)];
+      if (static_cast<unsigned>(t - at.from) < at.reach) {
+        level += at.delta;
+        if (is_b(at.kind)) {
+          ++owed;
+          if (!uniform_w) owed_.push_back(chunk_of(at.kind));
+        }
+      } else if (owed > 0) {
+        level += uniform_w ? memory.w[0] : memory.w[owed_[oldest++]];
+        --owed;
       } else {
-        level += memory.b[chunk_of(kind)];
-        owed_.push_back(chunk_of(kind));
+        continue;
       }
       highest = std::max(highest, level);
     }
@@ -780,26 +800,39 @@ int next_slot_at(int after, int position) {
   return first + ((position - first) % kVBlockPeriod + kVBlockPeriod) % kVBlockPeriod;
 }
 
+// The blocks found so far, seen by index (so a candidate is built in place and no copy is kept).
+struct BlockByIndex {
+  const std::vector<VBlock>* blocks;
+  std::size_t operator()(std::size_t i) const {
+    std::size_t h = 0;
+    for (const auto& row : (*blocks)[i]) {
+      for (int x : row) h = h * 1000003u + static_cast<std::size_t>(x);
+    }
+    return h;
+  }
+  bool operator()(std::size_t i, std::size_t j) const { return (*blocks)[i] == (*blocks)[j]; }
+};
+
+// How many positions a set of them (bit i: position i of the period) holds; a table, as the
+// default target has no popcount instruction (std::popcount is a library call there).
+constexpr auto kPositionsTaken = [] {
+  std::array<int, 1 << kVBlockPeriod> taken{};
+  for (unsigned set = 0; set < taken.size(); ++set) taken[set] = std::popcount(set);
+  return taken;
+}();
+
 // The blocks v-auto searches (the paper's appendix A): device 0's chunk-0 F at position 0 and its
 // other three passes anywhere else in the period; each next device shifts chunk-0 F and chunk-1 B
 // by delta (1..5) and chunk-1 F and chunk-0 B by -1, with one delta for the first `split` devices
 // and a smaller or equal one after. Microbatch 0 of each pass runs at the first slot of its
 // position after the pass it waits for. Distinct blocks, in enumeration order.
-struct BlockHash {
-  std::size_t operator()(const VBlock& block) const {
-    std::size_t h = 0;
-    for (const auto& row : block) {
-      for (int x : row) h = h * 1000003u + static_cast<std::size_t>(x);
-    }
-    return h;
-  }
-};
-
 std::vector<VBlock> searched_blocks(int p) {
   std::vector<VBlock> blocks;
-  std::unordered_set<VBlock, BlockHash> seen;
+  const BlockByIndex by_index{&blocks};
+  std::unordered_set<std::size_t, BlockByIndex, BlockByIndex> seen(0, by_index, by_index);
+  VBlock block;  // the candidate; a duplicate's storage is reused for the next one
   auto add = [&](const std::vector<std::array<int, 4>>& positions) {
-    VBlock block(static_cast<std::size_t>(p));
+    block.resize(static_cast<std::size_t>(p));
     block[0][0] = positions[0][0];
     for (int d = 1; d < p; ++d) block[d][0] = next_slot_at(block[d - 1][0], positions[d][0]);
     block[p - 1][1] = next_slot_at(block[p - 1][0], positions[p - 1][1]);
@@ -808,7 +841,13 @@ std::vector<VBlock> searched_blocks(int p) {
     for (int d = 1; d < p; ++d) block[d][2] = next_slot_at(block[d - 1][2], positions[d][2]);
     block[p - 1][3] = next_slot_at(block[p - 1][2], positions[p - 1][3]);
     for (int d = p - 2; d >= 0; --d) block[d][3] = next_slot_at(block[d + 1][3], positions[d][3]);
-    if (seen.insert(block).second) blocks.push_back(std::move(block));
+    blocks.push_back(std::move(block));
+    if (seen.insert(blocks.size() - 1).second) {
+      block = VBlock();
+    } else {
+      block = std::move(blocks.back());
+      blocks.pop_back();
+    }
   };
   std::vector<std::array<int, 4>> positions(static_cast<std::size_t>(p));
   for (int f1 = 1; f1 < kVBlockPeriod; ++f1) {
@@ -824,14 +863,16 @@ std::vector<VBlock> searched_blocks(int p) {
               bool distinct = true;
               for (int d = 1; d < p && distinct; ++d) {
                 const int delta = d <= split ? first_delta : later_delta;
-                const std::array<int, 4> shift = {delta, -1, delta, -1};
-                for (int kind = 0; kind < 4; ++kind) {
-                  positions[d][kind] = (positions[d - 1][kind] + shift[kind] + kVBlockPeriod) % kVBlockPeriod;
-                }
-                const auto& row = positions[d];
-                for (int a = 0; a < 4; ++a) {
-                  for (int b = a + 1; b < 4; ++b) distinct = distinct && row[a] != row[b];
-                }
+                // Positions stay in [0, 6): one wrap at most either way, no division.
+                auto ahead = [&](int position) {
+                  return position + delta >= kVBlockPeriod ? position + delta - kVBlockPeriod : position + delta;
+                };
+                auto back = [](int position) { return position == 0 ? kVBlockPeriod - 1 : position - 1; };
+                const auto& above = positions[d - 1];
+                auto& row = positions[d];
+                row = {ahead(above[0]), back(above[1]), ahead(above[2]), back(above[3])};
+                const unsigned taken = 1u << row[0] | 1u << row[1] | 1u << row[2] | 1u << row[3];
+                distinct = kPositionsTaken[taken] == 4;
               }
               if (distinct) add(positions);
             }
