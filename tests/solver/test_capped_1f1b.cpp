@@ -11,6 +11,7 @@
 #include "sim/solver/ilp_solver.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/lower_bound.h"
+#include "tests/support/problems.h"
 #include "tests/solver/solver_test_support.h"
 
 namespace zb {
@@ -76,13 +77,7 @@ TEST(Capped1f1b, TheBestOrderIsWhatItClaimsAndZbIlpKeepsTheShorter) {
 // Where zb-auto's rounds leave a gap the capped order closes it: the paper's 1.5B costs at p=16,
 // m=48, limit 1.25p, proven optimal by the lower bound alone, below zb-auto.
 TEST(Capped1f1b, MeetsTheLowerBoundWhereZbAutoDoesNot) {
-  ProblemSpec spec;
-  spec.devices = 16;
-  spec.microbatches = 48;
-  spec.t_f = {18.522};
-  spec.t_b = {18.086};
-  spec.t_w = {9.337};
-  spec.t_comm = {0.601};
+  ProblemSpec spec = testing::uniform_spec(16, 48, 18.522, 18.086, 9.337, 0.601);
   spec.mem_f = {2};
   spec.mem_b = {-1};
   spec.mem_w = {-1};
