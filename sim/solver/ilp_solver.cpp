@@ -203,22 +203,25 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
       // Not a schedule of this problem: zb-auto stands.
     }
   }
+  // The closed-form bounds, then the single-stage program over pass counts (lower_bound.h).
+  const double lower = std::max(span_lower_bound(problem, limit).span, sequence_lower_bound(problem, limit));
   // The memory-capped 1F1B orders (capped_1f1b.h) where one is strictly shorter: where memory
   // is tight they beat zb-auto's rounds, and the search and CBC start from the better order.
+  // Not searched where the start already meets the bound: nothing can be shorter there.
   bool capped_won = false;
-  if (const std::optional<Capped1f1bResult> capped = best_capped_1f1b(problem, limit)) {
-    if (capped->span < result.span && !close_enough(capped->span, result.span)) {
-      reference = capped->schedule;
-      result.span = capped->span;
-      capped_won = true;
+  if (!close_enough(result.span, lower)) {
+    if (const std::optional<Capped1f1bResult> capped = best_capped_1f1b(problem, limit)) {
+      if (capped->span < result.span && !close_enough(capped->span, result.span)) {
+        reference = capped->schedule;
+        result.span = capped->span;
+        capped_won = true;
+      }
     }
   }
   result.schedule = reference;
   result.schedule.name = "zb-ilp";
   result.status = IlpStatus::feasible;
 
-  // The closed-form bounds, then the single-stage program over pass counts (lower_bound.h).
-  const double lower = std::max(span_lower_bound(problem, limit).span, sequence_lower_bound(problem, limit));
   result.best_bound = std::min(lower, result.span);
   auto finish = [&]() {
     result.gap = result.span > 0 ? (result.span - result.best_bound) / result.span : 0.0;
