@@ -11,7 +11,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
+#include <utility>
 
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
@@ -634,6 +634,7 @@ class VGrid {
 class BlockPeaks {
  public:
   explicit BlockPeaks(const Problem& problem) : m_(problem.microbatches) {
+    std::vector<double> deltas;
     for (int d = 0; d < problem.devices; ++d) {
       DeviceMemory memory;
       for (int c = 0; c < 2; ++c) {
@@ -642,11 +643,15 @@ class BlockPeaks {
         memory.b[c] = memory_delta(problem, Pass::B, stage).net();
         memory.w[c] = memory_delta(problem, Pass::W, stage).net();
       }
+      for (double delta : {memory.f[0], memory.f[1], memory.b[0], memory.b[1], memory.w[0], memory.w[1]}) {
+        deltas.push_back(delta);
+      }
       int id = 0;
       while (id < static_cast<int>(memories_.size()) && !same(memories_[id], memory)) ++id;
       if (id == static_cast<int>(memories_.size())) memories_.push_back(memory);
       memory_of_.push_back(id);
     }
+    exact_sums_ = sums_exactly(deltas);
   }
 
   // The largest device peak, or nullopt as soon as a device's goes over `cap` (when given).
@@ -673,8 +678,7 @@ class BlockPeaks {
   double device_peak(int id, const std::array<int, 4>& row) {
     const int first = *std::min_element(row.begin(), row.end());
     const int spread = *std::max_element(row.begin(), row.end()) - first;
-    const std::array<int, 5> key = {id, row[0] - first, row[1] - first, row[2] - first, row[3] - first};
-    if (const auto found = memo_.find(key); found != memo_.end()) return found->second;
+    const std::array<int, 4> offset = {row[0] - first, row[1] - first, row[2] - first, row[3] - first};
     const DeviceMemory& memory = memories_[id];
     const double take = memory.f[0] + memory.f[1];
     const double leftover = take + memory.b[0] + memory.b[1] + memory.w[0] + memory.w[1];
@@ -686,6 +690,28 @@ class BlockPeaks {
     const bool window = periodic && m_ >= settled;
     const int n = window ? settled : m_;
     const int length = window ? spread + 4 * kVBlockPeriod : spread + kVBlockPeriod * (n - 1) + 2 * n + 1;
+    const bool forwards_first = memory.f[0] >= 0 && memory.f[1] >= 0;
+    // Between the first chunk-1 B and the first chunk-0 B every period runs the same passes (the
+    // forwards and that B) and one W right after the B, so each adds the same to the level and
+    // peaks at the same point of it: the highest of those periods is in the first or the last. Past
+    // the first period the walk jumps to the start of the last one, adding the periods skipped at
+    // once, which is exact when the deltas sum exactly (sums_exactly); else every slot is walked.
+    // What the walk adds from the first chunk-1 B on then depends only on the passes' positions
+    // in the period, so it is kept per (memory, positions) and later rows are not walked at all.
+    const int periods = (offset[3] - offset[2]) / kVBlockPeriod;  // whole ones before the first chunk-0 B
+    // (With one or two such periods the first and the last are the whole of them: the same sums.)
+    const bool periodic_rest = window && forwards_first && exact_sums_ && length <= kExactTerms && periods >= 1 &&
+                               offset[0] < offset[1] && offset[1] < offset[2] && offset[2] < offset[3];
+    const bool jumps = periodic_rest && periods >= 3;
+    const std::size_t shape = static_cast<std::size_t>(id) * 216 +
+                              static_cast<std::size_t>(36 * (offset[1] % 6) + 6 * (offset[2] % 6) + offset[3] % 6);
+    if (periodic_rest && shape < from_first_b_.size() && from_first_b_[shape]) {
+      const FromFirstB& rest = *from_first_b_[shape];
+      const double before = forwards_level(memory, offset, n);
+      return before + std::max(rest.first_high, (periods - 1) * rest.per_period + rest.last_high);
+    }
+    const std::array<int, 5> key = {id, offset[0], offset[1], offset[2], offset[3]};
+    if (const auto found = memo_.find(key); found != memo_.end()) return found->second;
     // The searched blocks put a row's four passes at distinct positions of the period, so the pass
     // in slot t is the one at t's position, if its microbatch is in range: no grid to fill.
     struct AtPosition {
@@ -696,10 +722,9 @@ class BlockPeaks {
     };
     std::array<AtPosition, kVBlockPeriod> at_position{};
     for (int kind = 0; kind < 4; ++kind) {
-      const int offset = row[kind] - first;
-      AtPosition& at = at_position[static_cast<std::size_t>(offset % kVBlockPeriod)];
+      AtPosition& at = at_position[static_cast<std::size_t>(offset[kind] % kVBlockPeriod)];
       if (at.kind != kEmpty) throw Error("v-auto: internal error: two passes of a block row share a position");
-      at = {kind, offset, static_cast<unsigned>(kVBlockPeriod * n),
+      at = {kind, offset[kind], static_cast<unsigned>(kVBlockPeriod * n),
             kind < 2 ? memory.f[chunk_of(kind)] : memory.b[chunk_of(kind)]};
     }
     // With both chunks freeing the same per W, the W owed need no identity: a count will do.
@@ -708,34 +733,31 @@ class BlockPeaks {
     std::size_t oldest = 0;
     int owed = 0;
     double level = 0;
-    double highest = 0;
     int start = 0;  // where the walk slot by slot begins
-    if (memory.f[0] >= 0 && memory.f[1] >= 0) {
-      // Before the first B only forwards run and no W is owed, so the level only rises: their
-      // deltas are added in slot order (the same sums) without visiting the slots between them.
-      const int first_b = std::min(row[2], row[3]) - first;
-      std::array<int, 2> next = {row[0] - first, row[1] - first};
-      if (memory.f[0] == memory.f[1]) {
-        // Equal deltas: the slot order decides nothing, only how many run before the first B.
-        int forwards = 0;
-        for (int c = 0; c < 2; ++c) {
-          if (next[c] < first_b) forwards += std::min(n, (first_b - next[c] + kVBlockPeriod - 1) / kVBlockPeriod);
-        }
-        for (int i = 0; i < forwards; ++i) level += memory.f[0];
-      } else {
-        const std::array<int, 2> end = {next[0] + kVBlockPeriod * n, next[1] + kVBlockPeriod * n};
-        for (;;) {
-          const int c = next[0] < end[0] && (next[1] >= end[1] || next[0] < next[1]) ? 0 : 1;
-          if (next[c] >= end[c] || next[c] >= first_b) break;
-          level += memory.f[c];
-          next[c] += kVBlockPeriod;
-        }
-      }
-      highest = level;
-      start = first_b;
+    if (forwards_first) {
+      // Before the first B only forwards run and no W is owed, so the level only rises.
+      level = forwards_level(memory, offset, n);
+      start = std::min(offset[2], offset[3]);
     }
+    double highest = level;
+    const double before = level;
+    const int jump_at = jumps ? start + kVBlockPeriod : -1;  // where the first period ends
+    FromFirstB rest;
+    bool jumped = false;
+    double after_jump = 0;  // the level where the walk lands
+    double high_after = 0;  // the highest from there on
     for (int t = start, position = start % kVBlockPeriod; t < length;
          ++t, position = position + 1 == kVBlockPeriod ? 0 : position + 1) {
+      if (t == jump_at && owed == 0) {
+        const int skipped = periods - 2;  // periods 1 .. periods - 2; period periods - 1 is walked
+        rest.per_period = level - before;
+        rest.first_high = highest - before;
+        level += skipped * rest.per_period;
+        t += skipped * kVBlockPeriod;
+        jumped = true;
+        after_jump = level;
+        high_after = level;
+      }
       const AtPosition& at = at_position[static_cast<std::size_t>(position)];
       if (static_cast<unsigned>(t - at.from) < at.reach) {
         level += at.delta;
@@ -750,15 +772,72 @@ class BlockPeaks {
         continue;
       }
       highest = std::max(highest, level);
+      high_after = std::max(high_after, level);
+    }
+    if (jumped) {
+      rest.last_high = high_after - after_jump;
+      if (from_first_b_.size() <= shape) from_first_b_.resize(static_cast<std::size_t>(memories_.size()) * 216);
+      from_first_b_[shape] = rest;
     }
     memo_.emplace(key, highest);
     return highest;
   }
 
+  // The level before the row's first B: its forwards there (of microbatches below n), chunk 0's
+  // then chunk 1's when the deltas sum exactly, else in slot order (the same sums, in the walk's
+  // order).
+  double forwards_level(const DeviceMemory& memory, const std::array<int, 4>& offset, int n) const {
+    const int first_b = std::min(offset[2], offset[3]);
+    std::array<int, 2> count{};
+    for (int c = 0; c < 2; ++c) {
+      if (offset[c] < first_b) count[c] = std::min(n, (first_b - offset[c] + kVBlockPeriod - 1) / kVBlockPeriod);
+    }
+    if (exact_sums_) return count[0] * memory.f[0] + count[1] * memory.f[1];
+    double level = 0;
+    if (memory.f[0] == memory.f[1]) {
+      for (int i = 0; i < count[0] + count[1]; ++i) level += memory.f[0];
+      return level;
+    }
+    std::array<int, 2> next = {offset[0], offset[1]};
+    const std::array<int, 2> end = {next[0] + kVBlockPeriod * n, next[1] + kVBlockPeriod * n};
+    for (;;) {
+      const int c = next[0] < end[0] && (next[1] >= end[1] || next[0] < next[1]) ? 0 : 1;
+      if (next[c] >= end[c] || next[c] >= first_b) break;
+      level += memory.f[c];
+      next[c] += kVBlockPeriod;
+    }
+    return level;
+  }
+
+  // Whether sums of up to kExactTerms of these deltas are exact in a double in any order and
+  // grouping: all are multiples of one 2^-e (e up to 40: bytes, chunk activations and their halves
+  // and quarters) of at most 2^40 such units, so every sum is an integer count of units under 2^52.
+  static constexpr int kExactTerms = 1 << 12;
+  static bool sums_exactly(const std::vector<double>& deltas) {
+    for (int e = 0; e <= 40; e += 4) {
+      const double unit = std::ldexp(1.0, -e);
+      bool whole = true;
+      for (double delta : deltas) {
+        const double units = delta / unit;
+        whole = whole && units == std::trunc(units) && std::abs(units) <= 0x1p40;
+      }
+      if (whole) return true;
+    }
+    return false;
+  }
   int m_ = 0;
+  bool exact_sums_ = false;  // sums_exactly(every device's deltas)
   std::vector<DeviceMemory> memories_;
   std::vector<int> memory_of_;  // device -> index into memories_
   std::unordered_map<std::array<int, 5>, double, KeyHash> memo_;
+  // What a walk that jumps adds from the row's first B on (device_peak), by memory and the
+  // positions of the row's chunk-1 F, chunk-1 B and chunk-0 B (chunk-0 F is at 0).
+  struct FromFirstB {
+    double per_period = 0;  // one period before the first chunk-0 B
+    double first_high = 0;  // the highest over the first period, above the level before it
+    double last_high = 0;   // the highest from the last such period on, above the level it starts at
+  };
+  std::vector<std::optional<FromFirstB>> from_first_b_;
   std::vector<int> owed_;
 };
 
@@ -800,19 +879,6 @@ int next_slot_at(int after, int position) {
   return first + ((position - first) % kVBlockPeriod + kVBlockPeriod) % kVBlockPeriod;
 }
 
-// The blocks found so far, seen by index (so a candidate is built in place and no copy is kept).
-struct BlockByIndex {
-  const std::vector<VBlock>* blocks;
-  std::size_t operator()(std::size_t i) const {
-    std::size_t h = 0;
-    for (const auto& row : (*blocks)[i]) {
-      for (int x : row) h = h * 1000003u + static_cast<std::size_t>(x);
-    }
-    return h;
-  }
-  bool operator()(std::size_t i, std::size_t j) const { return (*blocks)[i] == (*blocks)[j]; }
-};
-
 // How many positions a set of them (bit i: position i of the period) holds; a table, as the
 // default target has no popcount instruction (std::popcount is a library call there).
 constexpr auto kPositionsTaken = [] {
@@ -825,31 +891,20 @@ constexpr auto kPositionsTaken = [] {
 // other three passes anywhere else in the period; each next device shifts chunk-0 F and chunk-1 B
 // by delta (1..5) and chunk-1 F and chunk-0 B by -1, with one delta for the first `split` devices
 // and a smaller or equal one after. Microbatch 0 of each pass runs at the first slot of its
-// position after the pass it waits for. Distinct blocks, in enumeration order.
-std::vector<VBlock> searched_blocks(int p) {
-  std::vector<VBlock> blocks;
-  const BlockByIndex by_index{&blocks};
-  std::unordered_set<std::size_t, BlockByIndex, BlockByIndex> seen(0, by_index, by_index);
-  VBlock block;  // the candidate; a duplicate's storage is reused for the next one
-  auto add = [&](const std::vector<std::array<int, 4>>& positions) {
-    block.resize(static_cast<std::size_t>(p));
-    block[0][0] = positions[0][0];
-    for (int d = 1; d < p; ++d) block[d][0] = next_slot_at(block[d - 1][0], positions[d][0]);
-    block[p - 1][1] = next_slot_at(block[p - 1][0], positions[p - 1][1]);
-    for (int d = p - 2; d >= 0; --d) block[d][1] = next_slot_at(block[d + 1][1], positions[d][1]);
-    block[0][2] = next_slot_at(block[0][1], positions[0][2]);
-    for (int d = 1; d < p; ++d) block[d][2] = next_slot_at(block[d - 1][2], positions[d][2]);
-    block[p - 1][3] = next_slot_at(block[p - 1][2], positions[p - 1][3]);
-    for (int d = p - 2; d >= 0; --d) block[d][3] = next_slot_at(block[d + 1][3], positions[d][3]);
-    blocks.push_back(std::move(block));
-    if (seen.insert(blocks.size() - 1).second) {
-      block = VBlock();
-    } else {
-      block = std::move(blocks.back());
-      blocks.pop_back();
-    }
-  };
+// position after the pass it waits for. `visit(rows)` sees each distinct block once, in
+// enumeration order, in a buffer reused for the next one.
+// The slots follow from the positions without a search: a pass `delta` positions ahead of the one
+// it waits for runs `delta` slots after it, one position back (the way back up the V) one slot
+// before it on the device above, and only the turns (chunk-1 F after chunk-0 F on the last device,
+// chunk-1 B after chunk-1 F on device 0, chunk-0 B after chunk-1 B on the last device) need
+// next_slot_at. Two parameter sets give one block only when the split is p - 1 (every device gets
+// the first delta, as with one delta throughout): that block is seen at its first parameters, the
+// later delta 1, and the others are skipped.
+template <typename Visit>
+void for_each_searched_block(int p, Visit&& visit) {
+  VBlock rows(static_cast<std::size_t>(p));
   std::vector<std::array<int, 4>> positions(static_cast<std::size_t>(p));
+  std::vector<int> delta_of(static_cast<std::size_t>(p), 0);
   for (int f1 = 1; f1 < kVBlockPeriod; ++f1) {
     for (int b1 = 1; b1 < kVBlockPeriod; ++b1) {
       for (int b0 = 1; b0 < kVBlockPeriod; ++b0) {
@@ -857,12 +912,15 @@ std::vector<VBlock> searched_blocks(int p) {
         positions[0] = {0, f1, b1, b0};
         for (int first_delta = 1; first_delta < kVBlockPeriod; ++first_delta) {
           for (int later_delta = 1; later_delta <= first_delta; ++later_delta) {
-            // One delta throughout is the same block at every split.
-            const int splits = later_delta == first_delta ? 1 : std::max(1, p - 1);
+            if (p == 1 && first_delta > 1) continue;  // one device: the deltas shape nothing
+            const bool one_delta = later_delta == first_delta;
+            if (one_delta && first_delta > 1 && p > 1) continue;  // seen at split p - 1, later delta 1
+            const int splits = one_delta ? 1 : later_delta == 1 ? p - 1 : p - 2;
             for (int split = 1; split <= splits; ++split) {
               bool distinct = true;
               for (int d = 1; d < p && distinct; ++d) {
                 const int delta = d <= split ? first_delta : later_delta;
+                delta_of[d] = delta;
                 // Positions stay in [0, 6): one wrap at most either way, no division.
                 auto ahead = [&](int position) {
                   return position + delta >= kVBlockPeriod ? position + delta - kVBlockPeriod : position + delta;
@@ -874,14 +932,22 @@ std::vector<VBlock> searched_blocks(int p) {
                 const unsigned taken = 1u << row[0] | 1u << row[1] | 1u << row[2] | 1u << row[3];
                 distinct = kPositionsTaken[taken] == 4;
               }
-              if (distinct) add(positions);
+              if (!distinct) continue;
+              rows[0][0] = positions[0][0];
+              for (int d = 1; d < p; ++d) rows[d][0] = rows[d - 1][0] + delta_of[d];
+              rows[p - 1][1] = next_slot_at(rows[p - 1][0], positions[p - 1][1]);
+              for (int d = p - 2; d >= 0; --d) rows[d][1] = rows[d + 1][1] + 1;
+              rows[0][2] = next_slot_at(rows[0][1], positions[0][2]);
+              for (int d = 1; d < p; ++d) rows[d][2] = rows[d - 1][2] + delta_of[d];
+              rows[p - 1][3] = next_slot_at(rows[p - 1][2], positions[p - 1][3]);
+              for (int d = p - 2; d >= 0; --d) rows[d][3] = rows[d + 1][3] + 1;
+              visit(std::as_const(rows));
             }
           }
         }
       }
     }
   }
-  return blocks;
 }
 
 }  // namespace
@@ -929,19 +995,19 @@ std::vector<PeakLevel> peak_levels(const Problem& problem) {
   const double limit = problem.memory_limit().value_or(problem.devices * problem.activation_unit());
   // Blocks by the peak of their unsqueezed grid. The squeeze never raises the largest peak, so that
   // peak decides what fits.
-  std::map<double, std::vector<std::size_t>> by_peak;  // indexes into blocks
-  std::vector<VBlock> blocks = searched_blocks(problem.devices);
+  std::map<double, std::vector<VBlock>> by_peak;  // in enumeration order within a peak
   BlockPeaks peaks(problem);
   // Blocks over `cap` are never searched (below), so their rows are not all walked; when no block
   // is within the cap, or the smallest peak is above it within the limit's tolerance (then the
   // searched limit is that peak, not the cap), every block's peak is needed after all.
   const double cap = std::min(limit, problem.devices * problem.activation_unit());
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    if (const std::optional<double> peak = peaks.largest_peak(blocks[i], cap)) by_peak[*peak].push_back(i);
-  }
+  for_each_searched_block(problem.devices, [&](const VBlock& block) {
+    if (const std::optional<double> peak = peaks.largest_peak(block, cap)) by_peak[*peak].push_back(block);
+  });
   if (by_peak.empty() || by_peak.begin()->first > cap) {
     by_peak.clear();
-    for (std::size_t i = 0; i < blocks.size(); ++i) by_peak[*peaks.largest_peak(blocks[i])].push_back(i);
+    for_each_searched_block(problem.devices,
+                            [&](const VBlock& block) { by_peak[*peaks.largest_peak(block)].push_back(block); });
   }
   auto fits = [&](double peak) { return !first_over_limit({peak}, limit); };
   if (!fits(by_peak.begin()->first)) {
@@ -963,8 +1029,7 @@ std::vector<PeakLevel> peak_levels(const Problem& problem) {
   std::vector<PeakLevel> levels;
   for (auto level = by_peak.rbegin(); level != by_peak.rend(); ++level) {
     if (first_over_limit({level->first}, searched_limit)) continue;
-    levels.push_back({level->first, {}});
-    for (const std::size_t i : level->second) levels.back().blocks.push_back(std::move(blocks[i]));
+    levels.push_back({level->first, std::move(level->second)});
   }
   return levels;
 }
