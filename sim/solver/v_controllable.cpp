@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -856,6 +855,12 @@ void rebuild_ends(VGrid& grid) {
   if (rebuilt.length() < grid.length()) grid = std::move(rebuilt);
 }
 
+// The action with its microbatch `by` later.
+Action later(Action action, int by) {
+  action.microbatch += by;
+  return action;
+}
+
 Schedule squeeze_into_schedule(VGrid grid, std::string name, bool rebuild) {
   grid.squeeze(true);
   grid.drop_w();
@@ -879,67 +884,62 @@ int next_slot_at(int after, int position) {
   return first + ((position - first) % kVBlockPeriod + kVBlockPeriod) % kVBlockPeriod;
 }
 
-// How many positions a set of them (bit i: position i of the period) holds; a table, as the
-// default target has no popcount instruction (std::popcount is a library call there).
-constexpr auto kPositionsTaken = [] {
-  std::array<int, 1 << kVBlockPeriod> taken{};
-  for (unsigned set = 0; set < taken.size(); ++set) taken[set] = std::popcount(set);
-  return taken;
-}();
-
 // The blocks v-auto searches (the paper's appendix A): device 0's chunk-0 F at position 0 and its
 // other three passes anywhere else in the period; each next device shifts chunk-0 F and chunk-1 B
 // by delta (1..5) and chunk-1 F and chunk-0 B by -1, with one delta for the first `split` devices
-// and a smaller or equal one after. Microbatch 0 of each pass runs at the first slot of its
-// position after the pass it waits for. `visit(rows)` sees each distinct block once, in
-// enumeration order, in a buffer reused for the next one.
-// The slots follow from the positions without a search: a pass `delta` positions ahead of the one
-// it waits for runs `delta` slots after it, one position back (the way back up the V) one slot
-// before it on the device above, and only the turns (chunk-1 F after chunk-0 F on the last device,
-// chunk-1 B after chunk-1 F on device 0, chunk-0 B after chunk-1 B on the last device) need
-// next_slot_at. Two parameter sets give one block only when the split is p - 1 (every device gets
-// the first delta, as with one delta throughout): that block is seen at its first parameters, the
-// later delta 1, and the others are skipped.
+// and a smaller or equal one after; the four passes of every device at distinct positions. Each
+// pass's microbatch 0 runs at the first slot of its position after the pass it waits for.
+// `visit(rows)` sees each distinct block once, in enumeration order, in a buffer reused for the
+// next one.
+// With E_d the sum of delta + 1 over devices 1..d, device d's positions are those of device 0
+// moved by E_d - d, -d, E_d - d and -d, so two of them meet exactly when E_d is one of four
+// residues mod 6 (chunk-0 F on chunk-1 F or chunk-0 B, chunk-1 B on chunk-1 F or chunk-0 B; the
+// other two pairs never meet): a split is checked in constant time from where the first delta
+// first meets one and how far the later delta goes from E_split. The slots follow without a
+// search too: a pass `delta` positions ahead of the one it waits for runs `delta` slots after it,
+// one position back (the way back up the V) one slot before it on the device above, and only the
+// three turns need next_slot_at. Two parameter sets give one block only when the split is p - 1
+// (every device gets the first delta, as with one delta throughout): that block is seen at its
+// first parameters, the later delta 1, and the others are skipped.
 template <typename Visit>
 void for_each_searched_block(int p, Visit&& visit) {
+  auto mod6 = [](int x) { return (x % kVBlockPeriod + kVBlockPeriod) % kVBlockPeriod; };
   VBlock rows(static_cast<std::size_t>(p));
-  std::vector<std::array<int, 4>> positions(static_cast<std::size_t>(p));
   std::vector<int> delta_of(static_cast<std::size_t>(p), 0);
   for (int f1 = 1; f1 < kVBlockPeriod; ++f1) {
     for (int b1 = 1; b1 < kVBlockPeriod; ++b1) {
       for (int b0 = 1; b0 < kVBlockPeriod; ++b0) {
         if (f1 == b1 || f1 == b0 || b1 == b0) continue;
-        positions[0] = {0, f1, b1, b0};
+        unsigned meets = 0;  // the residues of E_d mod 6 at which two passes share a position
+        for (int residue : {f1, b0, f1 - b1, b0 - b1}) meets |= 1u << mod6(residue);
+        // How many devices in a row, stepping E by `step` from residue r, stay clear (6 or more:
+        // all of them, as the residues repeat within 6 steps).
+        auto clear_run = [&](int r, int step) {
+          int run = 0;
+          while (run < kVBlockPeriod && ((meets >> mod6(r + (run + 1) * step)) & 1u) == 0) ++run;
+          return run == kVBlockPeriod ? p : run;
+        };
         for (int first_delta = 1; first_delta < kVBlockPeriod; ++first_delta) {
+          const int first_clear = clear_run(0, first_delta + 1);  // devices 1..first_clear are clear
           for (int later_delta = 1; later_delta <= first_delta; ++later_delta) {
             if (p == 1 && first_delta > 1) continue;  // one device: the deltas shape nothing
             const bool one_delta = later_delta == first_delta;
             if (one_delta && first_delta > 1 && p > 1) continue;  // seen at split p - 1, later delta 1
             const int splits = one_delta ? 1 : later_delta == 1 ? p - 1 : p - 2;
             for (int split = 1; split <= splits; ++split) {
-              bool distinct = true;
-              for (int d = 1; d < p && distinct; ++d) {
-                const int delta = d <= split ? first_delta : later_delta;
-                delta_of[d] = delta;
-                // Positions stay in [0, 6): one wrap at most either way, no division.
-                auto ahead = [&](int position) {
-                  return position + delta >= kVBlockPeriod ? position + delta - kVBlockPeriod : position + delta;
-                };
-                auto back = [](int position) { return position == 0 ? kVBlockPeriod - 1 : position - 1; };
-                const auto& above = positions[d - 1];
-                auto& row = positions[d];
-                row = {ahead(above[0]), back(above[1]), ahead(above[2]), back(above[3])};
-                const unsigned taken = 1u << row[0] | 1u << row[1] | 1u << row[2] | 1u << row[3];
-                distinct = kPositionsTaken[taken] == 4;
+              if (one_delta ? first_clear < p - 1
+                            : first_clear < split ||
+                                  clear_run(mod6(split * (first_delta + 1)), later_delta + 1) < p - 1 - split) {
+                continue;
               }
-              if (!distinct) continue;
-              rows[0][0] = positions[0][0];
+              for (int d = 1; d < p; ++d) delta_of[d] = d <= split ? first_delta : later_delta;
+              rows[0][0] = 0;
               for (int d = 1; d < p; ++d) rows[d][0] = rows[d - 1][0] + delta_of[d];
-              rows[p - 1][1] = next_slot_at(rows[p - 1][0], positions[p - 1][1]);
+              rows[p - 1][1] = next_slot_at(rows[p - 1][0], mod6(f1 - (p - 1)));
               for (int d = p - 2; d >= 0; --d) rows[d][1] = rows[d + 1][1] + 1;
-              rows[0][2] = next_slot_at(rows[0][1], positions[0][2]);
+              rows[0][2] = next_slot_at(rows[0][1], b1);
               for (int d = 1; d < p; ++d) rows[d][2] = rows[d - 1][2] + delta_of[d];
-              rows[p - 1][3] = next_slot_at(rows[p - 1][2], positions[p - 1][3]);
+              rows[p - 1][3] = next_slot_at(rows[p - 1][2], mod6(b0 - (p - 1)));
               for (int d = p - 2; d >= 0; --d) rows[d][3] = rows[d + 1][3] + 1;
               visit(std::as_const(rows));
             }
@@ -971,6 +971,35 @@ VBlock v_half_block(int p) {
 Schedule schedule_from_block(const Problem& problem, const VBlock& block) {
   return build(problem, block, "v-block", true);
 }
+
+std::optional<Schedule> extend_steady_phase(const Schedule& at_n, const Schedule& at_n1, int more) {
+  Schedule out = at_n1;
+  for (std::size_t d = 0; d < at_n.devices.size(); ++d) {
+    const std::vector<Action>& shorter = at_n.devices[d];
+    const std::vector<Action>& longer = at_n1.devices[d];
+    const std::size_t period = kVBlockPeriod;
+    if (longer.size() != shorter.size() + period) return std::nullopt;
+    std::size_t split = 0;  // where the period went in: the first action that differs
+    while (split < shorter.size() && shorter[split] == longer[split]) ++split;
+    if (split < period) return std::nullopt;
+    for (std::size_t i = split; i < shorter.size(); ++i) {
+      if (longer[i + period] != later(shorter[i], 1)) return std::nullopt;
+    }
+    for (std::size_t i = split; i < split + period; ++i) {
+      if (longer[i] != later(longer[i - period], 1)) return std::nullopt;
+    }
+    std::vector<Action>& actions = out.devices[d];
+    actions.clear();
+    actions.reserve(shorter.size() + period * static_cast<std::size_t>(more));
+    actions.insert(actions.end(), longer.begin(), longer.begin() + static_cast<std::ptrdiff_t>(split));
+    for (int q = 0; q < more; ++q) {
+      for (std::size_t i = split; i < split + period; ++i) actions.push_back(later(longer[i], q));
+    }
+    for (std::size_t i = split; i < shorter.size(); ++i) actions.push_back(later(shorter[i], more));
+  }
+  return out;
+}
+
 
 Schedule make_v_min(const Problem& problem) {
   require_vshape(problem, "v-min");
@@ -1034,6 +1063,28 @@ std::vector<PeakLevel> peak_levels(const Problem& problem) {
   return levels;
 }
 
+// The problem at the microbatches v-auto ranks blocks at (see make_v_auto).
+Problem at_ranking_m(const Problem& problem) {
+  Problem ranking = problem;
+  ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices + 1);
+  return ranking;
+}
+
+// The block's schedule at the problem's m from its build at the ranking's m (`at_ranking`): that
+// build extended when the steady phase repeats (extend_steady_phase), else the block built at m.
+Schedule build_at_m(const Problem& problem, const VBlock& block, const Schedule& at_ranking) {
+  const int n = at_ranking_m(problem).microbatches;
+  if (problem.microbatches == n) return at_ranking;
+  if (problem.microbatches > n + 1) {
+    Problem one_more = problem;
+    one_more.microbatches = n + 1;
+    std::optional<Schedule> extended =
+        extend_steady_phase(at_ranking, build(one_more, block, at_ranking.name, true), problem.microbatches - n);
+    if (extended) return std::move(*extended);
+  }
+  return build(problem, block, at_ranking.name, true);
+}
+
 // No schedule in which device 0 never holds more than `peak` has a span (on the grid) below this:
 // device 0's first backward (chunk 1's: the V's last stage is on device 0) waits for its
 // microbatch's forward through all 2p stages from device 0's first pass on, and until then device 0
@@ -1090,8 +1141,7 @@ Schedule make_v_auto(const Problem& problem) {
   // No span is below the busiest device's work, nor below the level's head_bound: once the best
   // reaches that floor, no later candidate can win (p=32 m=256 at unit costs: 2 candidates are
   // built at the ranking's m, the level below 2p chunk activations not at all).
-  Problem ranking = problem;
-  ranking.microbatches = std::min(problem.microbatches, 2 * problem.devices + 1);
+  const Problem ranking = at_ranking_m(problem);
   const TimeGrid grid(problem);
   auto busiest_work = [&](const Problem& at) {
     double busiest = 0;
@@ -1104,6 +1154,7 @@ Schedule make_v_auto(const Problem& problem) {
   struct LevelBest {
     const VBlock* block = nullptr;
     Ticks span = 0;
+    Schedule built;  // at the ranking's m
   };
   std::vector<std::optional<LevelBest>> ranked(levels.size());
   // No block of level i is shorter at the ranking's m than this: the busiest device's work, or
@@ -1114,11 +1165,12 @@ Schedule make_v_auto(const Problem& problem) {
       const Ticks floor = level_floor(i);
       LevelBest best;
       for (const VBlock& block : levels[i].blocks) {
-        const Ticks span = grid.ticks(evaluate(ranking, build(ranking, block, "v-auto", true), span_only).metrics.span);
-        if (!best.block || span < best.span) best = {&block, span};
+        Schedule built = build(ranking, block, "v-auto", true);
+        const Ticks span = grid.ticks(evaluate(ranking, built, span_only).metrics.span);
+        if (!best.block || span < best.span) best = {&block, span, std::move(built)};
         if (best.span <= floor) break;
       }
-      ranked[i] = best;
+      ranked[i] = std::move(best);
     }
     return *ranked[i];
   };
@@ -1126,19 +1178,19 @@ Schedule make_v_auto(const Problem& problem) {
   // and the one below, the lower one on a tie (the smaller peak). When the upper level is already
   // shorter than anything the lower one can reach, the lower one is not ranked (at p=32 m=256 unit
   // costs: the level just below 2p chunk activations idles a chunk F on device 0 at least).
-  auto pick = [&](std::size_t top) {
-    if (top + 1 == levels.size()) return level_best(top).block;
+  auto pick = [&](std::size_t top) -> const LevelBest& {
+    if (top + 1 == levels.size()) return level_best(top);
     const Ticks lower_floor = level_floor(top + 1);
     if (lower_floor > ranking_bound) {
       const LevelBest& upper = level_best(top);
-      if (upper.span < lower_floor) return upper.block;
+      if (upper.span < lower_floor) return upper;
     }
     const LevelBest& lower = level_best(top + 1);
-    if (lower.span <= ranking_bound) return lower.block;  // the upper level cannot be strictly shorter
+    if (lower.span <= ranking_bound) return lower;  // the upper level cannot be strictly shorter
     const LevelBest& upper = level_best(top);
-    return lower.span <= upper.span ? lower.block : upper.block;
+    return lower.span <= upper.span ? lower : upper;
   };
-  Schedule best = build(problem, *pick(0), "v-auto", true);
+  Schedule best = build_at_m(problem, *pick(0).block, pick(0).built);
   Ticks best_span = grid.ticks(evaluate(problem, best, span_only).metrics.span);
   // Toward monotone in the limit: what v-auto makes under a smaller limit fits this one too, so it
   // is made at the smaller levels (where it ranks other blocks) and taken when strictly shorter at
@@ -1155,7 +1207,8 @@ Schedule make_v_auto(const Problem& problem) {
     return shortest;
   };
   for (std::size_t top = 1; top < levels.size() && best_span > bound; ++top) {
-    Schedule lower = build(problem, *pick(top), "v-auto", true);
+    const LevelBest& picked = pick(top);
+    Schedule lower = build_at_m(problem, *picked.block, picked.built);
     const Ticks span = grid.ticks(evaluate(problem, lower, span_only).metrics.span);
     if (span < best_span) {
       best = std::move(lower);

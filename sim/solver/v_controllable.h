@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "sim/schedule/problem.h"
@@ -29,6 +30,15 @@ VBlock v_half_block(int p);
 // placed, then with W left to fill the gaps), W put into the gaps, then (as v-auto builds every
 // block) the warm-up and cool-down rebuilt where that is shorter: the per-device order.
 Schedule schedule_from_block(const Problem& problem, const VBlock& block);
+// A block's schedule at n + `more` microbatches from its builds at n and n + 1
+// (schedule_from_block), when on every device the build at n + 1 is the one at n with one period
+// of six actions put in, the actions after it one microbatch later, and that period repeats the
+// one before it one microbatch later: the steady phase, where the squeeze and the re-timing do the
+// same at every period (the block repeats, and each period's memory nets to zero). The period is
+// then put in `more` times; else nullopt. v-auto builds its picks at m > 2p + 2 this way from
+// 2p + 1 and 2p + 2 and builds at m when this gives nullopt; on every problem checked the result
+// is the build at m, action for action (tests/solver/test_v_controllable.cpp).
+std::optional<Schedule> extend_steady_phase(const Schedule& at_n, const Schedule& at_n1, int more);
 
 // The searched blocks whose unsqueezed peak fits the limit (capped at p * M_B), by peak level from
 // the largest down, each level in enumeration order. InputError when the limit is below every

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <random>
@@ -180,6 +181,57 @@ TEST(VAuto, StoppingEarlyChoosesWhatRankingEveryCandidateChooses) {
     stopped_early += reached_work && candidates > 1 ? 1 : 0;
   }
   EXPECT_GT(stopped_early, 0);  // the shortcut was taken in some cases
+}
+
+// v-auto builds its pick at m > 2p + 2 from the builds at 2p + 1 and 2p + 2, repeating the steady
+// phase: on random problems (random per-stage costs and transfers, three memory rules) that is the
+// block built at m, action for action, for the blocks v-auto ranks first; and the steady phase is
+// found to repeat in most of them (where it is not, v-auto builds at m).
+TEST(VAuto, RepeatingTheSteadyPhaseIsTheBuildAtM) {
+  std::mt19937 rng(20261202);  // fixed seed: the same cases every run
+  std::uniform_real_distribution<double> cost(0.5, 3.0);
+  const std::array<std::array<double, 3>, 3> rules = {{{1, -0.5, -0.5}, {1, 0, -1}, {0.3, -0.1, -0.2}}};
+  int compared = 0;
+  int extended = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const int p = 2 + static_cast<int>(rng() % 7);
+    const int n = 2 * p + 1;
+    const int m = n + 2 + static_cast<int>(rng() % static_cast<unsigned>(4 * p));
+    ProblemSpec spec = v_spec(p, m, 1, 1, 1, trial % 4 == 0 ? 0.3 : 0.0);
+    if (trial % 2 == 1) {
+      spec.t_f.clear();
+      spec.t_b.clear();
+      spec.t_w.clear();
+      for (int s = 0; s < 2 * p; ++s) {
+        spec.t_f.push_back(cost(rng));
+        spec.t_b.push_back(cost(rng));
+        spec.t_w.push_back(cost(rng));
+      }
+    }
+    const auto& rule = rules[static_cast<std::size_t>(trial % 3)];
+    spec.mem_f = {rule[0]};
+    spec.mem_b = {rule[1]};
+    spec.mem_w = {rule[2]};
+    const Problem problem = spec.build();
+    auto at = [&](int microbatches) {
+      Problem shorter = problem;
+      shorter.microbatches = microbatches;
+      return shorter;
+    };
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m);
+    const std::vector<VBlock> candidates = v_auto_candidates(problem);
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, candidates.size()); ++i) {
+      const VBlock& block = candidates[i];
+      const std::optional<Schedule> repeated =
+          extend_steady_phase(schedule_from_block(at(n), block), schedule_from_block(at(n + 1), block), m - n);
+      ++compared;
+      if (!repeated) continue;
+      ++extended;
+      EXPECT_EQ(repeated->devices, schedule_from_block(problem, block).devices);
+    }
+  }
+  EXPECT_GT(compared, 40);
+  EXPECT_GT(extended, compared * 3 / 4);
 }
 
 // The argument of v-auto's level floor (head_bound), on every block it builds: device 0 runs only
