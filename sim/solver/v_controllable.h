@@ -52,7 +52,7 @@ std::vector<VBlock> v_auto_candidates(const Problem& problem);
 Schedule make_v_min(const Problem& problem);
 Schedule make_v_half(const Problem& problem);
 // The first candidate with the smallest span (with the problem's costs, at min(m, 2p + 1)
-// microbatches, on the time grid), built at m; replaced by what v-auto makes at a smaller limit
+// microbatches, on the time grid), made at m (its ranking build extended, extend_steady_phase); replaced by what v-auto makes at a smaller limit
 // when that is strictly shorter at m, so a larger limit never gives a longer schedule. The limit is
 // the problem's, or p * M_B (ZB-V's memory) without one. Throws InputError when the limit is below
 // every block's.
