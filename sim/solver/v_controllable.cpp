@@ -351,8 +351,10 @@ class VGrid {
   }
 
   // Every pass as (slot, device), in the order the squeeze visits them.
-  std::vector<std::pair<int, int>> slot_order() const {
-    std::vector<std::pair<int, int>> order;
+  // (In a buffer kept for the next call: valid until then.)
+  const std::vector<std::pair<int, int>>& slot_order() const {
+    std::vector<std::pair<int, int>>& order = order_scratch_;
+    order.clear();
     for (int t = 0; t < horizon_; ++t) {
       for (int d = 0; d < p_; ++d) {
         if (devices_[d].cell[t] != kEmpty) order.emplace_back(t, d);
@@ -569,7 +571,8 @@ class VGrid {
 
   // Re-times the grid with unit passes and no transfer time, keeping every device's order.
   void compact() {
-    std::vector<std::array<std::vector<int>, kKinds>> start(static_cast<std::size_t>(p_));
+    std::vector<std::array<std::vector<int>, kKinds>>& start = start_scratch_;
+    start.resize(static_cast<std::size_t>(p_));
     std::vector<int> device_free(static_cast<std::size_t>(p_), 0);
     for (int d = 0; d < p_; ++d) {
       for (int kind = 0; kind < kKinds; ++kind) start[d][kind].resize(devices_[d].slot[kind].size());
@@ -597,7 +600,9 @@ class VGrid {
       DeviceSlots& device = devices_[d];
       std::fill(device.cell.begin(), device.cell.end(), kEmpty);
       for (int kind = 0; kind < kKinds; ++kind) {
-        for (std::size_t k = 0; k < start[d][kind].size(); ++k) place(d, kind, static_cast<int>(k), start[d][kind][k]);
+        device.slot[kind].swap(start[d][kind]);  // the old slots become next call's buffer
+        const auto& slots = device.slot[kind];
+        for (std::size_t k = 0; k < slots.size(); ++k) device.cell[slots[k]] = kind + kKinds * static_cast<int>(k);
       }
     }
   }
@@ -607,7 +612,7 @@ class VGrid {
   int horizon_ = 0;
   std::vector<DeviceSlots> devices_;
   std::vector<DeviceMemory> memory_;
-  std::vector<bool> uniform_w_;  // the device's two chunks free the same per W
+  std::vector<char> uniform_w_;  // the device's two chunks free the same per W
   std::vector<Profile> profiles_;
   struct Trial {
     int from = 0, to = 0;
@@ -616,6 +621,8 @@ class VGrid {
     std::vector<int> waiting;
   } trial_;
   mutable std::vector<int> waiting_scratch_;
+  mutable std::vector<std::pair<int, int>> order_scratch_;  // slot_order's
+  std::vector<std::array<std::vector<int>, kKinds>> start_scratch_;  // compact's
 };
 
 // The largest device peak of a block's grid before the squeeze, with the W put as put_w puts them
