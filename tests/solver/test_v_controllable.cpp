@@ -142,16 +142,7 @@ TEST(VAuto, StoppingEarlyChoosesWhatRankingEveryCandidateChooses) {
     const int p = 2 + static_cast<int>(rng() % 5);
     const int m = 1 + static_cast<int>(rng() % static_cast<unsigned>(2 * p));
     ProblemSpec spec = v_spec(p, m, 1, 1, 1);
-    if (trial % 2 == 1) {
-      spec.t_f.clear();
-      spec.t_b.clear();
-      spec.t_w.clear();
-      for (int s = 0; s < 2 * p; ++s) {
-        spec.t_f.push_back(cost(rng));
-        spec.t_b.push_back(cost(rng));
-        spec.t_w.push_back(cost(rng));
-      }
-    }
+    if (trial % 2 == 1) testing::draw_stage_costs(spec, rng, cost);
     const int lowest = 2 * ((p + 4) / 3);
     spec.mem_limit = MemoryLimit{static_cast<double>(lowest + static_cast<int>(rng() % static_cast<unsigned>(p + 1))), false};
     const Problem problem = spec.build();
@@ -198,16 +189,7 @@ TEST(VAuto, RepeatingTheSteadyPhaseIsTheBuildAtM) {
     const int n = 2 * p + 1;
     const int m = n + 2 + static_cast<int>(rng() % static_cast<unsigned>(4 * p));
     ProblemSpec spec = v_spec(p, m, 1, 1, 1, trial % 4 == 0 ? 0.3 : 0.0);
-    if (trial % 2 == 1) {
-      spec.t_f.clear();
-      spec.t_b.clear();
-      spec.t_w.clear();
-      for (int s = 0; s < 2 * p; ++s) {
-        spec.t_f.push_back(cost(rng));
-        spec.t_b.push_back(cost(rng));
-        spec.t_w.push_back(cost(rng));
-      }
-    }
+    if (trial % 2 == 1) testing::draw_stage_costs(spec, rng, cost);
     const auto& rule = rules[static_cast<std::size_t>(trial % 3)];
     spec.mem_f = {rule[0]};
     spec.mem_b = {rule[1]};
@@ -248,14 +230,7 @@ TEST(VAuto, DeviceZeroIdlesUntilItsFirstBackwardWithinItsPeak) {
     const int m = 1 + static_cast<int>(rng() % static_cast<unsigned>(3 * p));
     ProblemSpec spec = trial % 2 == 1 ? v_spec(p, m, 1, 1, 1, trial % 3 == 0 ? 0.3 : 0.0)
                                       : testing::v_spec(p, m, 1, 1, 1, trial % 3 == 0 ? 0.3 : 0.0);
-    spec.t_f.clear();
-    spec.t_b.clear();
-    spec.t_w.clear();
-    for (int s = 0; s < 2 * p; ++s) {
-      spec.t_f.push_back(cost(rng));
-      spec.t_b.push_back(cost(rng));
-      spec.t_w.push_back(cost(rng));
-    }
+    testing::draw_stage_costs(spec, rng, cost);
     const Problem problem = spec.build();
     SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m);
     const double smallest_f = std::min(memory_delta(problem, Pass::F, problem.stage_of(0, 0)).net(),

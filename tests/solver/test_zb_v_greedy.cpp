@@ -74,14 +74,7 @@ TEST(ZbVGreedy, RandomProblemsGiveValidSchedulesUnderTheLimit) {
     const int p = 1 + static_cast<int>(rng() % 8);
     const int m = 1 + static_cast<int>(rng() % static_cast<unsigned>(3 * p));
     ProblemSpec spec = testing::v_spec(p, m, 1, 1, 1);
-    spec.t_f.clear();
-    spec.t_b.clear();
-    spec.t_w.clear();
-    for (int s = 0; s < 2 * p; ++s) {
-      spec.t_f.push_back(cost(rng));
-      spec.t_b.push_back(cost(rng));
-      spec.t_w.push_back(cost(rng));
-    }
+    testing::draw_stage_costs(spec, rng, cost);
     spec.t_comm = {comm(rng)};
     spec.mem_limit = MemoryLimit{times_p(rng), true};
     const Problem problem = spec.build();

@@ -39,6 +39,20 @@ inline Problem v_problem(int p, int m, double f, double b, double w, double tcom
   return v_spec(p, m, f, b, w, tcomm).build();
 }
 
+// Random per-stage costs for every stage of `spec` (p x chunks), drawn t_f, t_b, t_w per stage in
+// turn from `cost`, so a seeded test gets the same problems every run.
+template <typename Rng, typename Distribution>
+void draw_stage_costs(ProblemSpec& spec, Rng& rng, Distribution& cost) {
+  spec.t_f.clear();
+  spec.t_b.clear();
+  spec.t_w.clear();
+  for (int s = 0; s < spec.devices * spec.chunks; ++s) {
+    spec.t_f.push_back(cost(rng));
+    spec.t_b.push_back(cost(rng));
+    spec.t_w.push_back(cost(rng));
+  }
+}
+
 // `spec` reshaped for a generator: one chunk for single-chunk generators, `chunks` for multi-chunk
 // ones (a generator made for the V or bidirectional placement always gets 2), and the placement it
 // is made for.
