@@ -658,6 +658,13 @@ class BlockPeaks {
       memory_of_.push_back(id);
     }
     exact_sums_ = sums_exactly(deltas);
+    for (const DeviceMemory& memory : memories_) {
+      // Periodic: both chunks free the same per W, and a microbatch frees what it takes.
+      const double take = memory.f[0] + memory.f[1];
+      const double leftover = take + memory.b[0] + memory.b[1] + memory.w[0] + memory.w[1];
+      periodic_.push_back(memory.w[0] == memory.w[1] && std::abs(leftover) <= 1e-12 * (1 + std::abs(take)));
+      jumpable_.push_back(exact_sums_ && periodic_.back() && memory.f[0] >= 0 && memory.f[1] >= 0);
+    }
   }
 
   // The largest device peak, or nullopt as soon as a device's goes over `cap` (when given).
@@ -681,18 +688,47 @@ class BlockPeaks {
     }
   };
 
+  // The microbatches from which a row of this spread has its periodic peak (see device_peak).
+  static int settled_m(int spread) { return (spread + 18 + 5) / kVBlockPeriod + 1; }
+  // A row's key into from_first_b_: its memory and the positions of its chunk-1 F, chunk-1 B and
+  // chunk-0 B (chunk-0 F at 0).
+  static std::size_t shape_of(int id, const std::array<int, 4>& offset) {
+    return static_cast<std::size_t>(id) * 216 +
+           static_cast<std::size_t>(36 * (offset[1] % 6) + 6 * (offset[2] % 6) + offset[3] % 6);
+  }
+
+  // device_peak when what the row adds from its first B on is known already (the searched blocks'
+  // usual case): the forwards before it and the formula, no walk, or nullopt.
+  std::optional<double> known_peak(int id, const std::array<int, 4>& row) const {
+    if (!(row[0] < row[1] && row[1] < row[2] && row[2] < row[3]) || !jumpable_[static_cast<std::size_t>(id)]) {
+      return std::nullopt;
+    }
+    const std::array<int, 4> offset = {0, row[1] - row[0], row[2] - row[0], row[3] - row[0]};
+    const int n = settled_m(offset[3]);
+    const int periods = (offset[3] - offset[2]) / kVBlockPeriod;
+    if (m_ < n || offset[3] + 4 * kVBlockPeriod > kExactTerms || periods < 1) return std::nullopt;
+    const std::size_t shape = shape_of(id, offset);
+    if (shape >= from_first_b_.size() || !from_first_b_[shape]) return std::nullopt;
+    const FromFirstB& rest = *from_first_b_[shape];
+    const DeviceMemory& memory = memories_[static_cast<std::size_t>(id)];
+    // The forwards before the first B (chunk-1 B here): forwards_level's counts, the sum exact.
+    const int f0 = std::min(n, (offset[2] + kVBlockPeriod - 1) / kVBlockPeriod);
+    const int f1 = std::min(n, (offset[2] - offset[1] + kVBlockPeriod - 1) / kVBlockPeriod);
+    const double before = f0 * memory.f[0] + f1 * memory.f[1];
+    return before + std::max(rest.first_high, (periods - 1) * rest.per_period + rest.last_high);
+  }
+
   double device_peak(int id, const std::array<int, 4>& row) {
+    if (const std::optional<double> known = known_peak(id, row)) return *known;
     const int first = *std::min_element(row.begin(), row.end());
     const int spread = *std::max_element(row.begin(), row.end()) - first;
     const std::array<int, 4> offset = {row[0] - first, row[1] - first, row[2] - first, row[3] - first};
     const DeviceMemory& memory = memories_[id];
-    const double take = memory.f[0] + memory.f[1];
-    const double leftover = take + memory.b[0] + memory.b[1] + memory.w[0] + memory.w[1];
-    const bool periodic = memory.w[0] == memory.w[1] && std::abs(leftover) <= 1e-12 * (1 + std::abs(take));
+    const bool periodic = periodic_[static_cast<std::size_t>(id)];
     // With m >= `settled` the grid agrees with the one for infinitely many microbatches over its
     // first spread + 24 slots, whose levels repeat every 6 slots from spread + 12 on (above): those
     // slots hold the peak, and the rest (the steady phase again, then the drain) is not walked.
-    const int settled = (spread + 18 + 5) / kVBlockPeriod + 1;
+    const int settled = settled_m(spread);
     const bool window = periodic && m_ >= settled;
     const int n = window ? settled : m_;
     const int length = window ? spread + 4 * kVBlockPeriod : spread + kVBlockPeriod * (n - 1) + 2 * n + 1;
@@ -709,13 +745,7 @@ class BlockPeaks {
     const bool periodic_rest = window && forwards_first && exact_sums_ && length <= kExactTerms && periods >= 1 &&
                                offset[0] < offset[1] && offset[1] < offset[2] && offset[2] < offset[3];
     const bool jumps = periodic_rest && periods >= 3;
-    const std::size_t shape = static_cast<std::size_t>(id) * 216 +
-                              static_cast<std::size_t>(36 * (offset[1] % 6) + 6 * (offset[2] % 6) + offset[3] % 6);
-    if (periodic_rest && shape < from_first_b_.size() && from_first_b_[shape]) {
-      const FromFirstB& rest = *from_first_b_[shape];
-      const double before = forwards_level(memory, offset, n);
-      return before + std::max(rest.first_high, (periods - 1) * rest.per_period + rest.last_high);
-    }
+    const std::size_t shape = shape_of(id, offset);
     const std::array<int, 5> key = {id, offset[0], offset[1], offset[2], offset[3]};
     if (const auto found = memo_.find(key); found != memo_.end()) return found->second;
     // The searched blocks put a row's four passes at distinct positions of the period, so the pass
@@ -833,6 +863,9 @@ class BlockPeaks {
   }
   int m_ = 0;
   bool exact_sums_ = false;  // sums_exactly(every device's deltas)
+  std::vector<char> periodic_;  // by memory: the rows' levels repeat each period once settled
+  // By memory: its rows' walks jump (periodic, forwards first, exact sums), so known_peak applies.
+  std::vector<char> jumpable_;
   std::vector<DeviceMemory> memories_;
   std::vector<int> memory_of_;  // device -> index into memories_
   std::unordered_map<std::array<int, 5>, double, KeyHash> memo_;
