@@ -107,24 +107,29 @@ class VGrid {
     }
     const double bound = limit * (1 + 1e-12);
     enum class Phase { warm_up, steady, cool_down } phase = Phase::warm_up;
-    for (const auto& [t, d] : slot_order()) {
-      const int code = devices_[d].cell[t];
-      const int kind = code % kKinds;
-      const int k = code / kKinds;
-      if (phase == Phase::warm_up && kind == 3 && d == 0 && keep_steady) phase = Phase::steady;
-      if (phase == Phase::steady) {
-        if (kind == 0 && k == m_ - 1) phase = Phase::cool_down;
-        continue;
-      }
-      if (phase == Phase::warm_up && !w_placed) continue;
-      for (int s = earliest(d, kind, k); s < t; ++s) {
-        if (devices_[d].cell[s] != kEmpty) continue;
-        move(d, t, s);
-        if (trial_fits(d, s, t, implicit_w, bound)) {
-          commit_trial(d);
-          break;
+    // In slot order (slot, then device). A pass only ever moves to a slot already passed, so the
+    // cells can be read as they go.
+    for (int t = 0; t < horizon_; ++t) {
+      for (int d = 0; d < p_; ++d) {
+        const int code = devices_[d].cell[t];
+        if (code == kEmpty) continue;
+        const int kind = code % kKinds;
+        const int k = code / kKinds;
+        if (phase == Phase::warm_up && kind == 3 && d == 0 && keep_steady) phase = Phase::steady;
+        if (phase == Phase::steady) {
+          if (kind == 0 && k == m_ - 1) phase = Phase::cool_down;
+          continue;
         }
-        move(d, s, t);
+        if (phase == Phase::warm_up && !w_placed) continue;
+        for (int s = earliest(d, kind, k); s < t; ++s) {
+          if (devices_[d].cell[s] != kEmpty) continue;
+          move(d, t, s);
+          if (trial_fits(d, s, t, implicit_w, bound)) {
+            commit_trial(d);
+            break;
+          }
+          move(d, s, t);
+        }
       }
     }
     if (!w_placed) put_w();
@@ -350,18 +355,6 @@ class VGrid {
     place(d, code % kKinds, code / kKinds, to);
   }
 
-  // Every pass as (slot, device), in the order the squeeze visits them.
-  // (In a buffer kept for the next call: valid until then.)
-  const std::vector<std::pair<int, int>>& slot_order() const {
-    std::vector<std::pair<int, int>>& order = order_scratch_;
-    order.clear();
-    for (int t = 0; t < horizon_; ++t) {
-      for (int d = 0; d < p_; ++d) {
-        if (devices_[d].cell[t] != kEmpty) order.emplace_back(t, d);
-      }
-    }
-    return order;
-  }
 
   // The slot of the pass (d, kind, k) depends on, or -1: the neighbour's pass of the microbatch
   // down or up the V, the previous pass of the same microbatch here, the previous microbatch's
@@ -577,7 +570,7 @@ class VGrid {
     for (int d = 0; d < p_; ++d) {
       for (int kind = 0; kind < kKinds; ++kind) start[d][kind].resize(devices_[d].slot[kind].size());
     }
-    // Dependencies come earlier in slot order, so their new slots are known when needed.
+    // In slot order: dependencies come earlier, so their new slots are known when needed.
     auto retimed = [&](int d, int kind, int k) {
       int ready = device_free[d];
       if (k > 0) ready = std::max(ready, start[d][kind][k - 1] + 1);
@@ -588,13 +581,16 @@ class VGrid {
       }
       return ready;
     };
-    for (const auto& [t, d] : slot_order()) {
-      const int code = devices_[d].cell[t];
-      const int kind = code % kKinds;
-      const int k = code / kKinds;
-      const int s = retimed(d, kind, k);
-      start[d][kind][k] = s;
-      device_free[d] = s + 1;
+    for (int t = 0; t < horizon_; ++t) {
+      for (int d = 0; d < p_; ++d) {
+        const int code = devices_[d].cell[t];
+        if (code == kEmpty) continue;
+        const int kind = code % kKinds;
+        const int k = code / kKinds;
+        const int s = retimed(d, kind, k);
+        start[d][kind][k] = s;
+        device_free[d] = s + 1;
+      }
     }
     for (int d = 0; d < p_; ++d) {
       DeviceSlots& device = devices_[d];
@@ -621,7 +617,6 @@ class VGrid {
     std::vector<int> waiting;
   } trial_;
   mutable std::vector<int> waiting_scratch_;
-  mutable std::vector<std::pair<int, int>> order_scratch_;  // slot_order's
   std::vector<std::array<std::vector<int>, kKinds>> start_scratch_;  // compact's
 };
 
