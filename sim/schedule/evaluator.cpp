@@ -37,6 +37,11 @@ bool reached(double time) { return time >= 0; }
 // (bidirectional problems, whose microbatches run different stages).
 enum class Check { none, range, path };
 
+// What a run records: nothing (metrics only), the memory points and transfers its rules ask for
+// (PassRule::records_*), or those and every compute span. (Told apart at compile time, the loop
+// tests no cursor.)
+enum class Record { nothing, by_rules, compute_spans_too };
+
 // Evaluation::ends_ holds finish times by an action's key, stage * m + microbatch: F(s) at
 // m + key, B(s) or BW(s) one kind further, W(s) (which nothing reads) one more; the first m
 // slots always read 0: what F waits for on the first stage of its path.
@@ -175,6 +180,7 @@ struct Lane {
   double peak_memory = 0;
   Span* compute_span = nullptr;         // the next compute span, when recorded
   MemoryPoint* memory_point = nullptr;  // the next memory point, when recorded
+  Span* transfer_span = nullptr;        // its next send or recv span, when recorded
 };
 
 // The running device's clocks and record cursors, as locals that stay in registers.
@@ -186,6 +192,7 @@ struct Running {
   double peak_memory;
   Span* compute_span;
   MemoryPoint* memory_point;
+  Span* transfer_span;  // its sends'; its recvs are written while another device runs
 };
 
 class Evaluation {
@@ -251,10 +258,9 @@ class Evaluation {
     }
     // Filled from one value: resize() value-initialises span by span, a memset call each.
     if (options.record_spans) spans_.assign(total, Span{});
-    if (transfers) transfer_span_.resize(problem.devices);
     for (int d = 0; d < problem.devices && options.record_spans; ++d) {
       lanes_[d].compute_span = spans_.data() + offset_[d];
-      if (transfers) transfer_span_[d] = spans_.data() + transfer_offset[d];
+      if (transfers) lanes_[d].transfer_span = spans_.data() + transfer_offset[d];
     }
     // Sized exactly, so that recording writes through a cursor and never reallocates.
     if (options.record_memory) {
@@ -271,10 +277,12 @@ class Evaluation {
     const bool recording = !spans_.empty() || !memory_.empty();
     if (recording && !every_action_inside_) refuse_outside_actions();
     for (step_ = 0; step_ < options_.steps; ++step_) {
-      if (recording) {
-        run_step<true, Check::none>();
+      if (!recording) {
+        paths_differ_ ? run_step<Record::nothing, Check::path>() : run_step<Record::nothing, Check::range>();
+      } else if (spans_.empty()) {
+        run_step<Record::by_rules, Check::none>();
       } else {
-        paths_differ_ ? run_step<false, Check::path>() : run_step<false, Check::range>();
+        run_step<Record::compute_spans_too, Check::none>();
       }
       for (std::size_t d = 0; d < lanes_.size(); ++d) {
         gradients_ready[d] = zb::gradients_ready(problem_, static_cast<int>(d), lanes_[d].clock, weight_grad_starts_);
@@ -311,8 +319,8 @@ class Evaluation {
   void reset_ends() { std::memset(ends_.get() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind); }
 
   // Per device, the transfer spans (as sender and as receiver) and the memory points of one step:
-  // how many actions of each chunk and pass it has, then their rules. Actions outside the problem
-  // count nothing; returns whether there are none.
+  // how many actions of each chunk and pass it has, then their rules. Returns whether every action
+  // is inside the problem.
   bool count_records(std::vector<std::size_t>& transfers, std::vector<std::size_t>& memory) const {
     const auto chunks = static_cast<std::uint32_t>(problem_.chunks);
     const auto m = static_cast<std::uint32_t>(m_);
@@ -327,12 +335,12 @@ class Evaluation {
           inside = false;
           continue;
         }
-        if (paths_differ_ &&
-            !path_[static_cast<std::size_t>(action->microbatch)].contains(lane.stage_of[action->chunk])) {
-          inside = false;
-          continue;
-        }
         ++count[static_cast<std::size_t>(action->chunk) * kPassCount + static_cast<std::size_t>(action->pass)];
+      }
+      // A second walk, so that the first tests nothing else: the counts matter only when the
+      // run can end, when every action is inside.
+      for (const Action* action = lane.begin; paths_differ_ && inside && action != lane.end; ++action) {
+        inside = path_[static_cast<std::size_t>(action->microbatch)].contains(lane.stage_of[action->chunk]);
       }
       for (std::uint32_t c = 0; c < chunks; ++c) {
         for (int k = 0; k < kPassCount; ++k) {
@@ -351,11 +359,11 @@ class Evaluation {
   // A recording run resolves actions unchecked: when some action is outside the problem, the
   // checked run refuses it (or the deadlock before it), as a run that does not record would.
   [[noreturn, gnu::noinline, gnu::cold]] void refuse_outside_actions() {
-    paths_differ_ ? run_step<false, Check::path>() : run_step<false, Check::range>();
+    paths_differ_ ? run_step<Record::nothing, Check::path>() : run_step<Record::nothing, Check::range>();
     throw std::logic_error(fmt::format("evaluator: schedule '{}' ran an action outside the problem", schedule_.name));
   }
 
-  template <bool kRecord, Check kCheck>
+  template <Record kRecord, Check kCheck>
   void run_step() {
     // Last in, first out; each device at most once (queued_), so p entries always suffice.
     int* const worklist = worklist_.data();
@@ -406,7 +414,7 @@ class Evaluation {
   // worklist the devices its outputs wake. An overlapped pair starts once both parts' inputs are
   // ready; both outputs exist when the block ends.
   // Returns true when it stopped at a pair whose block it has just computed: call it again.
-  template <bool kRecord, Check kCheck>
+  template <Record kRecord, Check kCheck>
   [[gnu::always_inline]] bool advance(int d, int*& top) {
     Lane& lane = lanes_[d];
     const Action* action = lane.next;
@@ -419,8 +427,8 @@ class Evaluation {
       lane.waiting_key = key;
       return false;
     }
-    Running run{lane.clock,       lane.first_start,  lane.busy,        lane.memory,
-                lane.peak_memory, lane.compute_span, lane.memory_point};
+    Running run{lane.clock,        lane.first_start,  lane.busy,         lane.memory,
+                lane.peak_memory,  lane.compute_span, lane.memory_point, lane.transfer_span};
     // No call in the loop but the errors' (which never return): a value live across a call
     // would live in memory, every double among them.
     bool block_unknown = false;  // stopped at a pair whose block is not computed yet
@@ -462,6 +470,7 @@ class Evaluation {
     lane.peak_memory = run.peak_memory;
     lane.compute_span = run.compute_span;
     lane.memory_point = run.memory_point;
+    lane.transfer_span = run.transfer_span;
     if (!block_unknown) return false;
     learn_pair_block(d, lane, *action, action[1]);
     return true;
@@ -469,24 +478,24 @@ class Evaluation {
 
   // Device d's `action` ran [start, end] and hands its output over at `output_at` (the end of
   // its block: a pair's first part hands over with the second).
-  template <bool kRecord>
+  template <Record kRecord>
   [[gnu::always_inline]] void finish(int d, Running& run, const Action* action, const PassRule& rule, std::uint32_t key,
                                      double start, double end, double output_at, int*& top) {
     run.clock = output_at;
     run.first_start = std::min(run.first_start, start);
     run.busy += end - start;
-    if (kRecord && run.compute_span != nullptr) {
+    if (kRecord == Record::compute_spans_too) {
       *run.compute_span++ = {
           d,     Stream::compute, action->pass, action->overlap_next, rule.stage, action->microbatch, action->chunk,
           step_, start,           end};
     }
     // Adding a zero delta leaves the value as it is, so only the recording tests for it.
     run.memory += rule.memory.at_start;
-    if (kRecord && rule.records_memory_at_start)
+    if (kRecord != Record::nothing && rule.records_memory_at_start)
       *run.memory_point++ = {start, run.memory};
     run.peak_memory = std::max(run.peak_memory, run.memory);
     run.memory += rule.memory.at_end;
-    if (kRecord && rule.records_memory_at_end) *run.memory_point++ = {end, run.memory};
+    if (kRecord != Record::nothing && rule.records_memory_at_end) *run.memory_point++ = {end, run.memory};
     *rule.weight_grad_start = start;
     ends_[key + rule.output] = output_at;
     if (rule.wake < 0) return;
@@ -495,11 +504,11 @@ class Evaluation {
       queued_[rule.wake] = true;
       *top++ = rule.wake;
     }
-    if (kRecord && rule.records_transfer) {
+    if (kRecord != Record::nothing && rule.records_transfer) {
       const double arrival = output_at + rule.transfer;
-      *transfer_span_[d]++ = {d,     Stream::send, action->pass, false, rule.stage, action->microbatch, action->chunk,
+      *run.transfer_span++ = {d,     Stream::send, action->pass, false, rule.stage, action->microbatch, action->chunk,
                               step_, output_at,    arrival};
-      *transfer_span_[rule.wake]++ = {rule.wake,          Stream::recv,  action->pass, false,     rule.stage,
+      *lanes_[rule.wake].transfer_span++ = {rule.wake,          Stream::recv,  action->pass, false,     rule.stage,
                                       action->microbatch, action->chunk, step_,        output_at, arrival};
     }
   }
@@ -595,7 +604,6 @@ class Evaluation {
   std::vector<double> step_ends_;
   std::vector<std::size_t> offset_;   // first compute span of each device
   std::vector<Span> spans_;           // the trace's spans; empty when not recorded
-  std::vector<Span*> transfer_span_;  // per device: its next send or recv span; empty: not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
 };
 
