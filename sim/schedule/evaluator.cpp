@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 
 #include "sim/schedule/deadlock_report.h"
 #include "sim/schedule/error.h"
@@ -30,6 +31,16 @@ namespace {
 constexpr unsigned char kNotDoneByte = 0xFF;
 
 bool reached(double time) { return time >= 0; }
+
+// What resolving an action checks before it indexes by chunk and microbatch: nothing (every
+// action has been checked before the run), their ranges, or also the microbatch's path
+// (bidirectional problems, whose microbatches run different stages).
+enum class Check { none, range, path };
+
+// What a run records: nothing (metrics only), the memory points and transfers its rules ask for
+// (PassRule::records_*), or those and every compute span. (Told apart at compile time, the loop
+// tests no cursor.)
+enum class Record { nothing, by_rules, compute_spans_too };
 
 // Evaluation::ends_ holds finish times by an action's key, stage * m + microbatch: F(s) at
 // m + key, B(s) or BW(s) one kind further, W(s) (which nothing reads) one more; the first m
@@ -52,7 +63,9 @@ struct PassRule {
   double delay = 0;     // added to the input's finish: comm_after across a stage boundary, else 0
   double transfer = 0;  // comm_after of the boundary its output crosses (> 0: a send and a recv span)
   MemoryDelta memory;
-  // What a trace records of it besides its compute span: memory points where a delta is not 0.
+  // What the trace records of it besides its compute span, when the options ask for them: memory
+  // points where a delta is not 0, the transfer when it takes time. (Folded in here, the loop
+  // tests one flag, not the option too.)
   bool records_transfer = false;
   bool records_memory_at_start = false;
   bool records_memory_at_end = false;
@@ -84,7 +97,9 @@ std::vector<StagePath> stage_paths(const Problem& problem) {
 
 // `weight_grad_starts`: per stage, then one slot nothing reads; null when not tracked.
 std::vector<PassRule> pass_rules(const Problem& problem, const EndsLayout& ends, double* weight_grad_starts,
-                                 double* unread) {
+                                 double* unread, const EvalOptions& options) {
+  const bool memory = options.record_memory;
+  const bool transfers = options.record_spans && options.record_transfers;
   const std::vector<StagePath> paths = stage_paths(problem);
   std::vector<PassRule> rules(static_cast<std::size_t>(problem.stages()) * kPassCount);
   for (int s = 0; s < problem.stages(); ++s) {
@@ -98,8 +113,8 @@ std::vector<PassRule> pass_rules(const Problem& problem, const EndsLayout& ends,
       PassRule& rule = rules[rule_index(pass, s)];
       rule.duration = pass_time(problem, pass, s);
       rule.memory = memory_delta(problem, pass, s);
-      rule.records_memory_at_start = rule.memory.at_start != 0;
-      rule.records_memory_at_end = rule.memory.at_end != 0;
+      rule.records_memory_at_start = memory && rule.memory.at_start != 0;
+      rule.records_memory_at_end = memory && rule.memory.at_end != 0;
       rule.stage = s;
       const bool weight_gradient = pass == Pass::W || pass == Pass::BW;
       rule.weight_grad_start = weight_gradient && weight_grad_starts != nullptr ? weight_grad_starts + s : unread;
@@ -127,7 +142,7 @@ std::vector<PassRule> pass_rules(const Problem& problem, const EndsLayout& ends,
       const int consumer = problem.device_of_stage(consumer_stage);
       if (consumer != device) rule.wake = consumer;
       rule.transfer = problem.comm_after(std::min(s, consumer_stage));
-      rule.records_transfer = rule.transfer > 0;
+      rule.records_transfer = transfers && rule.transfer > 0;
     }
   }
   return rules;
@@ -165,6 +180,7 @@ struct Lane {
   double peak_memory = 0;
   Span* compute_span = nullptr;         // the next compute span, when recorded
   MemoryPoint* memory_point = nullptr;  // the next memory point, when recorded
+  Span* transfer_span = nullptr;        // its next send or recv span, when recorded
 };
 
 // The running device's clocks and record cursors, as locals that stay in registers.
@@ -176,6 +192,7 @@ struct Running {
   double peak_memory;
   Span* compute_span;
   MemoryPoint* memory_point;
+  Span* transfer_span;  // its sends'; its recvs are written while another device runs
 };
 
 class Evaluation {
@@ -187,7 +204,7 @@ class Evaluation {
         layout_(checked_layout(problem)),
         weight_grad_starts_(static_cast<std::size_t>(problem.stages()) + 1, 0.0),
         rules_(pass_rules(problem, layout_, needs_weight_grad_starts(problem) ? weight_grad_starts_.data() : nullptr,
-                          &weight_grad_starts_.back())),
+                          &weight_grad_starts_.back(), options)),
         ends_(new double[layout_.size()]),
         stage_of_(static_cast<std::size_t>(problem.devices) * problem.chunks),
         path_(static_cast<std::size_t>(problem.microbatches)),
@@ -222,7 +239,9 @@ class Evaluation {
     const bool transfers = options.record_spans && options.record_transfers;
     std::vector<std::size_t> transfer_counts(problem.devices, 0);
     std::vector<std::size_t> memory_counts(problem.devices, 0);
-    if (transfers || options.record_memory) count_records(transfer_counts, memory_counts);
+    // Recording walks every action once to size the records, and checks them on the way, so
+    // that its run resolves actions without checks.
+    if (options.record_spans || options.record_memory) every_action_inside_ = count_records(transfer_counts, memory_counts);
     // Every span goes straight to its final place in one vector: device d's compute spans of
     // every step start at offset_[d], then come each device's transfers (sends and recvs in the
     // order they happen). (Recording per device and laying out at the end measured slower: the
@@ -239,10 +258,9 @@ class Evaluation {
     }
     // Filled from one value: resize() value-initialises span by span, a memset call each.
     if (options.record_spans) spans_.assign(total, Span{});
-    if (transfers) transfer_span_.resize(problem.devices);
     for (int d = 0; d < problem.devices && options.record_spans; ++d) {
       lanes_[d].compute_span = spans_.data() + offset_[d];
-      if (transfers) transfer_span_[d] = spans_.data() + transfer_offset[d];
+      if (transfers) lanes_[d].transfer_span = spans_.data() + transfer_offset[d];
     }
     // Sized exactly, so that recording writes through a cursor and never reallocates.
     if (options.record_memory) {
@@ -257,11 +275,14 @@ class Evaluation {
   Trace run() {
     std::vector<double> gradients_ready(lanes_.size());
     const bool recording = !spans_.empty() || !memory_.empty();
+    if (recording && !every_action_inside_) refuse_outside_actions();
     for (step_ = 0; step_ < options_.steps; ++step_) {
-      if (recording) {
-        paths_differ_ ? run_step<true, true>() : run_step<true, false>();
+      if (!recording) {
+        paths_differ_ ? run_step<Record::nothing, Check::path>() : run_step<Record::nothing, Check::range>();
+      } else if (spans_.empty()) {
+        run_step<Record::by_rules, Check::none>();
       } else {
-        paths_differ_ ? run_step<false, true>() : run_step<false, false>();
+        run_step<Record::compute_spans_too, Check::none>();
       }
       for (std::size_t d = 0; d < lanes_.size(); ++d) {
         gradients_ready[d] = zb::gradients_ready(problem_, static_cast<int>(d), lanes_[d].clock, weight_grad_starts_);
@@ -298,25 +319,28 @@ class Evaluation {
   void reset_ends() { std::memset(ends_.get() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind); }
 
   // Per device, the transfer spans (as sender and as receiver) and the memory points of one step:
-  // how many actions of each chunk and pass it has, then their rules. Actions outside the problem
-  // count nothing: they are refused when reached.
-  void count_records(std::vector<std::size_t>& transfers, std::vector<std::size_t>& memory) const {
+  // how many actions of each chunk and pass it has, then their rules. Returns whether every action
+  // is inside the problem.
+  bool count_records(std::vector<std::size_t>& transfers, std::vector<std::size_t>& memory) const {
     const auto chunks = static_cast<std::uint32_t>(problem_.chunks);
     const auto m = static_cast<std::uint32_t>(m_);
     std::vector<std::size_t> count(static_cast<std::size_t>(chunks) * kPassCount);  // [chunk * kPassCount + pass]
+    bool inside = true;
     for (std::size_t d = 0; d < lanes_.size(); ++d) {
       const Lane& lane = lanes_[d];
       std::fill(count.begin(), count.end(), 0);
       for (const Action* action = lane.begin; action != lane.end; ++action) {
         if (static_cast<std::uint32_t>(action->chunk) >= chunks ||
             static_cast<std::uint32_t>(action->microbatch) >= m) {
-          continue;
-        }
-        if (paths_differ_ &&
-            !path_[static_cast<std::size_t>(action->microbatch)].contains(lane.stage_of[action->chunk])) {
+          inside = false;
           continue;
         }
         ++count[static_cast<std::size_t>(action->chunk) * kPassCount + static_cast<std::size_t>(action->pass)];
+      }
+      // A second walk, so that the first tests nothing else: the counts matter only when the
+      // run can end, when every action is inside.
+      for (const Action* action = lane.begin; paths_differ_ && inside && action != lane.end; ++action) {
+        inside = path_[static_cast<std::size_t>(action->microbatch)].contains(lane.stage_of[action->chunk]);
       }
       for (std::uint32_t c = 0; c < chunks; ++c) {
         for (int k = 0; k < kPassCount; ++k) {
@@ -329,9 +353,17 @@ class Evaluation {
         }
       }
     }
+    return inside;
   }
 
-  template <bool kRecord, bool kPaths>
+  // A recording run resolves actions unchecked: when some action is outside the problem, the
+  // checked run refuses it (or the deadlock before it), as a run that does not record would.
+  [[noreturn, gnu::noinline, gnu::cold]] void refuse_outside_actions() {
+    paths_differ_ ? run_step<Record::nothing, Check::path>() : run_step<Record::nothing, Check::range>();
+    throw std::logic_error(fmt::format("evaluator: schedule '{}' ran an action outside the problem", schedule_.name));
+  }
+
+  template <Record kRecord, Check kCheck>
   void run_step() {
     // Last in, first out; each device at most once (queued_), so p entries always suffice.
     int* const worklist = worklist_.data();
@@ -341,7 +373,7 @@ class Evaluation {
     while (top != worklist) {
       const int d = *--top;
       queued_[d] = false;
-      while (advance<kRecord, kPaths>(d, top)) {
+      while (advance<kRecord, kCheck>(d, top)) {
       }
     }
     std::vector<std::size_t> position(lanes_.size());
@@ -357,18 +389,20 @@ class Evaluation {
   }
 
   // The rule and key (stage * m + microbatch) of device d's `action`; refuses an action outside
-  // the problem. kPaths: microbatches run different stages (bidirectional), so the stage is
-  // checked against the microbatch's path too.
-  template <bool kPaths>
+  // the problem as far as kCheck tells.
+  template <Check kCheck>
   [[gnu::always_inline]] const PassRule& resolve(int d, const Lane& lane, const Action* action,
                                                  std::uint32_t& key) const {
     // Unsigned comparisons also refuse negative values.
-    if (static_cast<std::uint32_t>(action->chunk) >= static_cast<std::uint32_t>(problem_.chunks) ||
-        static_cast<std::uint32_t>(action->microbatch) >= static_cast<std::uint32_t>(m_)) {
+    if (kCheck != Check::none &&
+        (static_cast<std::uint32_t>(action->chunk) >= static_cast<std::uint32_t>(problem_.chunks) ||
+         static_cast<std::uint32_t>(action->microbatch) >= static_cast<std::uint32_t>(m_))) {
       refuse_outside(d, action);
     }
     const int stage = lane.stage_of[action->chunk];
-    if (kPaths && !path_[static_cast<std::size_t>(action->microbatch)].contains(stage)) refuse_outside(d, action);
+    if (kCheck == Check::path && !path_[static_cast<std::size_t>(action->microbatch)].contains(stage)) {
+      refuse_outside(d, action);
+    }
     key = static_cast<std::uint32_t>(stage) * static_cast<std::uint32_t>(m_) +
           static_cast<std::uint32_t>(action->microbatch);
     return rules_[rule_index(action->pass, stage)];
@@ -380,28 +414,28 @@ class Evaluation {
   // worklist the devices its outputs wake. An overlapped pair starts once both parts' inputs are
   // ready; both outputs exist when the block ends.
   // Returns true when it stopped at a pair whose block it has just computed: call it again.
-  template <bool kRecord, bool kPaths>
+  template <Record kRecord, Check kCheck>
   [[gnu::always_inline]] bool advance(int d, int*& top) {
     Lane& lane = lanes_[d];
     const Action* action = lane.next;
     if (action == lane.end) return false;
     std::uint32_t key = lane.waiting_key;
-    const PassRule* rule = lane.waiting != nullptr ? lane.waiting : &resolve<kPaths>(d, lane, action, key);
+    const PassRule* rule = lane.waiting != nullptr ? lane.waiting : &resolve<kCheck>(d, lane, action, key);
     double ready = ready_time(*rule, key);
     if (!reached(ready)) {  // woken, but still waiting
       lane.waiting = rule;
       lane.waiting_key = key;
       return false;
     }
-    Running run{lane.clock,       lane.first_start,  lane.busy,        lane.memory,
-                lane.peak_memory, lane.compute_span, lane.memory_point};
+    Running run{lane.clock,        lane.first_start,  lane.busy,         lane.memory,
+                lane.peak_memory,  lane.compute_span, lane.memory_point, lane.transfer_span};
     // No call in the loop but the errors' (which never return): a value live across a call
     // would live in memory, every double among them.
     bool block_unknown = false;  // stopped at a pair whose block is not computed yet
     for (;;) {
       if (action->overlap_next && action + 1 != lane.end) {
         std::uint32_t partner_key = 0;
-        const PassRule& partner = resolve<kPaths>(d, lane, action + 1, partner_key);
+        const PassRule& partner = resolve<kCheck>(d, lane, action + 1, partner_key);
         const double partner_ready = ready_time(partner, partner_key);
         if (!reached(partner_ready)) break;
         const PairBlock* known =
@@ -422,7 +456,7 @@ class Evaluation {
         finish<kRecord>(d, run, action, *rule, key, start, end, end, top);
       }
       if (++action == lane.end) break;
-      rule = &resolve<kPaths>(d, lane, action, key);
+      rule = &resolve<kCheck>(d, lane, action, key);
       ready = ready_time(*rule, key);
       if (!reached(ready)) break;
     }
@@ -436,6 +470,7 @@ class Evaluation {
     lane.peak_memory = run.peak_memory;
     lane.compute_span = run.compute_span;
     lane.memory_point = run.memory_point;
+    lane.transfer_span = run.transfer_span;
     if (!block_unknown) return false;
     learn_pair_block(d, lane, *action, action[1]);
     return true;
@@ -443,24 +478,24 @@ class Evaluation {
 
   // Device d's `action` ran [start, end] and hands its output over at `output_at` (the end of
   // its block: a pair's first part hands over with the second).
-  template <bool kRecord>
+  template <Record kRecord>
   [[gnu::always_inline]] void finish(int d, Running& run, const Action* action, const PassRule& rule, std::uint32_t key,
                                      double start, double end, double output_at, int*& top) {
     run.clock = output_at;
     run.first_start = std::min(run.first_start, start);
     run.busy += end - start;
-    if (kRecord && run.compute_span != nullptr) {
+    if (kRecord == Record::compute_spans_too) {
       *run.compute_span++ = {
           d,     Stream::compute, action->pass, action->overlap_next, rule.stage, action->microbatch, action->chunk,
           step_, start,           end};
     }
     // Adding a zero delta leaves the value as it is, so only the recording tests for it.
     run.memory += rule.memory.at_start;
-    if (kRecord && run.memory_point != nullptr && rule.records_memory_at_start)
+    if (kRecord != Record::nothing && rule.records_memory_at_start)
       *run.memory_point++ = {start, run.memory};
     run.peak_memory = std::max(run.peak_memory, run.memory);
     run.memory += rule.memory.at_end;
-    if (kRecord && run.memory_point != nullptr && rule.records_memory_at_end) *run.memory_point++ = {end, run.memory};
+    if (kRecord != Record::nothing && rule.records_memory_at_end) *run.memory_point++ = {end, run.memory};
     *rule.weight_grad_start = start;
     ends_[key + rule.output] = output_at;
     if (rule.wake < 0) return;
@@ -469,11 +504,11 @@ class Evaluation {
       queued_[rule.wake] = true;
       *top++ = rule.wake;
     }
-    if (kRecord && rule.records_transfer && !transfer_span_.empty()) {
+    if (kRecord != Record::nothing && rule.records_transfer) {
       const double arrival = output_at + rule.transfer;
-      *transfer_span_[d]++ = {d,     Stream::send, action->pass, false, rule.stage, action->microbatch, action->chunk,
+      *run.transfer_span++ = {d,     Stream::send, action->pass, false, rule.stage, action->microbatch, action->chunk,
                               step_, output_at,    arrival};
-      *transfer_span_[rule.wake]++ = {rule.wake,          Stream::recv,  action->pass, false,     rule.stage,
+      *lanes_[rule.wake].transfer_span++ = {rule.wake,          Stream::recv,  action->pass, false,     rule.stage,
                                       action->microbatch, action->chunk, step_,        output_at, arrival};
     }
   }
@@ -558,6 +593,7 @@ class Evaluation {
   std::vector<int> stage_of_;               // [device * chunks + chunk]
   std::vector<StagePath> path_;             // per microbatch
   bool paths_differ_ = false;               // some microbatch runs fewer than all stages (bidirectional)
+  bool every_action_inside_ = false;        // checked by count_records, before a recording run
   std::vector<Lane> lanes_;
   std::unique_ptr<bool[]> queued_;              // per device: in the worklist (or running); bool: no char aliasing
   std::vector<std::vector<PairBlock>> blocks_;  // per device: its overlapped pairs' blocks; empty: none met
@@ -568,7 +604,6 @@ class Evaluation {
   std::vector<double> step_ends_;
   std::vector<std::size_t> offset_;   // first compute span of each device
   std::vector<Span> spans_;           // the trace's spans; empty when not recorded
-  std::vector<Span*> transfer_span_;  // per device: its next send or recv span; empty: not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
 };
 

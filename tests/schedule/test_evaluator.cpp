@@ -101,6 +101,37 @@ TEST(Evaluator, DeadlockAndForeignActionsThrow) {
   EXPECT_THROW(evaluate(problem, parse_schedule_text("d0: F0\n", "t")), ScheduleError);
 }
 
+// A recording run checks every action before it starts, a bare run each when it reaches it: the
+// same schedule must fail with the same message either way (the first failure in run order).
+TEST(Evaluator, RecordingRefusesWhatABareRunRefuses) {
+  const Problem problem = testing::uniform_problem(2, 2, 1, 1, 1);
+  const EvalOptions bare{.record_spans = false, .record_transfers = false, .record_memory = false};
+  const auto message = [&](const char* text, const EvalOptions& options) {
+    try {
+      evaluate(problem, parse_schedule_text(text, "t"), options);
+    } catch (const ScheduleError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  const char* cases[] = {
+      "d0: F0 F1 B1 W1 B0 W0 F7\nd1: F0 B0 W0 F1 B1 W1\n",  // outside, after a run of valid actions
+      "d0: F0 B0 W0 F1 B1 W1\nd1: F1 B1 F0 W1 B0 W0 F3\n",  // deadlocks before its outside action
+      "d0: F0 B0 W0 F1 B1 W1 F0.1\nd1: F0 B0 W0 F1 B1 W1\n",  // outside chunk
+  };
+  for (const char* text : cases) {
+    const std::string want = message(text, bare);
+    EXPECT_NE(want, "no error") << text;
+    EXPECT_EQ(message(text, EvalOptions{}), want) << text;
+    EXPECT_EQ(message(text, EvalOptions{.record_spans = true, .record_transfers = false, .record_memory = false}),
+              want)
+        << text;
+    EXPECT_EQ(message(text, EvalOptions{.record_spans = false, .record_transfers = false, .record_memory = true}),
+              want)
+        << text;
+  }
+}
+
 TEST(Evaluator, SameDeviceBoundaryHasNoTransfer) {
   // V placement: stages 1 and 2 share device 1, so F of stage 2 starts right after stage 1.
   ProblemSpec spec;
