@@ -53,6 +53,7 @@ class VGrid {
       DeviceSlots& device = devices_[d];
       device.cell.assign(static_cast<std::size_t>(horizon_), kEmpty);
       for (int kind = 0; kind < 4; ++kind) {
+        device.slot[kind].resize(static_cast<std::size_t>(m_));
         for (int k = 0; k < m_; ++k) place(d, kind, k, block[d][kind] + kVBlockPeriod * k);
       }
       for (int c = 0; c < 2; ++c) {
@@ -564,20 +565,28 @@ class VGrid {
 
   // Re-times the grid with unit passes and no transfer time, keeping every device's order.
   void compact() {
-    std::vector<std::array<std::vector<int>, kKinds>>& start = start_scratch_;
-    start.resize(static_cast<std::size_t>(p_));
-    std::vector<int> device_free(static_cast<std::size_t>(p_), 0);
+    // The new slots, flat: device d's passes of `kind` from base[d * kKinds + kind] on.
+    std::vector<int>& base = base_scratch_;
+    std::vector<int>& start = start_scratch_;
+    base.resize(static_cast<std::size_t>(p_ * kKinds));
+    int total = 0;
     for (int d = 0; d < p_; ++d) {
-      for (int kind = 0; kind < kKinds; ++kind) start[d][kind].resize(devices_[d].slot[kind].size());
+      for (int kind = 0; kind < kKinds; ++kind) {
+        base[d * kKinds + kind] = total;
+        total += static_cast<int>(devices_[d].slot[kind].size());
+      }
     }
+    start.resize(static_cast<std::size_t>(total));
+    std::vector<int> device_free(static_cast<std::size_t>(p_), 0);
+    auto new_slot = [&](int d, int kind, int k) { return start[base[d * kKinds + kind] + k]; };
     // In slot order: dependencies come earlier, so their new slots are known when needed.
     auto retimed = [&](int d, int kind, int k) {
       int ready = device_free[d];
-      if (k > 0) ready = std::max(ready, start[d][kind][k - 1] + 1);
+      if (k > 0) ready = std::max(ready, new_slot(d, kind, k - 1) + 1);
       if (kind != kW) {
-        if ((kind == 0 || kind == 2) && d > 0) ready = std::max(ready, start[d - 1][kind][k] + 1);
-        if ((kind == 1 || kind == 3) && d + 1 < p_) ready = std::max(ready, start[d + 1][kind][k] + 1);
-        if (kind > 0) ready = std::max(ready, start[d][kind - 1][k] + 1);
+        if ((kind == 0 || kind == 2) && d > 0) ready = std::max(ready, new_slot(d - 1, kind, k) + 1);
+        if ((kind == 1 || kind == 3) && d + 1 < p_) ready = std::max(ready, new_slot(d + 1, kind, k) + 1);
+        if (kind > 0) ready = std::max(ready, new_slot(d, kind - 1, k) + 1);
       }
       return ready;
     };
@@ -588,7 +597,7 @@ class VGrid {
         const int kind = code % kKinds;
         const int k = code / kKinds;
         const int s = retimed(d, kind, k);
-        start[d][kind][k] = s;
+        start[base[d * kKinds + kind] + k] = s;
         device_free[d] = s + 1;
       }
     }
@@ -596,9 +605,12 @@ class VGrid {
       DeviceSlots& device = devices_[d];
       std::fill(device.cell.begin(), device.cell.end(), kEmpty);
       for (int kind = 0; kind < kKinds; ++kind) {
-        device.slot[kind].swap(start[d][kind]);  // the old slots become next call's buffer
-        const auto& slots = device.slot[kind];
-        for (std::size_t k = 0; k < slots.size(); ++k) device.cell[slots[k]] = kind + kKinds * static_cast<int>(k);
+        auto& slots = device.slot[kind];
+        const int* from = start.data() + base[d * kKinds + kind];
+        for (std::size_t k = 0; k < slots.size(); ++k) {
+          slots[k] = from[k];
+          device.cell[from[k]] = kind + kKinds * static_cast<int>(k);
+        }
       }
     }
   }
@@ -617,7 +629,7 @@ class VGrid {
     std::vector<int> waiting;
   } trial_;
   mutable std::vector<int> waiting_scratch_;
-  std::vector<std::array<std::vector<int>, kKinds>> start_scratch_;  // compact's
+  std::vector<int> base_scratch_, start_scratch_;  // compact's
 };
 
 // The largest device peak of a block's grid before the squeeze, with the W put as put_w puts them
