@@ -108,31 +108,23 @@ class VGrid {
     }
     const double bound = limit * (1 + 1e-12);
     enum class Phase { warm_up, steady, cool_down } phase = Phase::warm_up;
-    // In slot order (slot, then device). A pass only ever moves to a slot already passed, so the
-    // cells can be read as they go.
-    for (int t = 0; t < horizon_; ++t) {
-      for (int d = 0; d < p_; ++d) {
-        const int code = devices_[d].cell[t];
-        if (code == kEmpty) continue;
-        const int kind = code % kKinds;
-        const int k = code / kKinds;
-        if (phase == Phase::warm_up && kind == 3 && d == 0 && keep_steady) phase = Phase::steady;
-        if (phase == Phase::steady) {
-          if (kind == 0 && k == m_ - 1) phase = Phase::cool_down;
-          continue;
-        }
-        if (phase == Phase::warm_up && !w_placed) continue;
-        for (int s = earliest(d, kind, k); s < t; ++s) {
-          if (devices_[d].cell[s] != kEmpty) continue;
-          move(d, t, s);
-          if (trial_fits(d, s, t, implicit_w, bound)) {
-            commit_trial(d);
-            break;
-          }
-          move(d, s, t);
-        }
+    for_each_in_slot_order([&](int t, int d, int kind, int k) {
+      if (phase == Phase::warm_up && kind == 3 && d == 0 && keep_steady) phase = Phase::steady;
+      if (phase == Phase::steady) {
+        if (kind == 0 && k == m_ - 1) phase = Phase::cool_down;
+        return;
       }
-    }
+      if (phase == Phase::warm_up && !w_placed) return;
+      for (int s = earliest(d, kind, k); s < t; ++s) {
+        if (devices_[d].cell[s] != kEmpty) continue;
+        move(d, t, s);
+        if (trial_fits(d, s, t, implicit_w, bound)) {
+          commit_trial(d);
+          break;
+        }
+        move(d, s, t);
+      }
+    });
     if (!w_placed) put_w();
     compact();
   }
@@ -348,6 +340,18 @@ class VGrid {
     if (static_cast<int>(slots.size()) <= k) slots.resize(static_cast<std::size_t>(k) + 1);
     slots[k] = t;
     device.cell[t] = kind + kKinds * k;
+  }
+
+  // visit(slot, device, kind, microbatch) for every pass in slot order (slot, then device), the
+  // cells read as it goes: a visit may move its pass, but only to a slot already passed.
+  template <typename Visit>
+  void for_each_in_slot_order(Visit&& visit) {
+    for (int t = 0; t < horizon_; ++t) {
+      for (int d = 0; d < p_; ++d) {
+        const int code = devices_[d].cell[t];
+        if (code != kEmpty) visit(t, d, code % kKinds, code / kKinds);
+      }
+    }
   }
 
   void move(int d, int from, int to) {
@@ -590,17 +594,11 @@ class VGrid {
       }
       return ready;
     };
-    for (int t = 0; t < horizon_; ++t) {
-      for (int d = 0; d < p_; ++d) {
-        const int code = devices_[d].cell[t];
-        if (code == kEmpty) continue;
-        const int kind = code % kKinds;
-        const int k = code / kKinds;
-        const int s = retimed(d, kind, k);
-        start[base[d * kKinds + kind] + k] = s;
-        device_free[d] = s + 1;
-      }
-    }
+    for_each_in_slot_order([&](int, int d, int kind, int k) {
+      const int s = retimed(d, kind, k);
+      start[base[d * kKinds + kind] + k] = s;
+      device_free[d] = s + 1;
+    });
     for (int d = 0; d < p_; ++d) {
       DeviceSlots& device = devices_[d];
       std::fill(device.cell.begin(), device.cell.end(), kEmpty);
