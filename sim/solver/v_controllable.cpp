@@ -15,6 +15,7 @@
 #include "sim/schedule/error.h"
 #include "sim/schedule/evaluator.h"
 #include "sim/schedule/memory.h"
+#include "sim/schedule/validator.h"
 #include "sim/solver/time_grid.h"
 
 namespace zb {
@@ -1117,10 +1118,62 @@ Problem at_ranking_m(const Problem& problem) {
 
 // The block's schedule at the problem's m from its build at the ranking's m (`at_ranking`): that
 // build extended when the steady phase repeats (extend_steady_phase), else the block built at m.
+// The build at n with the period that ends its longest run of repeating actions (each the one six
+// before it, one microbatch later) put in `more` more times on every device, or nullopt when a
+// device has no repeating action. Unchecked: where the build at n + 1 puts its period elsewhere this is another
+// schedule than the build at n + `more` (build_at_m takes it only when nothing can be shorter).
+std::optional<Schedule> repeat_longest_run(const Schedule& at_n, int more) {
+  Schedule out = at_n;
+  const std::size_t period = kVBlockPeriod;
+  for (std::size_t d = 0; d < at_n.devices.size(); ++d) {
+    const std::vector<Action>& x = at_n.devices[d];
+    std::size_t best_from = 0, best_to = 0, from = 0;
+    bool in_run = false;
+    for (std::size_t j = period; j <= x.size(); ++j) {
+      const bool repeats = j < x.size() && x[j] == later(x[j - period], 1);
+      if (repeats && !in_run) from = j;
+      if (!repeats && in_run && j - from >= best_to - best_from) {
+        best_from = from;
+        best_to = j;
+      }
+      in_run = repeats;
+    }
+    if (best_to == 0) return std::nullopt;
+    std::vector<Action>& actions = out.devices[d];
+    actions.assign(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(best_to));
+    actions.reserve(x.size() + period * static_cast<std::size_t>(more));
+    for (int q = 1; q <= more; ++q) {
+      for (std::size_t i = best_to - period; i < best_to; ++i) actions.push_back(later(x[i], q));
+    }
+    for (std::size_t i = best_to; i < x.size(); ++i) actions.push_back(later(x[i], more));
+  }
+  return out;
+}
+
+// The largest device peak of the schedule, as the validator counts it.
+double largest_peak(const Problem& problem, const Schedule& schedule) {
+  const std::vector<double> peaks = peak_memory_by_order(problem, schedule);
+  return peaks.empty() ? 0.0 : *std::max_element(peaks.begin(), peaks.end());
+}
+
 Schedule build_at_m(const Problem& problem, const VBlock& block, const Schedule& at_ranking) {
-  const int n = at_ranking_m(problem).microbatches;
+  const Problem ranking = at_ranking_m(problem);
+  const int n = ranking.microbatches;
   if (problem.microbatches == n) return at_ranking;
   if (problem.microbatches > n + 1) {
+    // First without the check build: the ranking build's longest repeating run put in, taken when
+    // its span is the busiest device's work (no schedule is shorter, so the check could only find
+    // another schedule as short) and it holds no more memory than the ranking build.
+    if (std::optional<Schedule> repeated = repeat_longest_run(at_ranking, problem.microbatches - n)) {
+      const TimeGrid grid(problem);
+      double busiest = 0;
+      for (int d = 0; d < problem.devices; ++d) busiest = std::max(busiest, problem.device_work(d));
+      const EvalOptions span_only{.record_spans = false, .record_transfers = false, .record_memory = false};
+      if (grid.ticks(evaluate(problem, *repeated, span_only).metrics.span) <= grid.ticks(busiest) &&
+          largest_peak(problem, *repeated) <= largest_peak(ranking, at_ranking) * (1 + 1e-12)) {
+        return std::move(*repeated);
+      }
+    }
     Problem one_more = problem;
     one_more.microbatches = n + 1;
     std::optional<Schedule> extended =
@@ -1154,6 +1207,10 @@ Ticks head_bound(const Problem& problem, const TimeGrid& grid, double peak) {
 }
 
 }  // namespace
+
+Schedule v_auto_block_schedule(const Problem& problem, const VBlock& block) {
+  return build_at_m(problem, block, build(at_ranking_m(problem), block, "v-block", true));
+}
 
 std::vector<std::vector<VBlock>> v_auto_levels(const Problem& problem) {
   std::vector<std::vector<VBlock>> levels;

@@ -40,6 +40,13 @@ Schedule schedule_from_block(const Problem& problem, const VBlock& block);
 // is the build at m, action for action (tests/solver/test_v_controllable.cpp).
 std::optional<Schedule> extend_steady_phase(const Schedule& at_n, const Schedule& at_n1, int more);
 
+// The block's schedule at the problem's m as v-auto makes its pick: built at min(m, 2p + 1); for
+// m > 2p + 2 first that build with its longest repeating run put in, kept when its span is the
+// busiest device's work (nothing is shorter) and it holds no more memory than that build, else
+// extend_steady_phase's, else built at m. So it is never longer, and never holds more memory, than
+// schedule_from_block, and it is the same schedule unless both reach the busiest device's work.
+Schedule v_auto_block_schedule(const Problem& problem, const VBlock& block);
+
 // The searched blocks whose unsqueezed peak fits the limit (capped at p * M_B), by peak level from
 // the largest down, each level in enumeration order. InputError when the limit is below every
 // block's peak.
@@ -52,7 +59,7 @@ std::vector<VBlock> v_auto_candidates(const Problem& problem);
 Schedule make_v_min(const Problem& problem);
 Schedule make_v_half(const Problem& problem);
 // The first candidate with the smallest span (with the problem's costs, at min(m, 2p + 1)
-// microbatches, on the time grid), made at m (its ranking build extended, extend_steady_phase); replaced by what v-auto makes at a smaller limit
+// microbatches, on the time grid), made at m as v_auto_block_schedule does; replaced by what v-auto makes at a smaller limit
 // when that is strictly shorter at m, so a larger limit never gives a longer schedule. The limit is
 // the problem's, or p * M_B (ZB-V's memory) without one. Throws InputError when the limit is below
 // every block's.
