@@ -361,7 +361,6 @@ class VGrid {
     place(d, code % kKinds, code / kKinds, to);
   }
 
-
   // The slot of the pass (d, kind, k) depends on, or -1: the neighbour's pass of the microbatch
   // down or up the V, the previous pass of the same microbatch here, the previous microbatch's
   // pass of the same kind; a W its B (the j-th B in slot order).
@@ -696,9 +695,19 @@ class BlockPeaks {
 
   // The microbatches from which a row of this spread has its periodic peak (see device_peak).
   static int settled_m(int spread) { return (spread + 18 + 5) / kVBlockPeriod + 1; }
-  // A row's key into from_first_b_: its memory and the positions of its chunk-1 F, chunk-1 B and
-  // chunk-0 B (chunk-0 F at 0).
-  static std::size_t shape_of(int id, const std::array<int, 4>& offset) {
+  // Whole periods between a row's first chunk-1 B and its first chunk-0 B.
+  static int periods_before_b0(const std::array<int, 4>& offset) { return (offset[3] - offset[2]) / kVBlockPeriod; }
+
+  // The row's key into from_first_b_ (its memory and the positions of its chunk-1 F, chunk-1 B
+  // and chunk-0 B; chunk-0 F at 0) when its walk from the first B repeats period by period as
+  // device_peak explains (the memory jumpable, the passes in V order, the row settled at m, the
+  // sums exact over its walk, at least one such period); else nullopt. `offset`: from the first pass.
+  std::optional<std::size_t> repeating_shape(int id, const std::array<int, 4>& offset) const {
+    const bool in_v_order = offset[0] < offset[1] && offset[1] < offset[2] && offset[2] < offset[3];
+    if (!jumpable_[static_cast<std::size_t>(id)] || !in_v_order || m_ < settled_m(offset[3]) ||
+        offset[3] + 4 * kVBlockPeriod > kExactTerms || periods_before_b0(offset) < 1) {
+      return std::nullopt;
+    }
     return static_cast<std::size_t>(id) * 216 +
            static_cast<std::size_t>(36 * (offset[1] % 6) + 6 * (offset[2] % 6) + offset[3] % 6);
   }
@@ -706,22 +715,14 @@ class BlockPeaks {
   // device_peak when what the row adds from its first B on is known already (the searched blocks'
   // usual case): the forwards before it and the formula, no walk, or nullopt.
   std::optional<double> known_peak(int id, const std::array<int, 4>& row) const {
-    if (!(row[0] < row[1] && row[1] < row[2] && row[2] < row[3]) || !jumpable_[static_cast<std::size_t>(id)]) {
-      return std::nullopt;
-    }
     const std::array<int, 4> offset = {0, row[1] - row[0], row[2] - row[0], row[3] - row[0]};
-    const int n = settled_m(offset[3]);
-    const int periods = (offset[3] - offset[2]) / kVBlockPeriod;
-    if (m_ < n || offset[3] + 4 * kVBlockPeriod > kExactTerms || periods < 1) return std::nullopt;
-    const std::size_t shape = shape_of(id, offset);
-    if (shape >= from_first_b_.size() || !from_first_b_[shape]) return std::nullopt;
-    const FromFirstB& rest = *from_first_b_[shape];
+    const std::optional<std::size_t> shape = repeating_shape(id, offset);
+    if (!shape || *shape >= from_first_b_.size() || !from_first_b_[*shape]) return std::nullopt;
+    const FromFirstB& rest = *from_first_b_[*shape];
     const DeviceMemory& memory = memories_[static_cast<std::size_t>(id)];
-    // The forwards before the first B (chunk-1 B here): forwards_level's counts, the sum exact.
-    const int f0 = std::min(n, (offset[2] + kVBlockPeriod - 1) / kVBlockPeriod);
-    const int f1 = std::min(n, (offset[2] - offset[1] + kVBlockPeriod - 1) / kVBlockPeriod);
-    const double before = f0 * memory.f[0] + f1 * memory.f[1];
-    return before + std::max(rest.first_high, (periods - 1) * rest.per_period + rest.last_high);
+    const std::array<int, 2> count = forwards_before_b(offset, settled_m(offset[3]));
+    const double before = count[0] * memory.f[0] + count[1] * memory.f[1];  // forwards_level's exact sum
+    return before + std::max(rest.first_high, (periods_before_b0(offset) - 1) * rest.per_period + rest.last_high);
   }
 
   double device_peak(int id, const std::array<int, 4>& row) {
@@ -746,12 +747,10 @@ class BlockPeaks {
     // once, which is exact when the deltas sum exactly (sums_exactly); else every slot is walked.
     // What the walk adds from the first chunk-1 B on then depends only on the passes' positions
     // in the period, so it is kept per (memory, positions) and later rows are not walked at all.
-    const int periods = (offset[3] - offset[2]) / kVBlockPeriod;  // whole ones before the first chunk-0 B
     // (With one or two such periods the first and the last are the whole of them: the same sums.)
-    const bool periodic_rest = window && forwards_first && exact_sums_ && length <= kExactTerms && periods >= 1 &&
-                               offset[0] < offset[1] && offset[1] < offset[2] && offset[2] < offset[3];
-    const bool jumps = periodic_rest && periods >= 3;
-    const std::size_t shape = shape_of(id, offset);
+    const int periods = periods_before_b0(offset);
+    const std::optional<std::size_t> shape = repeating_shape(id, offset);
+    const bool jumps = shape && periods >= 3;
     const std::array<int, 5> key = {id, offset[0], offset[1], offset[2], offset[3]};
     if (const auto found = memo_.find(key); found != memo_.end()) return found->second;
     // The searched blocks put a row's four passes at distinct positions of the period, so the pass
@@ -818,23 +817,30 @@ class BlockPeaks {
     }
     if (jumped) {
       rest.last_high = high_after - after_jump;
-      if (from_first_b_.size() <= shape) from_first_b_.resize(static_cast<std::size_t>(memories_.size()) * 216);
-      from_first_b_[shape] = rest;
+      if (from_first_b_.size() <= *shape) from_first_b_.resize(static_cast<std::size_t>(memories_.size()) * 216);
+      from_first_b_[*shape] = rest;
     }
     memo_.emplace(key, highest);
     return highest;
+  }
+
+  // How many forwards of each chunk run before the row's first B (of microbatches below n).
+  static std::array<int, 2> forwards_before_b(const std::array<int, 4>& offset, int n) {
+    const int first_b = std::min(offset[2], offset[3]);
+    std::array<int, 2> count{};
+    for (int c = 0; c < 2; ++c) {
+      if (offset[c] < first_b) count[c] = std::min(n, (first_b - offset[c] + kVBlockPeriod - 1) / kVBlockPeriod);
+    }
+    return count;
   }
 
   // The level before the row's first B: its forwards there (of microbatches below n), chunk 0's
   // then chunk 1's when the deltas sum exactly, else in slot order (the same sums, in the walk's
   // order).
   double forwards_level(const DeviceMemory& memory, const std::array<int, 4>& offset, int n) const {
-    const int first_b = std::min(offset[2], offset[3]);
-    std::array<int, 2> count{};
-    for (int c = 0; c < 2; ++c) {
-      if (offset[c] < first_b) count[c] = std::min(n, (first_b - offset[c] + kVBlockPeriod - 1) / kVBlockPeriod);
-    }
+    const std::array<int, 2> count = forwards_before_b(offset, n);
     if (exact_sums_) return count[0] * memory.f[0] + count[1] * memory.f[1];
+    const int first_b = std::min(offset[2], offset[3]);
     double level = 0;
     if (memory.f[0] == memory.f[1]) {
       for (int i = 0; i < count[0] + count[1]; ++i) level += memory.f[0];
@@ -905,6 +911,19 @@ void rebuild_ends(VGrid& grid) {
 Action later(Action action, int by) {
   action.microbatch += by;
   return action;
+}
+
+// A device's actions with the six before `split` put in again there `more` times, each copy one
+// microbatch later than the one before, and the actions from `split` on `more` microbatches later.
+std::vector<Action> with_period_repeated(const std::vector<Action>& actions, std::size_t split, int more) {
+  const std::size_t period = kVBlockPeriod;
+  std::vector<Action> out(actions.begin(), actions.begin() + static_cast<std::ptrdiff_t>(split));
+  out.reserve(actions.size() + period * static_cast<std::size_t>(more));
+  for (int q = 1; q <= more; ++q) {
+    for (std::size_t i = split - period; i < split; ++i) out.push_back(later(actions[i], q));
+  }
+  for (std::size_t i = split; i < actions.size(); ++i) out.push_back(later(actions[i], more));
+  return out;
 }
 
 Schedule squeeze_into_schedule(VGrid grid, std::string name, bool rebuild) {
@@ -1034,18 +1053,10 @@ std::optional<Schedule> extend_steady_phase(const Schedule& at_n, const Schedule
     for (std::size_t i = split; i < split + period; ++i) {
       if (longer[i] != later(longer[i - period], 1)) return std::nullopt;
     }
-    std::vector<Action>& actions = out.devices[d];
-    actions.clear();
-    actions.reserve(shorter.size() + period * static_cast<std::size_t>(more));
-    actions.insert(actions.end(), longer.begin(), longer.begin() + static_cast<std::ptrdiff_t>(split));
-    for (int q = 0; q < more; ++q) {
-      for (std::size_t i = split; i < split + period; ++i) actions.push_back(later(longer[i], q));
-    }
-    for (std::size_t i = split; i < shorter.size(); ++i) actions.push_back(later(shorter[i], more));
+    out.devices[d] = with_period_repeated(shorter, split, more);  // the period checked is the one put in
   }
   return out;
 }
-
 
 Schedule make_v_min(const Problem& problem) {
   require_vshape(problem, "v-min");
@@ -1139,13 +1150,7 @@ std::optional<Schedule> repeat_longest_run(const Schedule& at_n, int more) {
       in_run = repeats;
     }
     if (best_to == 0) return std::nullopt;
-    std::vector<Action>& actions = out.devices[d];
-    actions.assign(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(best_to));
-    actions.reserve(x.size() + period * static_cast<std::size_t>(more));
-    for (int q = 1; q <= more; ++q) {
-      for (std::size_t i = best_to - period; i < best_to; ++i) actions.push_back(later(x[i], q));
-    }
-    for (std::size_t i = best_to; i < x.size(); ++i) actions.push_back(later(x[i], more));
+    out.devices[d] = with_period_repeated(x, best_to, more);
   }
   return out;
 }
