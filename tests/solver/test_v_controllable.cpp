@@ -174,27 +174,33 @@ TEST(VAuto, StoppingEarlyChoosesWhatRankingEveryCandidateChooses) {
   EXPECT_GT(stopped_early, 0);  // the shortcut was taken in some cases
 }
 
-// v-auto builds its pick at m > 2p + 2 from the builds at 2p + 1 and 2p + 2, repeating the steady
-// phase: on random problems (random per-stage costs and transfers, three memory rules) that is the
-// block built at m, action for action, for the blocks v-auto ranks first; and the steady phase is
-// found to repeat in most of them (where it is not, v-auto builds at m).
+// The extension tests' problems: transfers in every fourth trial, random per-stage costs in every
+// second, and memory rule `rule` of three (the default, a B that frees nothing, inexact deltas).
+Problem extension_problem(int p, int m, int trial, std::size_t rule, std::mt19937& rng,
+                          std::uniform_real_distribution<double>& cost) {
+  const std::array<std::array<double, 3>, 3> rules = {{{1, -0.5, -0.5}, {1, 0, -1}, {0.3, -0.1, -0.2}}};
+  ProblemSpec spec = v_spec(p, m, 1, 1, 1, trial % 4 == 0 ? 0.3 : 0.0);
+  if (trial % 2 == 1) testing::draw_stage_costs(spec, rng, cost);
+  spec.mem_f = {rules[rule][0]};
+  spec.mem_b = {rules[rule][1]};
+  spec.mem_w = {rules[rule][2]};
+  return spec.build();
+}
+
+// v-auto's checked repeat (extend_steady_phase) from the builds at 2p + 1 and 2p + 2: on random
+// problems (random per-stage costs and transfers, three memory rules) that is the block built at
+// m, action for action, for the blocks v-auto ranks first; and the steady phase is found to repeat
+// in most of them (where it is not, v-auto builds at m).
 TEST(VAuto, RepeatingTheSteadyPhaseIsTheBuildAtM) {
   std::mt19937 rng(20261202);  // fixed seed: the same cases every run
   std::uniform_real_distribution<double> cost(0.5, 3.0);
-  const std::array<std::array<double, 3>, 3> rules = {{{1, -0.5, -0.5}, {1, 0, -1}, {0.3, -0.1, -0.2}}};
   int compared = 0;
   int extended = 0;
   for (int trial = 0; trial < 24; ++trial) {
     const int p = 2 + static_cast<int>(rng() % 7);
     const int n = 2 * p + 1;
     const int m = n + 2 + static_cast<int>(rng() % static_cast<unsigned>(4 * p));
-    ProblemSpec spec = v_spec(p, m, 1, 1, 1, trial % 4 == 0 ? 0.3 : 0.0);
-    if (trial % 2 == 1) testing::draw_stage_costs(spec, rng, cost);
-    const auto& rule = rules[static_cast<std::size_t>(trial % 3)];
-    spec.mem_f = {rule[0]};
-    spec.mem_b = {rule[1]};
-    spec.mem_w = {rule[2]};
-    const Problem problem = spec.build();
+    const Problem problem = extension_problem(p, m, trial, static_cast<std::size_t>(trial % 3), rng, cost);
     auto at = [&](int microbatches) {
       Problem shorter = problem;
       shorter.microbatches = microbatches;
@@ -223,7 +229,6 @@ TEST(VAuto, RepeatingTheSteadyPhaseIsTheBuildAtM) {
 TEST(VAuto, ItsPickAtMIsNeverWorseThanTheBuildAtM) {
   std::mt19937 rng(20261203);  // fixed seed: the same cases every run
   std::uniform_real_distribution<double> cost(0.5, 3.0);
-  const std::array<std::array<double, 3>, 3> rules = {{{1, -0.5, -0.5}, {1, 0, -1}, {0.3, -0.1, -0.2}}};
   int compared = 0;
   int other_schedule = 0;
   // Trial -1 is a case where the shortcut finds another schedule (p=4 m=11, the inexact memory
@@ -231,13 +236,8 @@ TEST(VAuto, ItsPickAtMIsNeverWorseThanTheBuildAtM) {
   for (int trial = -1; trial < 24; ++trial) {
     const int p = trial < 0 ? 4 : 2 + static_cast<int>(rng() % 7);
     const int m = trial < 0 ? 11 : 2 * p + 3 + static_cast<int>(rng() % static_cast<unsigned>(4 * p));
-    ProblemSpec spec = v_spec(p, m, 1, 1, 1, trial % 4 == 0 ? 0.3 : 0.0);
-    if (trial % 2 == 1) testing::draw_stage_costs(spec, rng, cost);
-    const auto& rule = rules[trial < 0 ? 2 : static_cast<std::size_t>(trial % 3)];
-    spec.mem_f = {rule[0]};
-    spec.mem_b = {rule[1]};
-    spec.mem_w = {rule[2]};
-    const Problem problem = spec.build();
+    const std::size_t rule = trial < 0 ? 2 : static_cast<std::size_t>(trial % 3);
+    const Problem problem = extension_problem(p, m, trial, rule, rng, cost);
     SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m);
     const TimeGrid grid(problem);
     double busiest = 0;
