@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "sim/schedule/child_process.h"
 #include "sim/schedule/error.h"
@@ -35,14 +36,44 @@ fs::path resolve_links(const fs::path& path) {
   throw InputError(fmt::format("{}: too many levels of symbolic links", path.string()));
 }
 
+// The descriptor a path names when it is a name for one of this process's open descriptors
+// (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N). Resolving such a link by its text gives
+// "pipe:[1234]" for a pipe and the shell's file for `> out`, which a rename would replace (and
+// `>> out` would lose what was there); the descriptor itself is written instead, as the shell set
+// it up: a pipe, a terminal, a file at its offset or in append mode.
+std::optional<int> named_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (const std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) continue;
+    int fd = 0;
+    for (std::size_t i = prefix.size(); i < path.size(); ++i) {
+      if (path[i] < '0' || path[i] > '9' || fd > 100'000'000) return std::nullopt;
+      fd = fd * 10 + (path[i] - '0');
+    }
+    return fd;
+  }
+  return std::nullopt;
+}
+
+// Throws the InputError for a named descriptor that is not open for writing.
+void check_descriptor_writable(const std::string& path, int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  const int mode = flags & O_ACCMODE;
+  if (mode != O_WRONLY && mode != O_RDWR) {
+    throw InputError(fmt::format("{}: cannot write: descriptor {} is open for reading only", path, fd));
+  }
+}
+
 // Unique per process and call, so two writers of one path never share a temporary.
 std::string temporary_name(const fs::path& target) {
   static std::atomic<unsigned long> counter{0};
   return fmt::format("{}.tmp-zbsim-{}-{}", target.string(), ::getpid(), counter++);
 }
 
-void write_in_place(const std::string& path, const fs::path& target, std::string_view content) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+void write_in_place(const std::string& path, std::string_view content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
   const bool written = write_all(fd, content);
   const int saved = errno;
@@ -53,16 +84,21 @@ void write_in_place(const std::string& path, const fs::path& target, std::string
 }  // namespace
 
 void write_file_atomically(const std::string& path, std::string_view content) {
-  const fs::path target = resolve_links(path);
-  std::error_code error;
-  const fs::file_status status = fs::status(target, error);
-  if (fs::is_directory(status)) throw InputError(fmt::format("{}: is a directory", path));
-  if (fs::exists(status) && !fs::is_regular_file(status)) {
-    // A device, FIFO or terminal (/dev/null, /dev/stdout, a pipe): written as it is, since
-    // replacing it by a file would break it (and, as root, the machine's /dev/null).
-    write_in_place(path, target, content);
+  if (const std::optional<int> fd = named_descriptor(path)) {
+    check_descriptor_writable(path, *fd);
+    if (!write_all(*fd, content)) throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
     return;
   }
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);  // the kernel follows the links
+  if (fs::is_directory(status)) throw InputError(fmt::format("{}: is a directory", path));
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device, FIFO or terminal (/dev/null, a pipe): written as it is, since replacing it by a
+    // file would break it (and, as root, the machine's /dev/null).
+    write_in_place(path, content);
+    return;
+  }
+  const fs::path target = resolve_links(path);
   const std::string temporary = temporary_name(target);
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
@@ -80,6 +116,10 @@ void write_file_atomically(const std::string& path, std::string_view content) {
 }
 
 void check_writable(const std::string& path) {
+  if (const std::optional<int> fd = named_descriptor(path)) {
+    check_descriptor_writable(path, *fd);
+    return;
+  }
   const fs::path target = resolve_links(path);
   std::error_code error;
   const fs::file_status status = fs::status(target, error);

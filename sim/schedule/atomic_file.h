@@ -1,5 +1,7 @@
 // Writes a whole file or nothing: a temporary beside it, then rename. Symlinks are followed (the
-// target is written, the link stays); devices, FIFOs and terminals are written in place.
+// target is written, the link stays); devices, FIFOs and terminals are written in place, and the
+// names of an open descriptor (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N) write to that
+// descriptor as the shell opened it.
 #pragma once
 
 #include <cstddef>

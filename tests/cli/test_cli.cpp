@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -529,6 +530,22 @@ TEST_F(Cli, AnUnwritableOutputLeavesTheOthersUnwritten) {
                              path("r.csv"));
   EXPECT_EQ(sweep.exit_code, 2) << sweep.err;
   EXPECT_FALSE(fs::exists(dir_ / "r.csv"));
+}
+
+// /dev/stdout is the pipe or the file the shell gave: piped output arrives, and `>>` appends to
+// what the file held instead of replacing it.
+TEST_F(Cli, DevStdoutWritesToWhatTheShellOpened) {
+  const CliRun piped = zbsim("export --schedule zb-h1 --p 2 --m 2 --to text --out /dev/stdout");
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_NE(piped.out.find("d0: F0 F1 B0 W0 B1 W1"), std::string::npos) << piped.out;
+  {
+    std::ofstream(dir_ / "log.txt") << "kept\n";
+  }
+  const CliRun appended = zbsim("simulate " + std::string(kUnit) + " --chrome /dev/stdout >> " + path("log.txt"));
+  ASSERT_EQ(appended.exit_code, 0) << appended.err;
+  const std::string log = slurp(dir_ / "log.txt");
+  EXPECT_EQ(log.rfind("kept\n", 0), 0u) << log.substr(0, 80);
+  EXPECT_NE(log.find("traceEvents"), std::string::npos);
 }
 
 }  // namespace

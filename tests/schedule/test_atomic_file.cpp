@@ -2,6 +2,7 @@
 // written through and never replaced, concurrent writers of one path kept apart.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -74,6 +75,32 @@ TEST_F(AtomicFile, ASpecialFileIsWrittenThroughNotReplaced) {
   write_file_atomically("/dev/null", "nothing");
   EXPECT_TRUE(fs::is_character_file(fs::status("/dev/null")));
   expect_only({"pipe"});
+}
+
+// /dev/stdout and /dev/fd/N name a descriptor: a pipe is written through (its link's text,
+// "pipe:[N]", is no path), and a file the shell opened for `>>` keeps what it held, written at
+// the end, not replaced by a new file.
+TEST_F(AtomicFile, TheNamesOfADescriptorWriteToIt) {
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  write_file_atomically("/dev/fd/" + std::to_string(ends[1]), "through the pipe");
+  check_writable("/proc/self/fd/" + std::to_string(ends[1]));
+  ::close(ends[1]);
+  char buffer[64] = {};
+  EXPECT_EQ(std::string(buffer, static_cast<std::size_t>(::read(ends[0], buffer, sizeof buffer))), "through the pipe");
+  // The read end is no output: refused before anything is written.
+  EXPECT_THROW(check_writable("/dev/fd/" + std::to_string(ends[0])), InputError);
+  EXPECT_THROW(write_file_atomically("/dev/fd/" + std::to_string(ends[0]), "x"), InputError);
+  ::close(ends[0]);
+  const fs::path log = dir_ / "log.txt";
+  write_file_atomically(log.string(), "kept\n");
+  const int appending = ::open(log.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(appending, 0);
+  write_file_atomically("/proc/self/fd/" + std::to_string(appending), "added\n");
+  ::close(appending);
+  EXPECT_EQ(read_file(log.string()), "kept\nadded\n");
+  EXPECT_THROW(write_file_atomically("/dev/fd/999999", "x"), InputError);  // not open
+  expect_only({"log.txt"});
 }
 
 TEST_F(AtomicFile, ConcurrentWritersOfOnePathDoNotShareATemporary) {
