@@ -9,25 +9,30 @@
 //
 //   ./build/bench/zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] [--only-p P] [--threads T]
 //                                  [--only-m M] [--only-limit TIMES_P] [--search-nodes N] [--search-work N] [--small]
-//                                  [--search P M TIMES_P]
+//                                  [--search P M TIMES_P] [--local P M TIMES_P] [--window W] [--local-evals N]
 // --small: the sweep over every p <= 4, m <= 12 and memory limit instead (sweep_small).
 // --search P M TIMES_P: the order search alone on one 1.5B-cost problem of any shape, from zb-auto
 // (search_one): which side of a gap is loose where the search can finish (the bound, when the
 // optimum it proves is above it; zb-auto, when the optimum meets the bound).
+// --local P M TIMES_P: zb-ilp's starts alone on one such problem (local_one): zb-auto, the capped
+// 1F1B orders, and the local search from each (--window, --local-evals), against the lower bound.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "sim/schedule/problem_spec.h"
+#include "sim/solver/capped_1f1b.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_order_search.h"
 #include "sim/solver/ilp_solver.h"
 #include "sim/solver/lower_bound.h"
+#include "sim/solver/order_local_search.h"
 
 namespace {
 
@@ -133,10 +138,41 @@ int search_one(int p, int m, double times_p, const zb::IlpOptions& options) {
   return 0;
 }
 
+// zb-ilp's starts without the search or CBC: how far each gets toward the bound, and how fast.
+int local_one(int p, int m, double times_p, int window, std::int64_t evaluations) {
+  const double limit = times_p * p * 2;
+  const zb::Problem problem = paper_problem(p, m, limit);
+  const double bound = std::max(zb::span_lower_bound(problem, limit).span, zb::sequence_lower_bound(problem, limit));
+  auto gap = [&](double span) { return 100 * (span - bound) / span; };
+  fmt::print("p={} m={} limit {:g}p: lower bound {:.3f}\n", p, m, times_p, bound);
+  auto search_from = [&](std::string_view name, const zb::Schedule& start, double span, double start_seconds) {
+    const auto begin = std::chrono::steady_clock::now();
+    const zb::LocalSearchResult local = zb::improve_order_locally(problem, start, limit, evaluations, window);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    fmt::print("  {:<12} {:>10.3f} ({:.3f}%, {:.2f} s) -> local search (window {}) {:>10.3f} ({:.3f}%) in {} timings, "
+               "{} moves, {:.2f} s\n",
+               name, span, gap(span), start_seconds, window, local.span, gap(local.span), local.evaluations, local.moves,
+               seconds);
+  };
+  auto begin = std::chrono::steady_clock::now();
+  const zb::GreedyResult greedy = zb::greedy_schedule(problem, limit);
+  search_from("zb-auto", greedy.schedule, greedy.span,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  begin = std::chrono::steady_clock::now();
+  const std::optional<zb::Capped1f1bResult> capped = zb::best_capped_1f1b(problem, limit);
+  const double capped_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  if (capped) {
+    search_from("capped 1F1B", capped->schedule, capped->span, capped_seconds);
+  } else {
+    fmt::print("  capped 1F1B: no order fits\n");
+  }
+  return 0;
+}
+
 [[noreturn]] void usage(std::string_view why) {
   fmt::print(stderr, "zb_bench_certify: {}\nusage: zb_bench_certify [--node-limit N] [--time-limit S] [--max-p P] "
                      "[--only-p P] [--threads T] [--only-m M] [--only-limit TIMES_P] [--search-nodes N] [--search-work N] [--small] "
-                     "[--search P M TIMES_P]\n", why);
+                     "[--search P M TIMES_P] [--local P M TIMES_P] [--window W] [--local-evals N]\n", why);
   std::exit(2);
 }
 
@@ -153,16 +189,20 @@ int main(int argc, char** argv) {
   bool small = false;
   int only_m = 0;           // 0: every m
   double only_times_p = 0;  // 0: every limit
-  int search_p = 0, search_m = 0;  // --search: 0 when not given
+  int search_p = 0, search_m = 0;  // --search or --local: 0 when not given
   double search_times_p = 0;
+  bool local = false;  // --local instead of --search
+  long window = 8;
+  long long local_evaluations = zb::IlpOptions{}.local_search_evaluations;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--small") {
       small = true;
       continue;
     }
-    if (flag == "--search") {
-      if (i + 3 >= argc) usage("--search needs P M TIMES_P");
+    if (flag == "--search" || flag == "--local") {
+      local = flag == "--local";
+      if (i + 3 >= argc) usage(flag + " needs P M TIMES_P");
       char* end_p = nullptr;
       char* end_m = nullptr;
       char* end_t = nullptr;
@@ -170,7 +210,7 @@ int main(int argc, char** argv) {
       search_m = static_cast<int>(std::strtol(argv[i + 2], &end_m, 10));
       search_times_p = std::strtod(argv[i + 3], &end_t);
       if (*end_p != '\0' || *end_m != '\0' || *end_t != '\0' || search_p < 1 || search_m < 1 || !(search_times_p > 0)) {
-        usage(fmt::format("--search {} {} {}: P and M must be positive integers, TIMES_P a positive number", argv[i + 1],
+        usage(fmt::format("{} {} {} {}: P and M must be positive integers, TIMES_P a positive number", flag, argv[i + 1],
                           argv[i + 2], argv[i + 3]));
       }
       i += 3;
@@ -195,6 +235,10 @@ int main(int argc, char** argv) {
       options.search_node_limit = std::strtoll(text, &end, 10);
     } else if (flag == "--search-work") {
       options.search_work_limit = std::strtoll(text, &end, 10);
+    } else if (flag == "--window") {
+      window = std::strtol(text, &end, 10);
+    } else if (flag == "--local-evals") {
+      local_evaluations = std::strtoll(text, &end, 10);
     } else if (flag == "--threads") {
       options.threads = static_cast<int>(std::strtol(text, &end, 10));
     } else {
@@ -206,6 +250,10 @@ int main(int argc, char** argv) {
     usage("limits must be positive");
   }
   if (small) return sweep_small(options);
+  if (search_p > 0 && local) {
+    if (window < 1 || local_evaluations < 1) usage("--window and --local-evals must be positive");
+    return local_one(search_p, search_m, search_times_p, static_cast<int>(window), local_evaluations);
+  }
   if (search_p > 0) return search_one(search_p, search_m, search_times_p, options);
 
   fmt::print("zb-ilp certificates, 1.5B costs, CBC node budget {}, search budget {} nodes / {} cells, wall-clock "

@@ -47,6 +47,8 @@ int run_solve(int argc, char** argv) {
        "CBC branch-and-bound nodes for the whole solve: the budget that makes one input give one result")
       ("search-nodes", po::value<std::int64_t>()->default_value(IlpOptions{}.search_node_limit),
        "nodes of the exact search over in-order schedules that runs before CBC (0: straight to CBC)")
+      ("local-evals", po::value<std::int64_t>()->default_value(IlpOptions{}.local_search_evaluations),
+       "list timings of the local search over each device's order that improves the start (0: none)")
       ("time-limit", po::value<double>()->default_value(30),
        "wall-clock safety net in seconds (when it fires first, the result says so and may vary between runs)")
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv")
@@ -58,7 +60,7 @@ int run_solve(int argc, char** argv) {
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim solve (--scenario FILE | --p N --m N --tf X --tb X --tw X ...) [--mem-limit X|Np]\n"
-                          "       [--node-limit N] [--search-nodes N] [--time-limit S] [--format table|json|csv] [--out schedule.txt]\n"
+                          "       [--node-limit N] [--search-nodes N] [--local-evals N] [--time-limit S] [--format table|json|csv] [--out schedule.txt]\n"
                           "       [--svg F] [--lp F]",
                           "  zbsim solve --p 4 --m 8 --tf 5 --tb 7 --tw 3 --tcomm 1 --mem-f 2 --mem-b -1 --mem-w -1 \\\n"
                           "              --mem-limit 10 --time-limit 60 --out zb-ilp.txt",
@@ -73,6 +75,10 @@ int run_solve(int argc, char** argv) {
   ilp.search_node_limit = values["search-nodes"].as<std::int64_t>();
   if (ilp.search_node_limit < 0) {
     throw InputError(fmt::format("--search-nodes {}: must be 0 or more", ilp.search_node_limit));
+  }
+  ilp.local_search_evaluations = values["local-evals"].as<std::int64_t>();
+  if (ilp.local_search_evaluations < 0) {
+    throw InputError(fmt::format("--local-evals {}: must be 0 or more", ilp.local_search_evaluations));
   }
   ilp.time_limit_s = values["time-limit"].as<double>();
   ilp.threads = values["threads"].as<int>();

@@ -12,6 +12,7 @@
 #include "sim/schedule/validator.h"
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/capped_1f1b.h"
+#include "sim/solver/order_local_search.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_model.h"
 #include "sim/solver/ilp_order_search.h"
@@ -209,12 +210,29 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   // is tight they beat zb-auto's rounds, and the search and CBC start from the better order.
   // Not searched where the start already meets the bound: nothing can be shorter there.
   bool capped_won = false;
+  std::optional<Capped1f1bResult> capped;
   if (!close_enough(result.span, lower)) {
-    if (const std::optional<Capped1f1bResult> capped = best_capped_1f1b(problem, limit)) {
-      if (capped->span < result.span && !close_enough(capped->span, result.span)) {
-        reference = capped->schedule;
-        result.span = capped->span;
-        capped_won = true;
+    capped = best_capped_1f1b(problem, limit);
+    if (capped && capped->span < result.span && !close_enough(capped->span, result.span)) {
+      reference = capped->schedule;
+      result.span = capped->span;
+      capped_won = true;
+    }
+  }
+  // Then shifts of single actions within each device's order (order_local_search.h), from the
+  // best start and from the capped order too when that is another one: the descents end in
+  // different places, and the capped order's often lower although it starts longer (1.5B costs,
+  // p=8 m=32 1.5p: from zb-auto 0.14% above the bound, from the capped order on it).
+  bool local_won = false;
+  if (options.local_search_evaluations > 0 && !close_enough(result.span, lower)) {
+    std::vector<Schedule> starts{reference};
+    if (capped && !capped_won) starts.push_back(capped->schedule);
+    for (const Schedule& start : starts) {
+      const LocalSearchResult local = improve_order_locally(problem, start, limit, options.local_search_evaluations);
+      if (local.span < result.span && !close_enough(local.span, result.span)) {
+        reference = local.schedule;
+        result.span = local.span;
+        local_won = true;
       }
     }
   }
@@ -237,7 +255,9 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
     return result;
   };
   if (close_enough(result.span, lower)) {
-    result.message = capped_won ? "a memory-capped 1F1B order meets the lower bound" : "zb-auto meets the lower bound";
+    result.message = local_won    ? "a locally improved order meets the lower bound"
+                     : capped_won ? "a memory-capped 1F1B order meets the lower bound"
+                                  : "zb-auto meets the lower bound";
     return finish();
   }
   // With costs on a grid every span is on it too: search only for spans at least one step

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "sim/schedule/error.h"
 
@@ -103,6 +104,16 @@ ListTiming list_timing(const Problem& problem, const Schedule& schedule) {
 
 Ticks list_span_ticks(const Problem& problem, const StageTicks& ticks, const Schedule& schedule) {
   return run_list(problem, Costs<Ticks>{ticks.f, ticks.b, ticks.w, ticks.comm_after}, schedule).span;
+}
+
+ListSpanTicks list_spans_ticks(const Problem& problem, const StageTicks& ticks, const Schedule& schedule) {
+  const Timed<Ticks> timed = run_list(problem, Costs<Ticks>{ticks.f, ticks.b, ticks.w, ticks.comm_after}, schedule);
+  ListSpanTicks result;
+  result.span = timed.span;
+  for (const auto& stage : timed.end) {
+    for (std::size_t k = 0; k < 3; ++k) result.end_sum[k] = std::accumulate(stage[k].begin(), stage[k].end(), result.end_sum[k]);
+  }
+  return result;
 }
 
 }  // namespace zb

@@ -2,6 +2,7 @@
 // pinned to the evaluator by tests/solver/test_list_timing.cpp over random orders and costs.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "sim/schedule/problem.h"
@@ -24,5 +25,13 @@ ListTiming list_timing(const Problem& problem, const Schedule& schedule);
 // The same rule on the time grid's integers (costs from stage_ticks): the span the heuristic
 // compares, exact however the sums are grouped.
 Ticks list_span_ticks(const Problem& problem, const StageTicks& ticks, const Schedule& schedule);
+
+// The span and, per pass (F, B, W), the sum of its actions' ends on the grid (the local search's
+// tie-breakers).
+struct ListSpanTicks {
+  Ticks span = 0;
+  std::array<Ticks, 3> end_sum{};
+};
+ListSpanTicks list_spans_ticks(const Problem& problem, const StageTicks& ticks, const Schedule& schedule);
 
 }  // namespace zb

@@ -27,10 +27,11 @@ class Modules : public zb::testing::CliTest {
 };
 
 constexpr const char* kSimulate = "simulate --p 4 --m 8 --tf 1 --tb 1 --tw 1 --tcomm 0.5 --schedule zb-h1 --engine simgrid";
-// zb-auto does not meet the lower bound here, and without the order search (which would prove the
-// optimum) the solve calls CBC.
+// zb-auto does not meet the lower bound here, and without the order search and the local search
+// (either finds an optimum the bound proves) the solve calls CBC.
 constexpr const char* kSolve =
-    "solve --p 4 --m 12 --tf 18.522 --tb 18.086 --tw 9.337 --tcomm 0.601 --mem-limit 1.5p --time-limit 2 --search-nodes 0";
+    "solve --p 4 --m 12 --tf 18.522 --tb 18.086 --tw 9.337 --tcomm 0.601 --mem-limit 1.5p --time-limit 2 --search-nodes 0 "
+    "--local-evals 0";
 
 TEST_F(Modules, ZbsimLinksNeitherSimgridNorCbc) {
   const CliRun ldd = zb::testing::run_merged("ldd", ZBSIM_PATH);

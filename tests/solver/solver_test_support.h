@@ -1,9 +1,12 @@
 // Shared helpers of the solver tests: problems in the memory units, seeded random problems.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <random>
 
 #include "sim/schedule/problem_spec.h"
+#include "sim/schedule/schedule.h"
 #include "tests/support/problems.h"
 
 namespace zb::test {
@@ -37,6 +40,22 @@ inline Problem random_problem(std::mt19937& rng, int p, int m, double limit_time
   spec.mem_w = {-1};
   spec.mem_limit = MemoryLimit{limit_times_p, true};
   return spec.build("random");
+}
+
+// Every (microbatch, pass) exactly once per stage, F before B before W, each kind in microbatch order.
+inline void expect_complete_in_order(const Problem& problem, const Schedule& schedule) {
+  for (const auto& list : schedule.devices) {
+    ASSERT_EQ(list.size(), static_cast<std::size_t>(3 * problem.microbatches));
+    int next[3] = {0, 0, 0};
+    for (const Action& action : list) {
+      const int kind = action.pass == Pass::F ? 0 : action.pass == Pass::B ? 1 : 2;
+      EXPECT_EQ(action.microbatch, next[kind]);
+      ++next[kind];
+      if (kind > 0) {
+        EXPECT_LE(next[kind], next[kind - 1]);
+      }
+    }
+  }
 }
 
 }  // namespace zb::test

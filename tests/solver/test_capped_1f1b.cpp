@@ -17,22 +17,6 @@
 namespace zb {
 namespace {
 
-// Every (microbatch, pass) exactly once per stage, F before B before W, each kind in microbatch order.
-void expect_complete_in_order(const Problem& problem, const Schedule& schedule) {
-  for (const auto& list : schedule.devices) {
-    ASSERT_EQ(list.size(), static_cast<std::size_t>(3 * problem.microbatches));
-    int next[3] = {0, 0, 0};
-    for (const Action& action : list) {
-      const int kind = action.pass == Pass::F ? 0 : action.pass == Pass::B ? 1 : 2;
-      EXPECT_EQ(action.microbatch, next[kind]);
-      ++next[kind];
-      if (kind > 0) {
-        EXPECT_LE(next[kind], next[kind - 1]);
-      }
-    }
-  }
-}
-
 TEST(Capped1f1b, EveryStageOrderFitsItsLimitAndKeepsOrder) {
   const Problem problem = test::make_problem(4, 10, 3, 4, 2, 1, 10);
   for (int warmup = 1; warmup <= 5; ++warmup) {
@@ -40,7 +24,7 @@ TEST(Capped1f1b, EveryStageOrderFitsItsLimitAndKeepsOrder) {
       Schedule schedule;
       for (int s = 0; s < problem.devices; ++s)
         schedule.devices.push_back(capped_1f1b_stage(problem, s, warmup, 10, eager));
-      expect_complete_in_order(problem, schedule);
+      test::expect_complete_in_order(problem, schedule);
       EXPECT_FALSE(first_over_limit(peak_memory_by_order(problem, schedule), 10)) << "warm-up " << warmup;
     }
   }
@@ -59,7 +43,7 @@ TEST(Capped1f1b, TheBestOrderIsWhatItClaimsAndZbIlpKeepsTheShorter) {
     const std::optional<Capped1f1bResult> best = best_capped_1f1b(problem, limit);
     if (!best) continue;
     ++found;
-    expect_complete_in_order(problem, best->schedule);
+    test::expect_complete_in_order(problem, best->schedule);
     EXPECT_FALSE(first_over_limit(peak_memory_by_order(problem, best->schedule), limit));
     EXPECT_DOUBLE_EQ(list_timing(problem, best->schedule).span, best->span);
     EXPECT_EQ(best_capped_1f1b(problem, limit)->schedule.devices, best->schedule.devices);

@@ -147,7 +147,8 @@ TEST(Ilp, TheNodeBudgetMakesTheResultIndependentOfTheClock) {
   const Problem problem = make_problem(4, 8, 5, 7, 3, 1, 10);  // proving 145 takes thousands of nodes
   IlpOptions options;
   options.node_limit = 30;
-  options.search_node_limit = 0;  // CBC's budget alone
+  options.search_node_limit = 0;  // CBC's budget alone, from zb-auto's start
+  options.local_search_evaluations = 0;
   options.time_limit_s = 30;
   const IlpResult first = solve_ilp(problem, options);
   options.time_limit_s = 90;
@@ -224,7 +225,8 @@ TEST(Ilp, StartsFromABetterCallerScheduleAndIgnoresForeignOnes) {
   IlpOptions at_11;
   at_11.memory_limit = 11;
   at_11.time_limit_s = 0.01;  // no time to solve: the result is the warm start
-  at_11.search_node_limit = 0;  // (the order search finds 144 here at once)
+  at_11.search_node_limit = 0;  // (the order search finds 144 here at once,
+  at_11.local_search_evaluations = 0;  // the local search 143)
   at_11.warm_start = first.schedule;
   const IlpResult second = solve_ilp(problem, at_11);
   EXPECT_DOUBLE_EQ(second.heuristic_span, 147);
