@@ -42,6 +42,20 @@ inline Problem random_problem(std::mt19937& rng, int p, int m, double limit_time
   return spec.build("random");
 }
 
+// `count` seeded random problems (p = 2..5, m = 2p..2p+2, limits 1p..2p), each passed with its
+// absolute limit to `check` under a trace that names it.
+template <class Check>
+void for_random_problems(unsigned seed, int count, Check check) {
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < count; ++trial) {
+    const int p = 2 + trial % 4, m = 2 * p + trial % 3;
+    const Problem problem = random_problem(rng, p, m, 1.0 + 0.25 * (trial % 5));
+    const double limit = *problem.memory_limit();
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m << " limit " << limit);
+    check(problem, limit);
+  }
+}
+
 // Every (microbatch, pass) exactly once per stage, F before B before W, each kind in microbatch order.
 inline void expect_complete_in_order(const Problem& problem, const Schedule& schedule) {
   for (const auto& list : schedule.devices) {

@@ -1,8 +1,6 @@
 // The memory-capped 1F1B orders: valid, in order, what they claim, and zb-ilp's better start.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "sim/schedule/memory.h"
 #include "sim/schedule/problem_spec.h"
 #include "sim/schedule/validator.h"
@@ -33,15 +31,10 @@ TEST(Capped1f1b, EveryStageOrderFitsItsLimitAndKeepsOrder) {
 // On random problems: the best order is valid and its span is its list timing; zb-ilp is never
 // longer than it or zb-auto, and the same input gives the same order.
 TEST(Capped1f1b, TheBestOrderIsWhatItClaimsAndZbIlpKeepsTheShorter) {
-  std::mt19937 rng(17);
   int found = 0;
-  for (int trial = 0; trial < 12; ++trial) {
-    const int p = 2 + trial % 4, m = 2 * p + trial % 3;
-    const Problem problem = test::random_problem(rng, p, m, 1.0 + 0.25 * (trial % 5));
-    const double limit = *problem.memory_limit();
-    SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m << " limit " << limit);
+  test::for_random_problems(17, 12, [&](const Problem& problem, double limit) {
     const std::optional<Capped1f1bResult> best = best_capped_1f1b(problem, limit);
-    if (!best) continue;
+    if (!best) return;
     ++found;
     test::expect_complete_in_order(problem, best->schedule);
     EXPECT_FALSE(first_over_limit(peak_memory_by_order(problem, best->schedule), limit));
@@ -54,7 +47,7 @@ TEST(Capped1f1b, TheBestOrderIsWhatItClaimsAndZbIlpKeepsTheShorter) {
     const IlpResult result = solve_ilp(problem, options);
     EXPECT_LE(result.span, best->span + 1e-9 * best->span);
     EXPECT_LE(result.span, greedy_schedule(problem, limit).span + 1e-9 * best->span);
-  }
+  });
   EXPECT_GT(found, 8);
 }
 

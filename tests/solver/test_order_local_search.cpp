@@ -2,8 +2,6 @@
 // and where memory is tight it closes most of the gap the other starts leave.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "sim/schedule/memory.h"
 #include "sim/schedule/validator.h"
 #include "sim/solver/capped_1f1b.h"
@@ -23,13 +21,8 @@ const std::int64_t kBudget = IlpOptions{}.local_search_evaluations;  // zb-ilp's
 // deadlock-free, never longer than the start, the span it reports, and the same on a second run;
 // it must shorten some of them (a search that never moves would pass the rest).
 TEST(OrderLocalSearch, NeverLongerAlwaysValidInOrderAndRepeatable) {
-  std::mt19937 rng(29);
   int shorter = 0;
-  for (int trial = 0; trial < 16; ++trial) {
-    const int p = 2 + trial % 4, m = 2 * p + trial % 3;
-    const Problem problem = test::random_problem(rng, p, m, 1.0 + 0.25 * (trial % 5));
-    const double limit = *problem.memory_limit();
-    SCOPED_TRACE(::testing::Message() << "trial " << trial << " p=" << p << " m=" << m << " limit " << limit);
+  test::for_random_problems(29, 16, [&](const Problem& problem, double limit) {
     const GreedyResult start = greedy_schedule(problem, limit);
     const LocalSearchResult local = improve_order_locally(problem, start.schedule, limit, kBudget);
     test::expect_complete_in_order(problem, local.schedule);
@@ -39,7 +32,7 @@ TEST(OrderLocalSearch, NeverLongerAlwaysValidInOrderAndRepeatable) {
     EXPECT_LE(local.span, start.span + 1e-9 * start.span);
     EXPECT_EQ(improve_order_locally(problem, start.schedule, limit, kBudget).schedule.devices, local.schedule.devices);
     if (local.span < start.span - 1e-9 * start.span) ++shorter;
-  }
+  });
   EXPECT_GE(shorter, 4);
 }
 
