@@ -143,7 +143,7 @@ int local_one(int p, int m, double times_p, int window, std::int64_t evaluations
   const double limit = times_p * p * 2;
   const zb::Problem problem = paper_problem(p, m, limit);
   const double bound = std::max(zb::span_lower_bound(problem, limit).span, zb::sequence_lower_bound(problem, limit));
-  auto gap = [&](double span) { return 100 * (span - bound) / span; };
+  auto gap = [&](double span) { return std::max(0.0, 100 * (span - bound) / span); };
   fmt::print("p={} m={} limit {:g}p: lower bound {:.3f}\n", p, m, times_p, bound);
   auto search_from = [&](std::string_view name, const zb::Schedule& start, double span, double start_seconds) {
     const auto begin = std::chrono::steady_clock::now();

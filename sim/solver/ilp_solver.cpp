@@ -227,8 +227,8 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
   if (options.local_search_evaluations > 0 && !close_enough(result.span, lower)) {
     std::vector<Schedule> starts{reference};
     if (capped && !capped_won) starts.push_back(capped->schedule);
-    for (const Schedule& start : starts) {
-      const LocalSearchResult local = improve_order_locally(problem, start, limit, options.local_search_evaluations);
+    for (const Schedule& origin : starts) {
+      const LocalSearchResult local = improve_order_locally(problem, origin, limit, options.local_search_evaluations);
       if (local.span < result.span && !close_enough(local.span, result.span)) {
         reference = local.schedule;
         result.span = local.span;

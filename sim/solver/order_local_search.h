@@ -17,15 +17,16 @@ struct LocalSearchResult {
   int moves = 0;                 // accepted moves
 };
 
-// Moves one action of one device up to `window` places earlier or later, over actions of other
-// passes only (microbatch order within F, B and W stays, the scope the order search and the MILP
-// certify over) and never past its own F, B or W. A move is kept when the device stays within
-// `memory_limit` (fits_limit; < 0: unlimited), the order does not deadlock, and the span on the
-// time grid drops, or stays and a weighted sum of the actions' ends drops (so the search crosses
-// the plateaus where the longest stage waits on another): descents by the forwards' ends, then
-// the forwards' and backwards', then all, repeated while a round shortens the span. First improvement, devices and positions in
-// order: the result depends only on the inputs. At most `evaluation_limit` list timings, fewer on
-// large problems (a budget of actions timed equal to that many timings at p=16 m=64).
+// Moves a block of one to three consecutive actions of one device up to `window` places earlier
+// or later, over actions of other passes only (microbatch order within F, B and W stays, the scope
+// the order search and the MILP certify over) and never past their own F, B or W. A move is kept
+// when the device stays within `memory_limit` (fits_limit; < 0: unlimited), the order does not
+// deadlock, and the span on the time grid drops, or stays and a weighted sum of the actions' ends
+// drops (so the search crosses the plateaus where the longest stage waits on another): descents
+// by the forwards' ends, then the forwards' and backwards', then all, repeated while a round
+// shortens the span. First improvement, devices and positions in order: the result depends only
+// on the inputs. At most `evaluation_limit` list timings, fewer on large problems (a budget of
+// actions timed equal to that many timings at p=16 m=64).
 LocalSearchResult improve_order_locally(const Problem& problem, const Schedule& start, double memory_limit,
                                         std::int64_t evaluation_limit, int window = 8);
 

@@ -58,6 +58,19 @@ TEST(OrderLocalSearch, ClosesMostOfTheGapWhereMemoryIsTight) {
   EXPECT_LE(solve_ilp(problem, options).span, local.span + 1e-9 * local.span);
 }
 
+// Moving blocks of up to three actions, not one action at a time, is what reaches the bound at
+// p=16 m=48 1.5p (single moves stop 0.38% above it): proven optimal by the lower bound alone.
+TEST(OrderLocalSearch, BlocksOfActionsReachTheBoundWhereSingleMovesStop) {
+  const Problem problem = test::make_problem(16, 48, 18.522, 18.086, 9.337, 0.601, 1.5 * 16 * 2);
+  const double limit = *problem.memory_limit();
+  const double bound = std::max(span_lower_bound(problem, limit).span, sequence_lower_bound(problem, limit));
+  const std::optional<Capped1f1bResult> capped = best_capped_1f1b(problem, limit);
+  ASSERT_TRUE(capped.has_value());
+  const LocalSearchResult local = improve_order_locally(problem, capped->schedule, limit, kBudget);
+  EXPECT_NEAR(local.span, bound, 1e-9 * bound);
+  EXPECT_FALSE(first_over_limit(peak_memory_by_order(problem, local.schedule), limit));
+}
+
 // The budget is a count of list timings: one timing is the start alone, and nothing moves.
 TEST(OrderLocalSearch, StopsAtItsBudget) {
   const Problem problem = test::make_problem(8, 16, 18.522, 18.086, 9.337, 0.601, 1.25 * 8 * 2);
