@@ -80,11 +80,9 @@ std::optional<Capped1f1bResult> best_capped_1f1b(const Problem& problem, double 
                                                  std::int64_t evaluation_limit) {
   if (problem.chunks != 1) throw InputError("capped 1F1B: one chunk per device only");
   const int p = problem.devices, m = problem.microbatches;
-  // A list timing costs its 3pm actions: the budget is also one of actions timed, that of 5,000
-  // timings at p=16 m=64 (the certificate bench's largest shape, ~0.1 s), so that a p=2000
-  // problem stops after its four starts and a few moves instead of running for minutes.
-  constexpr std::int64_t kTimedActions = 5000LL * 3 * 16 * 64;
-  evaluation_limit = std::min(evaluation_limit, std::max<std::int64_t>(4, kTimedActions / (3LL * p * m)));
+  // The budget is also one of actions timed, that of 5,000 timings at p=16 m=64 (~0.1 s), so that a
+  // p=2000 problem stops after its four starts and a few moves instead of running for minutes.
+  evaluation_limit = std::min(evaluation_limit, std::max<std::int64_t>(4, timings_of_equal_work(problem, 5000)));
   const auto stages = static_cast<std::size_t>(p);
   // The deepest warm-up a stage's memory holds (forwards allocate; nothing frees before a B).
   std::vector<int> cap(stages, m);

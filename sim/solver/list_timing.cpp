@@ -106,6 +106,12 @@ Ticks list_span_ticks(const Problem& problem, const StageTicks& ticks, const Sch
   return run_list(problem, Costs<Ticks>{ticks.f, ticks.b, ticks.w, ticks.comm_after}, schedule).span;
 }
 
+std::int64_t timings_of_equal_work(const Problem& problem, std::int64_t timings) {
+  constexpr std::int64_t kReferenceActions = 3LL * 16 * 64;
+  const std::int64_t actions = std::min<std::int64_t>(timings, std::int64_t{1} << 40) * kReferenceActions;
+  return std::max<std::int64_t>(1, actions / (3LL * problem.devices * problem.microbatches));
+}
+
 ListSpanTicks list_spans_ticks(const Problem& problem, const StageTicks& ticks, const Schedule& schedule) {
   const Timed<Ticks> timed = run_list(problem, Costs<Ticks>{ticks.f, ticks.b, ticks.w, ticks.comm_after}, schedule);
   ListSpanTicks result;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "sim/schedule/problem.h"
@@ -25,6 +26,12 @@ ListTiming list_timing(const Problem& problem, const Schedule& schedule);
 // The same rule on the time grid's integers (costs from stage_ticks): the span the heuristic
 // compares, exact however the sums are grouped.
 Ticks list_span_ticks(const Problem& problem, const StageTicks& ticks, const Schedule& schedule);
+
+// How many list timings of `problem` cost as many actions timed as `timings` timings at p=16
+// m=64 (the certificate bench's largest shape): a timing costs its 3pm actions, so a search budget
+// given in timings there stays a budget of work on every shape (a p=2000 problem gets a few
+// timings, not minutes). At least 1; `timings` is capped first, so the product cannot overflow.
+std::int64_t timings_of_equal_work(const Problem& problem, std::int64_t timings);
 
 // The span and, per pass (F, B, W), the sum of its actions' ends on the grid (the local search's
 // tie-breakers).

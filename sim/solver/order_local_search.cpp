@@ -17,11 +17,12 @@ namespace {
 // What a move is judged by: the span first, then a weighted sum of the actions' ends. The span
 // alone sits on plateaus (the longest stage waits on another, and a move elsewhere changes nothing
 // it sees); the ends show a move that makes work earlier. No one weighting is best everywhere
-// (1.5B costs, 100,000 timings, moves of one action, gap to the bound by the forwards' ends / forwards' and backwards'
-// / all / the cycle below: p=8 m=32 1.5p from zb-auto 0.29 / 0.20 / 0.73 / 0.14%; p=16 m=48 1.5p
-// from the capped 1F1B order 0.72 / 0.09 / 0.58 / 0.38%), so the search cycles through the three,
-// each descent starting where the last one stopped. The sum of the stage spans was tried too and
-// stalls at once (p=8 m=16 1.25p: no move from the capped 1F1B start).
+// (1.5B costs, 100,000 timings, moves of one action, gap to the bound by the forwards' ends /
+// forwards' and backwards' / all / the cycle below: p=8 m=32 1.5p from zb-auto 0.29 / 0.20 / 0.73 /
+// 0.14%; p=16 m=48 1.5p from the capped 1F1B order 0.72 / 0.09 / 0.58 / 0.38%), so the search
+// cycles through the three, each descent starting where the last one stopped. The sum of the
+// stage spans was tried too and stalls at once (p=8 m=16 1.25p: no move from the capped 1F1B
+// start).
 struct Score {
   Ticks span = 0;
   Ticks ends = 0;
@@ -148,13 +149,8 @@ void descend(const Searcher& searcher, const Weights& weights, Schedule& schedul
 LocalSearchResult improve_order_locally(const Problem& problem, const Schedule& start, double memory_limit,
                                         std::int64_t evaluation_limit, int window) {
   if (problem.chunks != 1) throw InputError("local search: one chunk per device only");
-  const int p = problem.devices, m = problem.microbatches;
-  // A list timing costs its 3pm actions: the budget is also one of actions timed, that of
-  // `evaluation_limit` timings at p=16 m=64 (the certificate bench's largest shape).
-  // (Capped first so the product cannot overflow; the descents end at a local optimum anyway.)
-  evaluation_limit = std::min<std::int64_t>(evaluation_limit, std::int64_t{1} << 40);
-  const std::int64_t timed_actions = evaluation_limit * 3 * 16 * 64;
-  evaluation_limit = std::min(evaluation_limit, std::max<std::int64_t>(1, timed_actions / (3LL * p * m)));
+  // The budget is also one of actions timed: that of `evaluation_limit` timings at p=16 m=64.
+  evaluation_limit = std::min(evaluation_limit, timings_of_equal_work(problem, evaluation_limit));
   Searcher searcher(problem, memory_limit);
   LocalSearchResult result;
   result.schedule = start;
