@@ -26,7 +26,7 @@
 #include <string>
 #include <string_view>
 
-#include "sim/schedule/problem_spec.h"
+#include "sim/core/problem_spec.h"
 #include "sim/solver/capped_1f1b.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_order_search.h"

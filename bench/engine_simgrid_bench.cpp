@@ -11,12 +11,12 @@
 #include <ctime>
 #include <string>
 
-#include "sim/engine/engine_plan.h"
-#include "sim/engine/fork_runner.h"
-#include "sim/schedule/generator_registry.h"
-#include "sim/engine/platform.h"
-#include "sim/schedule/problem_spec.h"
-#include "sim/engine/simgrid_engine.h"
+#include "sim/simgrid/engine_plan.h"
+#include "sim/simgrid/fork_runner.h"
+#include "sim/core/generators/generator_registry.h"
+#include "sim/simgrid/platform.h"
+#include "sim/core/problem_spec.h"
+#include "sim/simgrid/simgrid_engine.h"
 
 namespace {
 

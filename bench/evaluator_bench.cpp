@@ -17,9 +17,9 @@
 
 #include <string>
 
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/generator_registry.h"
-#include "sim/schedule/problem_spec.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generator_registry.h"
+#include "sim/core/problem_spec.h"
 
 namespace {
 

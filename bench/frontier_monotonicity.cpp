@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/problem_spec.h"
-#include "sim/schedule/schedule.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/problem_spec.h"
+#include "sim/core/schedule.h"
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/frontier.h"
 #include "sim/solver/v_controllable.h"

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/cost_model.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/generators.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generators.h"
 
 namespace {
 

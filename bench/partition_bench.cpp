@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/layer_partition.h"
-#include "sim/catalog/balanced_split.h"
-#include "sim/catalog/generators.h"
+#include "sim/app/catalog/balanced_split.h"
+#include "sim/app/catalog/generators.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "sim/catalog/plan_search.h"
+#include "sim/app/plan/plan_search.h"
 
 int main(int argc, char** argv) {
   zb::catalog::PlanQuery query;

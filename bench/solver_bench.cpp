@@ -3,7 +3,7 @@
 
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
-#include "sim/schedule/problem_spec.h"
+#include "sim/core/problem_spec.h"
 
 namespace {
 

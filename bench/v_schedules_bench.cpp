@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "sim/schedule/problem_spec.h"
+#include "sim/core/problem_spec.h"
 #include "sim/solver/v_controllable.h"
 #include "sim/solver/zb_v_greedy.h"
 

@@ -1,5 +1,5 @@
 # Optional parts that link heavy libraries (SimGrid and ns-3, COIN-OR CBC) are built as modules
-# that a process loads with dlopen only when a command uses them (sim/schedule/module_loader.h),
+# that a process loads with dlopen only when a command uses them (sim/support/module_loader.h),
 # so zbsim, zbview and zbexec start without them. A module exchanges C++ objects with its host,
 # so it carries this build's id and is used only by this build's programs.
 include(GNUInstallDirs)

@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <limits>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "models/layer_costs.h"
 #include "models/layer_partition.h"
 #include "models/optimizer_cost.h"
 #include "models/setup_error.h"
 #include "models/stage_split.h"
-#include "sim/schedule/optimizer_step.h"
+#include "sim/core/optimizer_step.h"
 
 namespace zb::models {
 

@@ -8,8 +8,8 @@
 
 #include "models/model_setup.h"
 #include "models/static_memory.h"
-#include "sim/schedule/problem.h"
-#include "sim/schedule/problem_spec.h"
+#include "sim/core/problem.h"
+#include "sim/core/problem_spec.h"
 
 namespace zb::models {
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "models/json_fields.h"
 #include "models/presets.h"
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 
 namespace zb::models {
 

@@ -1,7 +1,7 @@
 // Layer partitioning: the model's pieces (embedding, transformer layers, output layer) cut into
 // contiguous pipeline stages, by dynamic programming over the cut points, under device memory.
 // The result is a few candidate splits; which one a schedule runs fastest is for the evaluator
-// to judge (sim/catalog/balanced_split.h).
+// to judge (sim/app/catalog/balanced_split.h).
 #pragma once
 
 #include <optional>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "models/model_setup.h"
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
 
 namespace zb::models {
 

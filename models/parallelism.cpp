@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/json_fields.h"
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 
 namespace zb::models {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/schedule/problem.h"
+#include "sim/core/problem.h"
 
 namespace zb::models {
 

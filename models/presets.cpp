@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "sim/schedule/atomic_file.h"
-#include "sim/schedule/error.h"
-#include "sim/schedule/json_text.h"
+#include "sim/support/kept_file.h"
+#include "sim/support/error.h"
+#include "sim/support/json_text.h"
 
 namespace zb::models {
 
@@ -37,7 +37,7 @@ std::vector<std::string> preset_names(std::string_view kind) {
 namespace {
 
 nlohmann::json read_json_file(const fs::path& path, std::string_view context) {
-  const std::string text = read_file(path.string());
+  const std::string text = read_file_kept(path.string());
   return parse_json(text, fmt::format("{}: {}", context, path.string()));
 }
 

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "sim/schedule/atomic_file.h"
+#include "sim/support/atomic_file.h"
 #include "models/cost_model.h"
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "models/model_setup.h"
-#include "sim/schedule/json_text.h"
+#include "sim/support/json_text.h"
 
 namespace zb {
 

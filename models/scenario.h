@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/static_memory.h"
-#include "sim/schedule/problem_spec.h"
+#include "sim/core/problem_spec.h"
 
 namespace zb {
 

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "models/setup_error.h"
 
 namespace zb::models {

@@ -17,7 +17,7 @@ namespace zb::models {
 // list: the layer count of every stage, given explicitly.
 // balanced: found by layer partitioning (models/layer_partition.h): per schedule, the split among
 //   the dynamic program's candidates, even and paper that the evaluator runs fastest within device
-//   memory (sim/catalog/balanced_split.h); without a schedule, the candidate with the smallest
+//   memory (sim/app/catalog/balanced_split.h); without a schedule, the candidate with the smallest
 //   bottleneck F+B+W.
 struct Split {
   enum class Kind { even, paper, list, balanced } kind = Kind::even;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/model_setup.h"
-#include "sim/schedule/problem.h"
+#include "sim/core/problem.h"
 
 namespace zb::models {
 

@@ -10,9 +10,9 @@
 #include <cstdlib>
 
 #include "exec/cuda/cuda_check.h"
-#include "exec/device_threads.h"
-#include "sim/schedule/action.h"
-#include "sim/schedule/error.h"
+#include "exec/runtime/device_threads.h"
+#include "sim/core/action.h"
+#include "sim/support/error.h"
 
 namespace zb::exec::cuda {
 

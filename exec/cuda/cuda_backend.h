@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "exec/backend.h"
+#include "exec/runtime/backend.h"
 #include "exec/cuda/cuda_device.h"
 #include "exec/cuda/cuda_fabric.h"
 #include "exec/cuda/device_set.h"
 #include "exec/cuda/green_contexts.h"
 #include "exec/cuda/precision.h"
-#include "exec/process_fabric.h"
-#include "exec/process_group.h"
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
+#include "exec/multiprocess/process_fabric.h"
+#include "exec/multiprocess/process_group.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
 
 namespace zb::exec::cuda {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "exec/exec_error.h"
+#include "exec/runtime/exec_error.h"
 
 namespace zb::exec::cuda {
 

@@ -12,7 +12,7 @@
 #include <limits>
 
 #include "exec/cuda/cuda_check.h"
-#include "exec/gemm_shape.h"
+#include "exec/runtime/gemm_shape.h"
 #include "exec/cuda/cuda_kernels.h"
 #include "exec/cuda/driver_api.h"
 

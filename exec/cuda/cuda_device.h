@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "exec/cuda/precision.h"
-#include "exec/device.h"
+#include "exec/runtime/device.h"
 
 namespace zb::exec::cuda {
 

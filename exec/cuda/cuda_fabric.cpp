@@ -26,7 +26,7 @@ std::uint64_t nccl_id_key(int from_stage, int to_stage) {
 
 CudaFabric::CudaFabric(std::vector<CudaDevice*> devices)
     : devices_(std::move(devices)),
-      own_host_(std::make_unique<CpuFabric>()),
+      own_host_(std::make_unique<HostFabric>()),
       host_(own_host_.get()),
       per_device_(devices_.size()) {}
 

@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "exec/cpu_fabric.h"
+#include "exec/runtime/host_fabric.h"
 #include "exec/cuda/cuda_device.h"
-#include "exec/fabric.h"
-#include "exec/process_fabric.h"
+#include "exec/runtime/fabric.h"
+#include "exec/multiprocess/process_fabric.h"
 
 namespace zb::exec::cuda {
 
@@ -140,7 +140,7 @@ class CudaFabric final : public Fabric {
   std::vector<cudaStream_t> owned_streams_;       // every stream above, once
   bool nccl_unusable_ = false;
   // The host fabric: owned (one process) or borrowed (one device per process); host_ is either.
-  std::unique_ptr<CpuFabric> own_host_;
+  std::unique_ptr<HostFabric> own_host_;
   ProcessFabric* process_host_ = nullptr;
   Fabric* host_ = nullptr;
   std::mutex transfers_mutex_;

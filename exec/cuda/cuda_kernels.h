@@ -25,7 +25,7 @@ cudaError_t sum_squares(const float* x, std::size_t n, double* partials, double*
                         cudaStream_t stream);
 cudaError_t poison(float* x, std::size_t index, cudaStream_t stream);
 
-// The same formulas as the CPU device (exec/cpu_device.cpp), element by element.
+// The same formulas as the CPU device (exec/cpu/cpu_device.cpp), element by element.
 cudaError_t sgd_update(float* param, const float* grad, float* velocity, std::size_t n, float lr,
                        float momentum, float weight_decay, float grad_scale, cudaStream_t stream);
 cudaError_t adamw_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,

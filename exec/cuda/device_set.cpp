@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 
 namespace zb::exec::cuda {
 

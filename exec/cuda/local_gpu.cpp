@@ -6,7 +6,7 @@
 #include <charconv>
 #include <string>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 
 namespace zb::exec::cuda {
 

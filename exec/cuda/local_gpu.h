@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-#include "exec/launcher_env.h"
+#include "exec/multiprocess/launcher_env.h"
 
 namespace zb::exec::cuda {
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 
 namespace zb::exec::cuda {
 

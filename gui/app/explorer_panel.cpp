@@ -20,9 +20,9 @@
 #include <cmath>
 
 #include "gui/app/qt_colour.h"
-#include "sim/schedule/problem_fields.h"
-#include "sim/schedule/error.h"
-#include "gui/timeline/time_axis.h"
+#include "sim/core/problem_fields.h"
+#include "sim/support/error.h"
+#include "gui/viewer_core/time_axis.h"
 
 namespace zb::view {
 
@@ -31,7 +31,7 @@ namespace {
 constexpr int kSliderSteps = 400;
 constexpr int kOverlapSteps = 100;  // the overlap slider moves in steps of 0.01
 
-// The help text of a problem field, as zbsim's --help prints it (sim/schedule/problem_fields.h).
+// The help text of a problem field, as zbsim's --help prints it (sim/core/problem_fields.h).
 QString field_help(std::string_view key) {
   for (const ProblemField& field : problem_fields()) {
     if (field.key == key) return QString::fromUtf8(field.help.data(), static_cast<qsizetype>(field.help.size()));

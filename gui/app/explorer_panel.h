@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/schedule/problem_spec.h"
-#include "gui/timeline/model_presets.h"
+#include "sim/core/problem_spec.h"
+#include "gui/viewer_core/model_presets.h"
 
 class QComboBox;
 class QFormLayout;

@@ -34,10 +34,10 @@
 #include "gui/app/explorer_panel.h"
 #include "gui/app/qt_colour.h"
 #include "gui/app/timeline_view.h"
-#include "sim/schedule/atomic_file.h"
-#include "sim/schedule/error.h"
-#include "gui/timeline/input_files.h"
-#include "gui/timeline/model_presets.h"
+#include "sim/support/atomic_file.h"
+#include "sim/support/error.h"
+#include "gui/viewer_core/input_files.h"
+#include "gui/viewer_core/model_presets.h"
 
 namespace zb::view {
 

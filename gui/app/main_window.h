@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "sim/schedule/generator_registry.h"
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
-#include "gui/timeline/engines.h"
-#include "gui/timeline/explorer_run.h"
-#include "gui/timeline/input_files.h"
-#include "gui/timeline/metrics_table.h"
-#include "gui/timeline/timeline_scene.h"
+#include "sim/core/generators/generator_registry.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
+#include "gui/viewer_core/engines.h"
+#include "gui/viewer_core/explorer_run.h"
+#include "gui/viewer_core/input_files.h"
+#include "gui/viewer_core/metrics_table.h"
+#include "gui/viewer_core/timeline_scene.h"
 
 class QLabel;
 class QMenu;

@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "gui/timeline/pass_colours.h"
-#include "gui/timeline/timeline_layout.h"
+#include "gui/viewer_core/pass_colours.h"
+#include "gui/viewer_core/timeline_layout.h"
 
 namespace zb::view {
 

@@ -5,7 +5,7 @@
 #include <QPainter>
 #include <QRectF>
 
-#include "gui/timeline/timeline_layout.h"
+#include "gui/viewer_core/timeline_layout.h"
 
 namespace zb::view {
 

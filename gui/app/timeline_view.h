@@ -9,9 +9,9 @@
 
 #include <optional>
 
-#include "gui/timeline/timeline_layout.h"
-#include "gui/timeline/timeline_scene.h"
-#include "gui/timeline/viewport.h"
+#include "gui/viewer_core/timeline_layout.h"
+#include "gui/viewer_core/timeline_scene.h"
+#include "gui/viewer_core/viewport.h"
 
 namespace zb::view {
 

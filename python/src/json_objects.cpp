@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/json_text.h"
+#include "sim/support/error.h"
+#include "sim/support/json_text.h"
 
 namespace py = pybind11;
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "json_objects.h"
-#include "sim/catalog/scenario_input.h"
-#include "sim/schedule/problem_fields.h"
+#include "sim/app/catalog/scenario_input.h"
+#include "sim/core/problem_fields.h"
 
 namespace py = pybind11;
 

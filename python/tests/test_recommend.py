@@ -4,7 +4,7 @@ import pytest
 
 import zbsim
 
-DATA = "tests/catalog/data/"
+DATA = "tests/app/plan/data/"
 
 
 def flags_and_keywords(source_dir, gpus=8, global_batch=16):

@@ -2,13 +2,13 @@
 #include <iostream>
 #include <optional>
 
-#include "sim/schedule/atomic_file.h"
+#include "sim/support/atomic_file.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/problem_options.h"
-#include "sim/catalog/generators.h"
-#include "sim/catalog/comparison.h"
-#include "sim/cli/results.h"
-#include "sim/schedule/trace_writers.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/app/catalog/generators.h"
+#include "sim/app/catalog/comparison.h"
+#include "sim/app/catalog/result_table.h"
+#include "sim/formats/trace_writers.h"
 
 namespace zb::cli {
 

@@ -4,12 +4,12 @@
 
 #include <iostream>
 
-#include "sim/catalog/trace_files.h"
+#include "sim/app/catalog/trace_files.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/problem_options.h"
-#include "sim/cli/results.h"
-#include "sim/cli/trace_comparison.h"
-#include "sim/schedule/error.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/app/catalog/result_table.h"
+#include "sim/app/catalog/trace_comparison.h"
+#include "sim/support/error.h"
 
 namespace zb::cli {
 

@@ -6,20 +6,20 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
-#include "sim/schedule/atomic_file.h"
+#include "sim/support/atomic_file.h"
 #include "sim/cli/commands.h"
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/cli/problem_options.h"
-#include "sim/schedule/pytorch_csv.h"
-#include "sim/schedule/torchtitan_settings.h"
-#include "sim/catalog/generators.h"
-#include "sim/catalog/run_row.h"
-#include "sim/catalog/scenario_input.h"
-#include "sim/catalog/schedule_files.h"
-#include "sim/schedule/trace_json.h"
-#include "sim/schedule/trace_writers.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/formats/pytorch_csv.h"
+#include "sim/formats/torchtitan_settings.h"
+#include "sim/app/catalog/generators.h"
+#include "sim/app/catalog/run_row.h"
+#include "sim/app/catalog/scenario_input.h"
+#include "sim/app/catalog/schedule_files.h"
+#include "sim/formats/trace_json.h"
+#include "sim/formats/trace_writers.h"
+#include "sim/core/validator.h"
 
 namespace zb::cli {
 

@@ -5,13 +5,13 @@
 #include <iostream>
 #include <optional>
 
-#include "sim/catalog/frontier_curves.h"
-#include "sim/schedule/atomic_file.h"
+#include "sim/app/catalog/frontier_curves.h"
+#include "sim/support/atomic_file.h"
 #include "sim/cli/commands.h"
 #include "sim/solver/frontier.h"
 #include "sim/solver/frontier_svg.h"
-#include "sim/cli/problem_options.h"
-#include "sim/cli/results.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/app/catalog/result_table.h"
 
 namespace zb::cli {
 

@@ -7,13 +7,13 @@
 
 #include "models/partition_export.h"
 #include "models/static_memory.h"
-#include "sim/catalog/balanced_split.h"
-#include "sim/catalog/single_run.h"
-#include "sim/catalog/generators.h"
+#include "sim/app/catalog/balanced_split.h"
+#include "sim/app/catalog/single_run.h"
+#include "sim/app/catalog/generators.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/problem_options.h"
-#include "sim/cli/results.h"
-#include "sim/schedule/error.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/app/catalog/result_table.h"
+#include "sim/support/error.h"
 
 namespace zb::cli {
 

@@ -1,15 +1,15 @@
 // zbsim plot: SVG charts from a sweep's results CSV (bubble rate vs m, throughput vs memory
-// limit, peak memory per device; the charts are made by sim/sweep/plot.h).
+// limit, peak memory per device; the charts are made by sim/app/sweep/plot.h).
 #include <fmt/format.h>
 
 #include <iostream>
 
-#include "sim/catalog/command_line.h"
+#include "sim/cli/common/command_line.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/problem_options.h"
-#include "sim/schedule/atomic_file.h"
-#include "sim/schedule/error.h"
-#include "sim/sweep/plot.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/support/atomic_file.h"
+#include "sim/support/error.h"
+#include "sim/app/sweep/plot.h"
 
 namespace zb::cli {
 

@@ -1,5 +1,5 @@
 // zbsim recommend: the fastest training plans for a model, a cluster and a global batch (the search
-// is sim/catalog/plan_search.h, the plan's files sim/catalog/plan_files.h).
+// is sim/app/plan/plan_search.h, the plan's files sim/app/plan/plan_files.h).
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -9,15 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "sim/catalog/plan_files.h"
-#include "sim/catalog/plan_json.h"
-#include "sim/catalog/plan_search.h"
+#include "sim/app/plan/plan_files.h"
+#include "sim/app/plan/plan_json.h"
+#include "sim/app/plan/plan_search.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/problem_options.h"
-#include "sim/cli/results.h"
-#include "sim/schedule/atomic_file.h"
-#include "sim/schedule/error.h"
-#include "sim/sweep/progress.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/app/catalog/result_table.h"
+#include "sim/support/atomic_file.h"
+#include "sim/support/error.h"
+#include "sim/app/sweep/progress.h"
 
 namespace zb::cli {
 

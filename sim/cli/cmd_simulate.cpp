@@ -5,16 +5,16 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "sim/catalog/generators.h"
-#include "sim/catalog/single_run.h"
-#include "sim/catalog/schedule_files.h"
-#include "sim/schedule/atomic_file.h"
+#include "sim/app/catalog/generators.h"
+#include "sim/app/catalog/single_run.h"
+#include "sim/app/catalog/schedule_files.h"
+#include "sim/support/atomic_file.h"
 #include "sim/cli/commands.h"
-#include "sim/schedule/error.h"
-#include "sim/cli/problem_options.h"
-#include "sim/cli/results.h"
-#include "sim/schedule/trace_json.h"
-#include "sim/schedule/trace_writers.h"
+#include "sim/support/error.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/app/catalog/result_table.h"
+#include "sim/formats/trace_json.h"
+#include "sim/formats/trace_writers.h"
 
 namespace zb::cli {
 

@@ -4,16 +4,16 @@
 #include <cstdint>
 #include <iostream>
 
-#include "sim/catalog/solve_row.h"
-#include "sim/schedule/atomic_file.h"
+#include "sim/app/catalog/solve_row.h"
+#include "sim/support/atomic_file.h"
 #include "sim/cli/commands.h"
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/ilp_solver.h"
-#include "sim/cli/problem_options.h"
-#include "sim/cli/results.h"
-#include "sim/schedule/trace_writers.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/app/catalog/result_table.h"
+#include "sim/formats/trace_writers.h"
 
 namespace zb::cli {
 

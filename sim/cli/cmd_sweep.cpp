@@ -1,16 +1,16 @@
 // zbsim sweep: the cartesian product of a grid file's axes, in parallel, into CSV and JSON lines
-// (the sweep itself is sim/sweep/).
+// (the sweep itself is sim/app/sweep/).
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "sim/cli/commands.h"
-#include "sim/cli/problem_options.h"
-#include "sim/schedule/atomic_file.h"
-#include "sim/schedule/error.h"
-#include "sim/sweep/grid.h"
-#include "sim/sweep/output.h"
-#include "sim/sweep/run.h"
+#include "sim/cli/common/problem_options.h"
+#include "sim/support/atomic_file.h"
+#include "sim/support/error.h"
+#include "sim/app/sweep/grid.h"
+#include "sim/app/sweep/output.h"
+#include "sim/app/sweep/run.h"
 
 namespace zb::cli {
 

@@ -1,5 +1,5 @@
 // zbsim: entry point, subcommand dispatch and the one place errors become exit codes.
-#include "sim/catalog/subcommands.h"
+#include "sim/cli/common/subcommands.h"
 #include "sim/cli/commands.h"
 
 namespace {

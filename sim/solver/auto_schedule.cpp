@@ -8,12 +8,12 @@
 #include <functional>
 #include <vector>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/limits.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/generators.h"
-#include "sim/schedule/memory.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/limits.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generators.h"
+#include "sim/core/memory.h"
+#include "sim/core/validator.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/time_grid.h"
 #include "sim/solver/v_controllable.h"

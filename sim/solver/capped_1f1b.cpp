@@ -5,9 +5,9 @@
 #include <cmath>
 #include <deque>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/memory.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/memory.h"
+#include "sim/core/validator.h"
 #include "sim/solver/list_timing.h"
 
 namespace zb {

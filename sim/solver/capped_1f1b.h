@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
 
 namespace zb {
 

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/limits.h"
+#include "sim/support/error.h"
+#include "sim/core/limits.h"
 #include "sim/solver/auto_schedule.h"
 
 namespace zb {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/schedule/problem.h"
+#include "sim/core/problem.h"
 #include "sim/solver/ilp_solver.h"
 
 namespace zb {

@@ -1,7 +1,7 @@
 // Draws the frontier by hand (no plotting dependency): axes, grid, polylines, legend.
 #include "sim/solver/frontier_svg.h"
 
-#include "sim/schedule/svg_text.h"
+#include "sim/formats/svg_text.h"
 
 #include <fmt/format.h>
 

@@ -10,10 +10,10 @@
 #include <optional>
 #include <vector>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/memory.h"
-#include "sim/schedule/validator.h"
-#include "sim/schedule/generators.h"
+#include "sim/support/error.h"
+#include "sim/core/memory.h"
+#include "sim/core/validator.h"
+#include "sim/core/generators/generators.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/lower_bound.h"
 #include "sim/solver/split_1f1b.h"

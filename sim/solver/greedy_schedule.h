@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
 
 namespace zb {
 

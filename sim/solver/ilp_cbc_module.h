@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "sim/schedule/module_loader.h"
+#include "sim/support/module_loader.h"
 #include "sim/solver/ilp_model.h"
 #include "sim/solver/ilp_solver.h"
 

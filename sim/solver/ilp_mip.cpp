@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "sim/schedule/child_process.h"
-#include "sim/schedule/error.h"
+#include "sim/support/child_process.h"
+#include "sim/support/error.h"
 #include "sim/solver/ilp_cbc_module.h"
 #include "sim/solver/ilp_model.h"
 #include "sim/solver/ilp_solver.h"

@@ -8,7 +8,7 @@
 #include <deque>
 #include <limits>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "sim/solver/list_timing.h"
 
 namespace zb {

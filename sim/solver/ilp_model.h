@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
 
 namespace zb {
 

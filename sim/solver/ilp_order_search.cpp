@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "sim/solver/head_chain.h"
 #include "sim/solver/list_timing.h"
 

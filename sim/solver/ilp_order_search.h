@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
 
 namespace zb {
 

@@ -7,9 +7,9 @@
 #include <chrono>
 #include <cmath>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/memory.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/memory.h"
+#include "sim/core/validator.h"
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/capped_1f1b.h"
 #include "sim/solver/greedy_schedule.h"

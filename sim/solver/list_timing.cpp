@@ -7,7 +7,7 @@
 #include <limits>
 #include <numeric>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 
 namespace zb {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
 #include "sim/solver/time_grid.h"
 
 namespace zb {

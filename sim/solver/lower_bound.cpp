@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "sim/solver/head_chain.h"
 
 namespace zb {

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "sim/schedule/problem.h"
+#include "sim/core/problem.h"
 
 namespace zb {
 

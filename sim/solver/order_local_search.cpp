@@ -5,8 +5,8 @@
 #include <array>
 #include <vector>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/memory.h"
+#include "sim/support/error.h"
+#include "sim/core/memory.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/time_grid.h"
 

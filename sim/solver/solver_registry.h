@@ -2,7 +2,7 @@
 // CBC, zb-ilp) by name.
 #pragma once
 
-#include "sim/schedule/generator_registry.h"
+#include "sim/core/generators/generator_registry.h"
 
 namespace zb {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "sim/schedule/memory.h"
+#include "sim/core/memory.h"
 
 namespace zb {
 

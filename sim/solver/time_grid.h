@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/schedule/problem.h"
+#include "sim/core/problem.h"
 
 namespace zb {
 

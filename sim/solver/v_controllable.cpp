@@ -12,10 +12,10 @@
 #include <unordered_map>
 #include <utility>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/memory.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/memory.h"
+#include "sim/core/validator.h"
 #include "sim/solver/time_grid.h"
 
 namespace zb {

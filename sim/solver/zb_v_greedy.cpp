@@ -11,8 +11,8 @@
 #include <limits>
 #include <optional>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/memory.h"
+#include "sim/support/error.h"
+#include "sim/core/memory.h"
 #include "sim/solver/time_grid.h"
 
 namespace zb {

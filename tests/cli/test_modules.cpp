@@ -1,12 +1,12 @@
 // SimGrid and CBC live in modules that zbsim loads only when a command uses them
-// (sim/schedule/module_loader.h): zbsim does not link them, starts and runs every other command
+// (sim/support/module_loader.h): zbsim does not link them, starts and runs every other command
 // without them, and names the module and the folders searched when one is missing or broken.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "tests/support/cli_test.h"
+#include "tests/testing/cli_test.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <regex>
 #include <sstream>
 
-#include "tests/support/cli_test.h"
+#include "tests/testing/cli_test.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/cli_test.h"
+#include "tests/testing/cli_test.h"
 
 namespace {
 
@@ -15,7 +15,7 @@ using zb::testing::slurp;
 class Recommend : public zb::testing::CliTest {
  protected:
   CliRun zbsim(const std::string& args) { return run(ZBSIM_PATH, args); }
-  const std::string data = std::string(ZB_SOURCE_DIR) + "/tests/catalog/data/";
+  const std::string data = std::string(ZB_SOURCE_DIR) + "/tests/app/plan/data/";
   std::string tiny() const {
     return "recommend --model " + data + "tiny-llama.json --hardware " + data + "small-gpu.json --cluster " + data +
            "16x4-ib200.json --gpus 8 --global-batch 16";

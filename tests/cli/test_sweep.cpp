@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/cli_test.h"
+#include "tests/testing/cli_test.h"
 
 namespace {
 

@@ -5,10 +5,10 @@
 
 #include <filesystem>
 
-#include "sim/catalog/generators.h"
-#include "sim/schedule/generator_registry.h"
-#include "sim/schedule/problem_spec.h"
-#include "tests/support/problems.h"
+#include "sim/app/catalog/generators.h"
+#include "sim/core/generators/generator_registry.h"
+#include "sim/core/problem_spec.h"
+#include "tests/testing/problems.h"
 
 namespace zb::exec::test {
 

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "exec/cpu_backend.h"
-#include "exec/engine.h"
-#include "exec/reference.h"
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
+#include "exec/cpu/cpu_backend.h"
+#include "exec/runtime/engine.h"
+#include "exec/runtime/reference.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
 
 namespace zb::exec::test {
 

@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <ostream>
 
-#include "sim/catalog/generators.h"
+#include "sim/app/catalog/generators.h"
 #include "tests/exec/exec_test_support.h"
-#include "sim/schedule/atomic_file.h"
-#include "sim/schedule/generator_registry.h"
-#include "tests/support/problems.h"
-#include "sim/schedule/problem_spec.h"
-#include "sim/schedule/pytorch_csv.h"
+#include "sim/support/atomic_file.h"
+#include "sim/core/generators/generator_registry.h"
+#include "tests/testing/problems.h"
+#include "sim/core/problem_spec.h"
+#include "sim/formats/pytorch_csv.h"
 
 namespace zb::exec {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <stdexcept>
 
-#include "exec/cpu_backend.h"
-#include "exec/exec_error.h"
+#include "exec/cpu/cpu_backend.h"
+#include "exec/runtime/exec_error.h"
 
 namespace zb::exec {
 namespace {

@@ -3,16 +3,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "exec/calibrate.h"
-#include "exec/predict.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/optimizer_step.h"
-#include "sim/schedule/problem_spec.h"
+#include "exec/calibration/calibrate.h"
+#include "exec/calibration/predict.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/optimizer_step.h"
+#include "sim/core/problem_spec.h"
 #include "tests/exec/exec_test_support.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/trace_json.h"
-#include "sim/schedule/trace_writers.h"
-#include "sim/schedule/validator.h"
+#include "sim/core/evaluator.h"
+#include "sim/formats/trace_json.h"
+#include "sim/formats/trace_writers.h"
+#include "sim/core/validator.h"
 
 namespace zb::exec {
 namespace {

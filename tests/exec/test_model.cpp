@@ -3,9 +3,9 @@
 
 #include <cmath>
 
-#include "exec/cpu_device.h"
-#include "exec/model_config.h"
-#include "exec/stage_model.h"
+#include "exec/cpu/cpu_device.h"
+#include "exec/runtime/model_config.h"
+#include "exec/runtime/stage_model.h"
 
 namespace zb::exec {
 namespace {

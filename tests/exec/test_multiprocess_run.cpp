@@ -6,11 +6,11 @@
 
 #include <ostream>
 
-#include "exec/cpu_backend.h"
-#include "exec/device_output.h"
-#include "exec/engine.h"
-#include "exec/exec_error.h"
-#include "exec/process_group.h"
+#include "exec/cpu/cpu_backend.h"
+#include "exec/runtime/device_output.h"
+#include "exec/runtime/engine.h"
+#include "exec/runtime/exec_error.h"
+#include "exec/multiprocess/process_group.h"
 #include "tests/exec/exec_test_support.h"
 #include "tests/exec/thread_transport.h"
 

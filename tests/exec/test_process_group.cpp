@@ -13,10 +13,10 @@
 #include <mutex>
 #include <thread>
 
-#include "exec/exec_error.h"
-#include "exec/mpi_transport.h"
-#include "exec/process_group.h"
-#include "sim/schedule/error.h"
+#include "exec/runtime/exec_error.h"
+#include "exec/multiprocess/mpi_transport.h"
+#include "exec/multiprocess/process_group.h"
+#include "sim/support/error.h"
 #include "tests/exec/exec_test_support.h"
 #include "tests/exec/thread_transport.h"
 

@@ -2,11 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "exec/backends.h"
-#include "exec/exec_error.h"
+#include "exec/cli/backends.h"
+#include "exec/runtime/exec_error.h"
 #include "tests/exec/exec_test_support.h"
-#include "sim/schedule/error.h"
-#include "sim/schedule/schedule.h"
+#include "sim/support/error.h"
+#include "sim/core/schedule.h"
 
 namespace zb::exec {
 namespace {

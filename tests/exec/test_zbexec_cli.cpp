@@ -8,12 +8,12 @@
 #include <fstream>
 #include <string>
 
-#include "exec/calibrate.h"
-#include "sim/schedule/atomic_file.h"
-#include "sim/schedule/trace_json.h"
+#include "exec/calibration/calibrate.h"
+#include "sim/support/atomic_file.h"
+#include "sim/formats/trace_json.h"
 
-#include "tests/support/chrome_trace_check.h"
-#include "tests/support/cli_test.h"
+#include "tests/testing/chrome_trace_check.h"
+#include "tests/testing/cli_test.h"
 
 namespace {
 

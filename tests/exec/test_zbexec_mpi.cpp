@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/schedule/atomic_file.h"
-#include "sim/schedule/trace_json.h"
-#include "tests/support/cli_test.h"
+#include "sim/support/atomic_file.h"
+#include "sim/formats/trace_json.h"
+#include "tests/testing/cli_test.h"
 
 namespace {
 

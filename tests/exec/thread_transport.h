@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "exec/transport.h"
+#include "exec/runtime/transport.h"
 
 namespace zb::exec::test {
 

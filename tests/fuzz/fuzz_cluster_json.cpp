@@ -1,6 +1,6 @@
 // A SimGrid cluster file reads and validates for a few device counts, or is an InputError.
-#include "sim/engine/cluster.h"
-#include "sim/schedule/json_text.h"
+#include "sim/simgrid/cluster.h"
+#include "sim/support/json_text.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

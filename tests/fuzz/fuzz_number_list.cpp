@@ -1,6 +1,6 @@
 // The flag values users type: number lists ("1,2.5,3"), memory limits ("2p"), placements.
-#include "sim/schedule/problem.h"
-#include "sim/schedule/problem_spec.h"
+#include "sim/core/problem.h"
+#include "sim/core/problem_spec.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,7 +1,7 @@
 // A problem object (the "problem" of a scenario, or a sweep grid's base) reads and builds, or is
 // an InputError naming the field.
-#include "sim/schedule/json_text.h"
-#include "sim/schedule/problem_spec.h"
+#include "sim/support/json_text.h"
+#include "sim/core/problem_spec.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,8 +1,8 @@
 // PyTorch's pipeline CSV (compute-only and with communication cells) reads or is an InputError,
 // and what reads writes back in both forms.
-#include "sim/schedule/pytorch_csv.h"
+#include "sim/formats/pytorch_csv.h"
 #include "tests/fuzz/fuzz_support.h"
-#include "tests/support/problems.h"
+#include "tests/testing/problems.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   return zb::fuzz::only_input_errors([&] {

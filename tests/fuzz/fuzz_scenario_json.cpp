@@ -1,6 +1,6 @@
 // A scenario file (problem, schedules, model-driven fields) reads or is an InputError.
 #include "models/scenario.h"
-#include "sim/schedule/json_text.h"
+#include "sim/support/json_text.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,8 +1,8 @@
 // Any schedule file (text, JSON or PyTorch CSV, told by content) reads as a schedule or is an
 // InputError; what reads is given its shape, validated, and evaluated when valid.
-#include "sim/catalog/schedule_files.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/validator.h"
+#include "sim/app/catalog/schedule_files.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/validator.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 
 namespace zb::fuzz {
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "sim/schedule/atomic_file.h"
-#include "sim/sweep/grid.h"
+#include "sim/support/atomic_file.h"
+#include "sim/app/sweep/grid.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,8 +1,8 @@
 // A torch.profiler trace (Kineto's object or the legacy profiler's array of events) reads as one
 // rank or is an InputError, and what reads merges into a trace whose metrics are computed again.
-#include "sim/schedule/json_text.h"
-#include "sim/schedule/torch_profiler_trace.h"
-#include "sim/schedule/trace.h"
+#include "sim/support/json_text.h"
+#include "sim/formats/torch_profiler_trace.h"
+#include "sim/core/trace.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,8 +1,8 @@
 // A trace file (zbsim's and zbexec's own JSON) reads or is an InputError, and what reads has
 // metrics computed again.
-#include "sim/schedule/json_text.h"
-#include "sim/schedule/trace.h"
-#include "sim/schedule/trace_json.h"
+#include "sim/support/json_text.h"
+#include "sim/core/trace.h"
+#include "sim/formats/trace_json.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

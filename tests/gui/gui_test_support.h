@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/generator_registry.h"
-#include "sim/schedule/problem_spec.h"
-#include "sim/schedule/trace.h"
-#include "tests/support/problems.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generator_registry.h"
+#include "sim/core/problem_spec.h"
+#include "sim/core/trace.h"
+#include "tests/testing/problems.h"
 
 namespace zb::view::testing {
 

@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gui/timeline/input_files.h"
-#include "sim/schedule/error.h"
-#include "sim/schedule/trace_json.h"
+#include "gui/viewer_core/input_files.h"
+#include "sim/support/error.h"
+#include "sim/formats/trace_json.h"
 #include "tests/gui/gui_test_support.h"
 
 namespace zb::view {

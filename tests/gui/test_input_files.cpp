@@ -4,10 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/gui/gui_test_support.h"
-#include "sim/schedule/error.h"
-#include "sim/schedule/trace_json.h"
-#include "gui/timeline/input_files.h"
-#include "gui/timeline/model_presets.h"
+#include "sim/support/error.h"
+#include "sim/formats/trace_json.h"
+#include "gui/viewer_core/input_files.h"
+#include "gui/viewer_core/model_presets.h"
 
 namespace zb::view {
 namespace {

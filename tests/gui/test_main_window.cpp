@@ -33,10 +33,10 @@
 #include "gui/app/timeline_view.h"
 #include "tests/gui/gui_test_support.h"
 #include "tests/gui/qt_test_support.h"
-#include "sim/schedule/generators.h"
-#include "sim/schedule/trace_json.h"
-#include "gui/timeline/explorer_run.h"
-#include "sim/catalog/generators.h"
+#include "sim/core/generators/generators.h"
+#include "sim/formats/trace_json.h"
+#include "gui/viewer_core/explorer_run.h"
+#include "sim/app/catalog/generators.h"
 
 namespace zb::view {
 namespace {

@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include "tests/gui/gui_test_support.h"
-#include "gui/timeline/explorer_run.h"
-#include "gui/timeline/metrics_table.h"
-#include "gui/timeline/timeline_layout.h"
-#include "sim/catalog/generators.h"
+#include "gui/viewer_core/explorer_run.h"
+#include "gui/viewer_core/metrics_table.h"
+#include "gui/viewer_core/timeline_layout.h"
+#include "sim/app/catalog/generators.h"
 
 namespace zb::view {
 namespace {

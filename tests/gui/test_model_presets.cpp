@@ -4,11 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/gui/gui_test_support.h"
-#include "sim/schedule/error.h"
-#include "gui/timeline/explorer_run.h"
-#include "gui/timeline/input_files.h"
-#include "sim/catalog/generators.h"
-#include "gui/timeline/model_presets.h"
+#include "sim/support/error.h"
+#include "gui/viewer_core/explorer_run.h"
+#include "gui/viewer_core/input_files.h"
+#include "sim/app/catalog/generators.h"
+#include "gui/viewer_core/model_presets.h"
 
 namespace zb::view {
 namespace {

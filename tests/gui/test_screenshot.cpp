@@ -8,9 +8,9 @@
 #include "gui/app/timeline_view.h"
 #include "tests/gui/gui_test_support.h"
 #include "tests/gui/qt_test_support.h"
-#include "gui/timeline/explorer_run.h"
-#include "gui/timeline/pass_colours.h"
-#include "sim/catalog/generators.h"
+#include "gui/viewer_core/explorer_run.h"
+#include "gui/viewer_core/pass_colours.h"
+#include "sim/app/catalog/generators.h"
 
 namespace zb::view {
 namespace {

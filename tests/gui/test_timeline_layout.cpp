@@ -6,11 +6,11 @@
 #include <numeric>
 
 #include "tests/gui/gui_test_support.h"
-#include "sim/schedule/pass_colors.h"
-#include "sim/schedule/trace_writers.h"
-#include "gui/timeline/pass_colours.h"
-#include "gui/timeline/timeline_layout.h"
-#include "gui/timeline/timeline_scene.h"
+#include "sim/formats/pass_colors.h"
+#include "sim/formats/trace_writers.h"
+#include "gui/viewer_core/pass_colours.h"
+#include "gui/viewer_core/timeline_layout.h"
+#include "gui/viewer_core/timeline_scene.h"
 
 namespace zb::view {
 namespace {

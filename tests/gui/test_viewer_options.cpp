@@ -3,9 +3,9 @@
 
 #include <functional>
 
-#include "sim/schedule/error.h"
-#include "gui/timeline/viewer_options.h"
-#include "sim/schedule/problem_fields.h"
+#include "sim/support/error.h"
+#include "gui/viewer_core/viewer_options.h"
+#include "sim/core/problem_fields.h"
 
 namespace zb::view {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "gui/timeline/time_axis.h"
-#include "gui/timeline/viewport.h"
+#include "gui/viewer_core/time_axis.h"
+#include "gui/viewer_core/viewport.h"
 
 namespace zb::view {
 namespace {
@@ -83,7 +83,7 @@ TEST(TimeAxis, LabelsHaveTheDecimalsTheStepNeeds) {
 }  // namespace
 }  // namespace zb::view
 
-#include "gui/timeline/timeline_layout.h"
+#include "gui/viewer_core/timeline_layout.h"
 
 namespace zb::view {
 namespace {

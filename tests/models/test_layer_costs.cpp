@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "models/kernel_time.h"
 #include "models/layer_costs.h"
 #include "models/static_memory.h"

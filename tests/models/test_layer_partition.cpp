@@ -13,8 +13,8 @@
 
 #include "models/layer_partition.h"
 #include "models/partition_export.h"
-#include "sim/schedule/error.h"
-#include "sim/schedule/generators.h"
+#include "sim/support/error.h"
+#include "sim/core/generators/generators.h"
 #include "tests/models/tiny_scenario.h"
 
 namespace zb::models {

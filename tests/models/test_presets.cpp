@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/cost_model.h"
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "models/presets.h"
 #include "models/setup_error.h"
 

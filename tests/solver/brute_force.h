@@ -5,10 +5,10 @@
 #include <limits>
 #include <vector>
 
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 #include "sim/solver/list_timing.h"
-#include "sim/schedule/problem.h"
-#include "sim/schedule/schedule.h"
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
 
 namespace zb::test {
 

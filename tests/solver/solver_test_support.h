@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "sim/schedule/problem_spec.h"
-#include "sim/schedule/schedule.h"
-#include "tests/support/problems.h"
+#include "sim/core/problem_spec.h"
+#include "sim/core/schedule.h"
+#include "tests/testing/problems.h"
 
 namespace zb::test {
 

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/generators.h"
-#include "sim/schedule/memory.h"
-#include "sim/schedule/problem_spec.h"
-#include "sim/schedule/schedule.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generators.h"
+#include "sim/core/memory.h"
+#include "sim/core/problem_spec.h"
+#include "sim/core/schedule.h"
+#include "sim/core/validator.h"
 #include "sim/solver/frontier.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/time_grid.h"

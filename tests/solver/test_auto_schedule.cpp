@@ -3,13 +3,13 @@
 
 #include <algorithm>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/validator.h"
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/frontier.h"
-#include "sim/schedule/generators.h"
-#include "tests/support/problems.h"
+#include "sim/core/generators/generators.h"
+#include "tests/testing/problems.h"
 
 namespace zb {
 namespace {

@@ -1,15 +1,15 @@
 // The memory-capped 1F1B orders: valid, in order, what they claim, and zb-ilp's better start.
 #include <gtest/gtest.h>
 
-#include "sim/schedule/memory.h"
-#include "sim/schedule/problem_spec.h"
-#include "sim/schedule/validator.h"
+#include "sim/core/memory.h"
+#include "sim/core/problem_spec.h"
+#include "sim/core/validator.h"
 #include "sim/solver/capped_1f1b.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/lower_bound.h"
-#include "tests/support/problems.h"
+#include "tests/testing/problems.h"
 #include "tests/solver/solver_test_support.h"
 
 namespace zb {

@@ -4,15 +4,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/generators.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generators.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/solver_registry.h"
 #include "tests/solver/solver_test_support.h"
-#include "sim/schedule/validator.h"
-#include "tests/support/problems.h"
+#include "sim/core/validator.h"
+#include "tests/testing/problems.h"
 
 namespace zb {
 namespace {

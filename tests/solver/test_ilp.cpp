@@ -4,14 +4,14 @@
 #include <chrono>
 
 #include "tests/solver/brute_force.h"
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/generators.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generators.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
 #include "tests/solver/solver_test_support.h"
-#include "sim/schedule/validator.h"
-#include "tests/support/problems.h"
+#include "sim/core/validator.h"
+#include "tests/testing/problems.h"
 
 namespace zb {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "sim/schedule/evaluator.h"
+#include "sim/core/evaluator.h"
 #include "sim/solver/list_timing.h"
-#include "tests/support/problems.h"
+#include "tests/testing/problems.h"
 
 namespace zb {
 namespace {

@@ -2,14 +2,14 @@
 #include <gtest/gtest.h>
 
 #include "tests/solver/brute_force.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/generators.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generators.h"
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
 #include "sim/solver/lower_bound.h"
 #include "tests/solver/solver_test_support.h"
-#include "tests/support/problems.h"
+#include "tests/testing/problems.h"
 
 namespace zb {
 namespace {

@@ -2,8 +2,8 @@
 // and where memory is tight it closes most of the gap the other starts leave.
 #include <gtest/gtest.h>
 
-#include "sim/schedule/memory.h"
-#include "sim/schedule/validator.h"
+#include "sim/core/memory.h"
+#include "sim/core/validator.h"
 #include "sim/solver/capped_1f1b.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <random>
 
-#include "sim/schedule/memory.h"
-#include "sim/schedule/validator.h"
+#include "sim/core/memory.h"
+#include "sim/core/validator.h"
 #include "sim/solver/ilp_order_search.h"
 #include "sim/solver/list_timing.h"
 #include "tests/solver/brute_force.h"

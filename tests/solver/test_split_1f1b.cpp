@@ -2,12 +2,12 @@
 // capped where B allocates memory (recomputation), and what zb-auto makes of it.
 #include <gtest/gtest.h>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/generators.h"
-#include "sim/schedule/memory.h"
-#include "sim/schedule/problem_spec.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generators.h"
+#include "sim/core/memory.h"
+#include "sim/core/problem_spec.h"
+#include "sim/core/validator.h"
 #include "sim/solver/greedy_schedule.h"
 #include "sim/solver/split_1f1b.h"
 

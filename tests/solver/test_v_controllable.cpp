@@ -8,14 +8,14 @@
 #include <random>
 #include <string>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/memory.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/memory.h"
+#include "sim/core/validator.h"
 #include "sim/solver/solver_registry.h"
 #include "sim/solver/time_grid.h"
 #include "sim/solver/v_controllable.h"
-#include "tests/support/problems.h"
+#include "tests/testing/problems.h"
 
 namespace zb {
 namespace {

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <random>
 
-#include "sim/schedule/error.h"
-#include "sim/schedule/evaluator.h"
-#include "sim/schedule/validator.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/validator.h"
 #include "sim/solver/time_grid.h"
 #include "sim/solver/zb_v_greedy.h"
-#include "tests/support/problems.h"
+#include "tests/testing/problems.h"
 
 namespace zb {
 namespace {

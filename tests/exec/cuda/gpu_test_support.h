@@ -6,9 +6,9 @@
 #include <string>
 
 #include "exec/cuda/cuda_check.h"
-#include "exec/engine.h"
-#include "sim/schedule/problem.h"
-#include "sim/schedule/problem_spec.h"
+#include "exec/runtime/engine.h"
+#include "sim/core/problem.h"
+#include "sim/core/problem_spec.h"
 
 namespace zb::exec::cuda::test {
 

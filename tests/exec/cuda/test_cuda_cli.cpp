@@ -5,7 +5,7 @@
 
 #include "exec/cuda/cuda_check.h"
 
-#include "tests/support/cli_test.h"
+#include "tests/testing/cli_test.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "exec/cpu_device.h"
+#include "exec/cpu/cpu_device.h"
 #include "exec/cuda/cuda_backend.h"
 #include "tests/exec/cuda/gpu_test_support.h"
 

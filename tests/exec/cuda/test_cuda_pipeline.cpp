@@ -7,10 +7,10 @@
 #include <tuple>
 
 #include "exec/cuda/cuda_backend.h"
-#include "sim/catalog/generators.h"
-#include "exec/reference.h"
+#include "sim/app/catalog/generators.h"
+#include "exec/runtime/reference.h"
 #include "tests/exec/cuda/gpu_test_support.h"
-#include "sim/schedule/generator_registry.h"
+#include "sim/core/generators/generator_registry.h"
 
 namespace zb::exec::cuda {
 namespace {

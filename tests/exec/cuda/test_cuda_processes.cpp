@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "exec/cuda/cuda_backend.h"
-#include "sim/catalog/generators.h"
-#include "exec/process_group.h"
+#include "sim/app/catalog/generators.h"
+#include "exec/multiprocess/process_group.h"
 #include "tests/exec/thread_transport.h"
-#include "exec/reference.h"
+#include "exec/runtime/reference.h"
 #include "tests/exec/cuda/gpu_test_support.h"
-#include "sim/schedule/generator_registry.h"
+#include "sim/core/generators/generator_registry.h"
 
 namespace zb::exec::cuda {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "exec/cuda/device_set.h"
 #include "exec/cuda/precision.h"
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 
 namespace zb::exec::cuda {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "exec/cuda/local_gpu.h"
-#include "sim/schedule/error.h"
+#include "sim/support/error.h"
 
 namespace zb::exec::cuda {
 namespace {

@@ -1,0 +1,338 @@
+// zbexec run: train for a few steps with a schedule; --verify, --predict, trace files.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <boost/program_options.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "exec/runtime/backend.h"
+#include "exec/calibration/calibrate.h"
+#include "exec/cli/cli_common.h"
+#include "exec/cli/commands.h"
+#include "exec/cli/backends.h"
+#include "exec/runtime/engine.h"
+#include "exec/calibration/predict.h"
+#include "exec/multiprocess/mpi_transport.h"
+#include "exec/multiprocess/process_group.h"
+#include "exec/runtime/reference.h"
+#include "sim/app/catalog/generators.h"
+#include "sim/cli/common/problem_flags.h"
+#include "sim/app/catalog/schedule_files.h"
+#include "sim/support/atomic_file.h"
+#include "sim/support/error.h"
+#include "sim/core/evaluator.h"
+#include "sim/core/generators/generator_registry.h"
+#include "sim/core/problem_spec.h"
+#include "sim/core/schedule.h"
+#include "sim/formats/trace_json.h"
+#include "sim/formats/trace_writers.h"
+
+namespace po = boost::program_options;
+
+namespace zb::exec::cli {
+
+namespace {
+
+struct RunFlags {
+  ShapeFlags shape;
+  std::string schedule = "1f1b";
+  std::string schedule_file;
+  std::string mem_limit;
+  int steps = 3;
+  std::string optimizer = "adamw";
+  float lr = 1e-3f;
+  float momentum = 0.9f;
+  float weight_decay = 0.01f;
+  double clip = 1.0;
+  std::string mode = "sync";
+  std::string inject;
+  std::string trace_path, chrome_path, svg_path;
+  std::string calibration_path;
+  bool verify = false;
+  bool predict = false;
+  int repeats = 5;
+  bool concurrent_calibration = false;
+  // A multi-process run (one process per pipeline device, launched by mpirun or srun).
+  std::string mpi = "auto";
+  double silence_timeout = 60;
+  double setup_timeout = 300;
+};
+
+std::string describe_step(int step, const StepReport& report, SyncMode mode) {
+  std::string line = fmt::format("step {}: loss {:.6f}  grad-norm {:.4f}", step, report.loss,
+                                 report.decision.grad_norm);
+  if (!report.decision.apply) line += "  [skipped: non-finite gradient]";
+  if (report.decision.clipped) line += fmt::format("  [clipped x{:.4f}]", report.decision.grad_scale);
+  if (mode == SyncMode::post_validation) {
+    line += fmt::format("  (early steps {}, rolled back {})", report.early_steps, report.rollbacks);
+  }
+  return line;
+}
+
+// `group` is the caller's: on a failure the caller tells the other ranks why, after the backend
+// (which uses the group) is gone.
+int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) {
+  RunFlags flags;
+  po::options_description options("zbexec run options");
+  options.add_options()("help,h", "show this help");
+  add_shape_options(options, flags.shape);
+  constexpr std::string_view kLimit[] = {"mem_limit"};  // for the memory-aware generators
+  catalog::add_problem_flags(options, kLimit);
+  BackendFlags backend_flags;
+  add_backend_options(options, backend_flags);
+  options.add_options()
+      ("schedule", po::value(&flags.schedule)->default_value("1f1b"),
+       ("generator name: " + zb::catalog::generator_list()).c_str())
+      ("schedule-file", po::value(&flags.schedule_file), "run this schedule instead of a generator: text or JSON form, or a PyTorch pipeline CSV (by content); its shape replaces --p/--m/--chunks, and its placement, when it states one, must agree with --placement")
+      ("steps", po::value(&flags.steps)->default_value(3), "training steps")
+      ("optimizer", po::value(&flags.optimizer)->default_value("adamw"), "adamw | sgd (with momentum)")
+      ("lr", po::value(&flags.lr)->default_value(1e-3f, "0.001"), "learning rate")
+      ("momentum", po::value(&flags.momentum)->default_value(0.9f, "0.9"), "SGD momentum")
+      ("weight-decay", po::value(&flags.weight_decay)->default_value(0.01f, "0.01"), "weight decay (decoupled for AdamW)")
+      ("clip", po::value(&flags.clip)->default_value(1.0), "clip gradients to this global norm (0: off)")
+      ("mode", po::value(&flags.mode)->default_value("sync"), "sync | post-validation")
+      ("inject-nonfinite", po::value(&flags.inject), "STEP:STAGE: poison a gradient of STAGE in STEP")
+      ("trace", po::value(&flags.trace_path), "write the last step's measured trace (our JSON)")
+      ("chrome", po::value(&flags.chrome_path), "write every measured step as a Chrome trace (Perfetto, DevTools)")
+      ("svg", po::value(&flags.svg_path), "write it as an SVG timeline")
+      ("verify", po::bool_switch(&flags.verify), "also train the single-device reference; fail unless max |dw| = 0")
+      ("predict", po::bool_switch(&flags.predict), "compare measured spans with the evaluator's prediction from a calibration")
+      ("calibration", po::value(&flags.calibration_path), "scenario from 'zbexec calibrate' (default with --predict: calibrate now)")
+      ("repeats", po::value(&flags.repeats)->default_value(5), "timed calibration rounds for --predict (interleaved, robust estimate; zbexec calibrate --help)")
+      ("concurrent-calibration", po::bool_switch(&flags.concurrent_calibration), "calibrate for --predict with all devices measuring at once (see zbexec calibrate --concurrent)");
+  po::options_description processes("multi-process runs under MPI (mpirun -np P zbexec run ..., srun --mpi=pmix: rank R runs pipeline device R; see exec/README.md)");
+  processes.add_options()
+      ("mpi", po::value(&flags.mpi)->default_value("auto"), "auto: one rank of an MPI job when launched by mpirun -np N or srun --mpi=pmix with N > 1 (rank = pipeline device, N = --p), else one process with a thread per device; on: always MPI (e.g. mpirun -np 1); off: never")
+      ("silence-timeout", po::value(&flags.silence_timeout)->default_value(60), "fail the run on every rank when a rank sends no heartbeat for this many seconds (stopped, hung, or its node unreachable), naming it; 0: never")
+      ("setup-timeout", po::value(&flags.setup_timeout)->default_value(300), "seconds a rank waits for the others at agreement, barriers and the end");
+  options.add(processes);
+  const auto values = parse_or_help(argc, argv, options, "usage: zbexec run [options]",
+                                    "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify");
+  if (!values) return 0;
+  if (values->count("mem-limit")) flags.mem_limit = (*values)["mem-limit"].as<std::string>();
+  zb::Placement placement = resolve_shape(flags.shape, *values);
+  // A schedule file (text, JSON or PyTorch CSV, as zbsim reads them) carries its shape: p, m and
+  // chunks come from it, and its placement, when stated, must agree with an explicit --placement.
+  std::optional<zb::Schedule> from_file;
+  if (!flags.schedule_file.empty()) {
+    zb::ProblemSpec file_shape;
+    if (!flags.shape.placement.empty()) file_shape.placement = placement;
+    from_file = zb::catalog::load_schedule_file(flags.schedule_file, file_shape);
+    flags.shape.devices = file_shape.devices;
+    flags.shape.microbatches = file_shape.microbatches;
+    flags.shape.chunks = file_shape.chunks;
+    placement = file_shape.placement.value_or(file_shape.chunks == 1 ? zb::Placement::linear : zb::Placement::interleaved);
+  } else if (const auto& info = zb::catalog::generators().get(flags.schedule); !values->count("chunks")) {
+    // As in zbsim: a generator made for one placement (the V schedules: two chunks in a V) brings
+    // it, and a multi-chunk generator (1f1b-i, zb-i) runs at 2 chunks when none are given.
+    if (info.placement && !values->count("placement")) {
+      flags.shape.chunks = 2;
+      placement = *info.placement;
+    } else if (info.chunks == zb::ChunkSupport::multi) {
+      flags.shape.chunks = 2;
+      if (!values->count("placement")) placement = zb::Placement::interleaved;
+    }
+  }
+  const ShapeFlags& shape = flags.shape;
+
+  ExecOptions exec_options;
+  exec_options.model = shape.model;
+  exec_options.steps = flags.steps;
+  exec_options.mode = parse_sync_mode(flags.mode);
+  exec_options.optimizer.kind = parse_optimizer_kind(flags.optimizer);
+  exec_options.optimizer.lr = flags.lr;
+  exec_options.optimizer.momentum = flags.momentum;
+  exec_options.optimizer.weight_decay = flags.weight_decay;
+  exec_options.optimizer.clip_norm = flags.clip;
+  exec_options.optimizer.validate();
+  if (!flags.inject.empty()) exec_options.inject_nonfinite = parse_injection(flags.inject);
+  if (flags.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", flags.steps));
+  // A NaN would compare false everywhere and turn the watchdog off; a negative wait fails at once.
+  if (!(flags.silence_timeout >= 0) || !std::isfinite(flags.silence_timeout)) {
+    throw InputError(fmt::format("--silence-timeout {}: expected a finite number of seconds >= 0 (0: never)",
+                                 flags.silence_timeout));
+  }
+  if (!(flags.setup_timeout > 0) || !std::isfinite(flags.setup_timeout)) {
+    throw InputError(fmt::format("--setup-timeout {}: expected a finite number of seconds > 0", flags.setup_timeout));
+  }
+  check_shape(shape);
+  for (const std::string* output : {&flags.trace_path, &flags.chrome_path, &flags.svg_path}) {
+    if (!output->empty()) zb::check_writable(*output);  // all outputs before the run and any write
+  }
+
+  // MPI starts before the backend exists (the backend's devices run on the group's clock).
+  if (const std::string reason = mpi_launch_reason(parse_mpi_mode(flags.mpi)); !reason.empty()) {
+    if (flags.predict && flags.calibration_path.empty()) {
+      throw InputError("--predict in a multi-process run needs --calibration FILE (calibrate in one "
+                       "process: zbexec calibrate ... --out FILE)");
+    }
+    GroupOptions group_options;
+    group_options.silence_timeout_s = flags.silence_timeout;
+    group_options.setup_timeout_s = flags.setup_timeout;
+    // A rank that cannot end its run after a failure (a send to a stopped rank never returns)
+    // exits this long after it: past the 3 s in which the others leave with it.
+    group_options.exit_after_failure_s = 5;
+    group = std::make_unique<ProcessGroup>(start_mpi(reason), group_options);
+    if (group->world() != shape.devices) {
+      throw InputError(fmt::format("the MPI job has {} ranks but --p is {}: a multi-process run has "
+                                   "one rank per pipeline device", group->world(), shape.devices));
+    }
+    fmt::print("rank {} of {}: {}; clock aligned to rank 0 within {:.0f} us\n", group->rank(),
+               group->world(), group->describe(), group->clock_error_us());
+    std::fflush(stdout);
+  }
+  const std::unique_ptr<Backend> backend = make_backend(shape.backend, shape.devices, backend_flags, group.get());
+
+  // The problem: its shape from the flags; its costs from a calibration when predicting (the
+  // memory-aware generators then also see real memory), unit costs otherwise.
+  zb::ProblemSpec spec;
+  std::optional<Calibration> calibration;  // when calibrated in this run: its spread goes with the error
+  std::optional<CalibrationNoise> noise;   // the spread and outliers of the calibration, from either
+  if (!flags.calibration_path.empty()) {
+    CalibrationFile file = read_calibration_file(flags.calibration_path);
+    spec = std::move(file.spec);
+    noise = std::move(file.noise);
+    if (spec.devices != shape.devices || spec.chunks != shape.chunks) {
+      throw InputError(fmt::format("--calibration {}: calibrated for p = {}, chunks = {}, but the run "
+                                   "has p = {}, chunks = {}", flags.calibration_path, spec.devices,
+                                   spec.chunks, shape.devices, shape.chunks));
+    }
+  } else if (flags.predict) {
+    CalibrationOptions calibration_options;
+    calibration_options.model = shape.model;
+    calibration_options.devices = shape.devices;
+    calibration_options.chunks = shape.chunks;
+    calibration_options.placement = placement;
+    calibration_options.microbatches = shape.microbatches;
+    calibration_options.repeats = flags.repeats;
+    calibration_options.concurrent = flags.concurrent_calibration;
+    calibration_options.optimizer = exec_options.optimizer;
+    calibration = calibrate(*backend, calibration_options);
+    spec = calibration->spec;
+  } else {
+    spec.devices = shape.devices;
+    spec.chunks = shape.chunks;
+    spec.t_f = {1.0};
+    spec.t_b = {1.0};
+    spec.t_w = {1.0};
+  }
+  spec.microbatches = shape.microbatches;
+  spec.placement = placement;
+  if (!flags.mem_limit.empty()) spec.mem_limit = zb::MemoryLimit::parse(flags.mem_limit, "--mem-limit");
+  const zb::Problem problem = spec.build("zbexec run");
+
+  const zb::Schedule schedule =
+      from_file ? *from_file : zb::generate(zb::catalog::generators(), flags.schedule, problem);
+  label_actions(*backend, schedule);  // NVTX ranges F3, B3, W3, F3.1 in Nsight Systems (CUDA)
+
+  const std::string description = fmt::format(
+      "schedule {}, p={} m={} v={} ({}), backend {}, {} layers x hidden {}, microbatch {}, {} {}, {} steps",
+      schedule.name, problem.devices, problem.microbatches, problem.chunks,
+      zb::placement_name(problem.placement), backend->name(), shape.model.layers, shape.model.hidden,
+      shape.model.microbatch_size, flags.optimizer, flags.mode, flags.steps);
+  if (group) {
+    exec_options.gather_weights = flags.verify;
+    // One flag a line, so that a difference is named by its flag; then the schedule itself.
+    group->agree(fmt::format("run {}\n--seed {}\n--lr {}\n--momentum {}\n--weight-decay {}\n--clip {}\n"
+                             "--inject-nonfinite '{}'\n--verify {}\n--mem-limit '{}'\nschedule:\n{}",
+                             description, shape.model.seed, flags.lr, flags.momentum, flags.weight_decay,
+                             flags.clip, flags.inject, flags.verify, flags.mem_limit, zb::to_text(schedule)));
+  }
+  if (!group || group->rank() == 0) fmt::print("zbexec run: {}\n", description);
+  std::fflush(stdout);
+  const ExecResult result = run_schedule(*backend, problem, schedule, exec_options);
+  if (group) group->finish();  // every result is at rank 0 now: the others may go
+  if (!result.gathered) {
+    fmt::print("rank {}: ran device {} for {} steps; rank 0 reports the results\n", group->rank(),
+               group->rank(), flags.steps);
+    return 0;
+  }
+  for (std::size_t k = 0; k < result.steps.size(); ++k) {
+    fmt::print("{}\n", describe_step(static_cast<int>(k), result.steps[k], exec_options.mode));
+  }
+  zb::Trace last = result.traces.back();
+  last.meta.problem_json = zb::to_json(spec).dump();
+  fmt::print("last step: span {:.3f} ms, bubble rate {:.1f}%, peak activation memory per device:",
+             last.metrics.span, 100.0 * last.metrics.bubble_rate);
+  for (double bytes : result.peak_activation_bytes) fmt::print(" {:.2f} MiB", bytes / (1024.0 * 1024.0));
+  fmt::print("\n");
+
+  std::optional<zb::Trace> predicted;
+  if (flags.predict || !flags.calibration_path.empty()) {
+    PredictionReport report =
+        compare_prediction(problem, schedule, exec_options, result.traces, result.step_origins_ms);
+    if (calibration) noise = CalibrationNoise{calibration->relative_spread(problem), calibration->outliers};
+    if (noise) {
+      report.calibration_spread = noise->spread;
+      report.calibration_outliers = noise->outliers;
+    }
+    fmt::print("\npredicted (evaluator on the calibration) vs measured:\n{}", format_prediction(report));
+    predicted = zb::evaluate(problem, schedule);  // one step, drawn beside the measured last step
+    predicted->meta.problem_json = last.meta.problem_json;
+  }
+
+  std::vector<zb::LabeledTrace> labeled{{fmt::format("{} measured ({})", schedule.name, backend->name()), &last}};
+  if (predicted) labeled.push_back({fmt::format("{} predicted (eval)", schedule.name), &*predicted});
+  if (!flags.trace_path.empty()) {
+    zb::write_file_atomically(flags.trace_path, zb::to_json(last).dump(1) + "\n");
+    fmt::print("trace written: {}\n", flags.trace_path);
+  }
+  if (!flags.chrome_path.empty()) {
+    // Every step on one clock, so that the steady state and the steps' skew are visible.
+    zb::Trace all_steps = all_steps_trace(result);
+    all_steps.meta.problem_json = last.meta.problem_json;
+    std::vector<zb::LabeledTrace> chrome = labeled;
+    chrome.front().trace = &all_steps;
+    zb::write_file_atomically(flags.chrome_path, zb::to_chrome_trace(chrome));
+    fmt::print("chrome trace written: {}\n", flags.chrome_path);
+  }
+  if (!flags.svg_path.empty()) {
+    zb::write_file_atomically(flags.svg_path, zb::to_svg(labeled));
+    fmt::print("svg timeline written: {}\n", flags.svg_path);
+  }
+
+  if (flags.verify) {
+    // The reference runs on device 0 of the same backend: the same kernels, all layers on one device.
+    const ReferenceResult reference =
+        run_reference(backend->device(0), shape.model, exec_options.optimizer, problem.microbatches,
+                      flags.steps, exec_options.inject_nonfinite, problem.stages());
+    const double diff = max_abs_difference(result.weights, reference.weights);
+    bool losses_equal = true;
+    for (std::size_t k = 0; k < reference.steps.size(); ++k) {
+      losses_equal = losses_equal && reference.steps[k].loss == result.steps[k].loss;
+    }
+    fmt::print("verify: single-device reference ({} layers, microbatches in order, same optimizer): "
+               "max |dw| = {:g}, losses {}\n",
+               shape.model.layers, diff, losses_equal ? "equal" : "DIFFERENT");
+    if (diff != 0 || !losses_equal) {
+      fmt::print(stderr, "zbexec run: verification failed: the pipeline's weights differ from the reference\n");
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_run(int argc, char** argv) {
+  std::unique_ptr<ProcessGroup> group;
+  try {
+    return run_and_report(argc, argv, group);
+  } catch (const std::exception& error) {
+    if (!group) throw;
+    // A rank of an MPI job: it says why it leaves, the others hear it (and leave with it), and
+    // every rank ends within seconds even when one does not listen (leave: an exit without
+    // MPI_Finalize then, and the launcher ends the job).
+    const int code = dynamic_cast<const InputError*>(&error) != nullptr ? 2 : 1;
+    fmt::print(stderr, "zbexec run: rank {}: {}: {}\n", group->rank(), code == 2 ? "error" : "failure", error.what());
+    std::fflush(stderr);
+    group->leave(code, error);
+    return code;
+  }
+}
+
+}  // namespace zb::exec::cli

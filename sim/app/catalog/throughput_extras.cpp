@@ -1,0 +1,56 @@
+// Samples, tokens, MFU and memory of a model-driven row.
+#include "sim/app/catalog/throughput_extras.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "models/model_setup.h"
+#include "models/throughput.h"
+
+namespace zb::catalog {
+
+namespace {
+
+std::optional<double> extra(const ResultRow& row, const std::string& key) {
+  for (const auto& [name, value] : row.extras) {
+    if (name == key) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void add_throughput_extras(const Scenario& scenario, const Problem& problem, ResultRow& row) {
+  if (!scenario.model_driven() || !row.has_metrics) return;
+  const double unit = seconds_per(problem.time_unit);
+  if (!(unit > 0)) return;
+  const models::ModelSetup setup = models::model_setup_from_json(nlohmann::json::parse(scenario.model_json),
+                                                                 scenario.source, scenario.base_dir);
+  const models::StepWork work = models::step_work(setup, problem, scenario.source);
+  struct Figures {
+    std::string suffix;
+    models::Throughput value;
+  };
+  std::vector<Figures> modes;
+  for (const std::string suffix : {"", "_sync", "_post_validation"}) {
+    if (const auto step_time = extra(row, "step_time" + suffix)) {
+      modes.push_back({suffix, models::throughput(work, *step_time * unit)});
+    }
+  }
+  for (const auto& [suffix, value] : modes) row.extras.emplace_back("samples_per_s_per_gpu" + suffix, value.samples_per_s_per_gpu);
+  for (const auto& [suffix, value] : modes) row.extras.emplace_back("tokens_per_s" + suffix, value.tokens_per_s);
+  for (const auto& [suffix, value] : modes) row.extras.emplace_back("mfu" + suffix, value.mfu);
+  const bool memory_by_hand = scenario.explicit_fields.contains("mem_f") || scenario.explicit_fields.contains("mem_b") ||
+                              scenario.explicit_fields.contains("mem_w");
+  if (memory_by_hand) return;
+  row.memory_per_device_GB.clear();
+  for (std::size_t d = 0; d < work.static_GB.size() && d < row.metrics.peak_memory.size(); ++d) {
+    row.memory_per_device_GB.push_back(work.static_GB[d] + row.metrics.peak_memory[d]);
+  }
+  const auto& per_device = row.memory_per_device_GB;
+  row.extras.emplace_back("memory_GB", per_device.empty() ? 0.0 : *std::max_element(per_device.begin(), per_device.end()));
+}
+
+}  // namespace zb::catalog

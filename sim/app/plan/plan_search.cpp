@@ -1,0 +1,474 @@
+// The recommend search: enumerate, prune on memory before scheduling, evaluate best bound first,
+// stop where the step-time bound (step_bound.h) is slower than the tenth best, confirm the top on SimGrid.
+#include "sim/app/plan/plan_search.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "models/cost_model.h"
+#include "models/model_setup.h"
+#include "models/presets.h"
+#include "models/setup_error.h"
+#include "models/stage_split.h"
+#include "sim/app/catalog/engines.h"
+#include "sim/app/catalog/generators.h"
+#include "sim/app/catalog/run_row.h"
+#include "sim/app/plan/step_bound.h"
+#include "sim/support/error.h"
+#include "sim/support/parallel_for.h"
+#include "sim/support/time_units.h"
+
+namespace zb::catalog {
+
+namespace {
+
+// A candidate's scenario with its costs derived (SetupInfeasible when its static memory does not fit).
+Scenario candidate_scenario(const PlanQuery& query, const std::string& hardware, const PlanCandidate& candidate) {
+  Scenario scenario = scenario_from_json(plan_scenario_json(query, hardware, candidate), "recommend", "");
+  derive_model_costs(scenario);
+  return scenario;
+}
+
+// The layer split kinds of models/stage_split.h a candidate can take. A new kind is one more word
+// here (it must be a value the scenario field "split" accepts).
+const std::vector<std::string> kSplitKinds = {"even", "paper"};
+// Microbatch sizes tried (sequences); the batch per replica must be a multiple.
+constexpr int kMicrobatchSizes[] = {1, 2, 4, 8};
+// Recomputation. Selective recomputes the attention core, whose s x s tensors flash attention
+// (always on in a plan: every framework runs it) never keeps: it would equal "none" (models/README.md).
+const std::vector<std::string> kRecompute = {"none", "full"};
+// Optimizer sharding with data parallelism: ZeRO-1 moves the same gradient bytes as an all-reduce
+// (models/cost_model.cpp), so its time is priced. ZeRO-2/3 and FSDP are left out: with a pipeline
+// the gradients (and parameters) of every microbatch would be reduce-scattered (and gathered)
+// again, which DeepSpeed's pipeline engine refuses and the cost model does not charge.
+const std::vector<std::string> kSharding = {"none", "zero-1"};
+// Candidates evaluated between two updates of the pruning bound: fixed, so that the candidates
+// pruned (and so every output) do not depend on --jobs.
+constexpr std::size_t kBatch = 64;
+
+struct ChunkShape {
+  int chunks;
+  std::string placement;
+};
+
+// The shapes a generator runs at: one chunk, its own placement with two, or two and four
+// interleaved.
+std::vector<ChunkShape> generator_shapes(const GeneratorInfo& info) {
+  if (info.chunks != ChunkSupport::multi) return {{1, "linear"}};
+  if (info.placement) return {{2, std::string(placement_name(*info.placement))}};
+  return {{2, "interleaved"}, {4, "interleaved"}};
+}
+
+// A shape of the cost model: everything but the schedule.
+struct Shape {
+  PlanCandidate base;  // schedule empty
+  std::vector<std::string> schedules;
+};
+
+struct Evaluated {
+  std::optional<PlanResult> result;  // ok rows
+  std::string status;                // ok | over-limit | unsupported | infeasible
+  std::string reason;
+  double memory_GB = 0;
+};
+
+double extra(const ResultRow& row, const std::string& key) {
+  for (const auto& [name, value] : row.extras) {
+    if (name == key) return value;
+  }
+  return 0;
+}
+
+// The hardware preset whose bf16 peak is the cluster's GPU peak, when exactly one is.
+std::string hardware_for_cluster(const nlohmann::json& cluster, const std::string& cluster_name) {
+  const double tflops = cluster.value("gpu_tflops", 0.0);
+  std::vector<std::string> matches;
+  for (const std::string& name : models::preset_names("hardware")) {
+    const auto preset = models::resolve_preset("hardware", name, {}, "--hardware");
+    if (preset.object.value("peak_tflops_bf16", -1.0) == tflops) matches.push_back(name);
+  }
+  if (matches.size() == 1) return matches.front();
+  throw InputError(fmt::format("--hardware: cluster '{}' has {} TFLOPS GPUs, which {} hardware presets have ({}); "
+                               "name one with --hardware",
+                               cluster_name, tflops, matches.size(), fmt::join(matches, ", ")));
+}
+
+bool divides(int d, int n) { return d > 0 && n % d == 0; }
+
+int recompute_rank(const std::string& recompute) {
+  return static_cast<int>(std::find(kRecompute.begin(), kRecompute.end(), recompute) - kRecompute.begin());
+}
+
+// Why `c` is slower than `w`, from where its extra time goes: compute of the busiest device (and
+// the knob that changed it), or time beyond compute (bubble, data-parallel reduction).
+std::string loses_because(const PlanResult& w, const PlanResult& c) {
+  const auto& a = w.candidate;
+  const auto& b = c.candidate;
+  const double slower = c.step_time_s / w.step_time_s - 1;
+  const double d_compute = c.compute_s - w.compute_s;
+  const double d_other = (c.step_time_s - c.compute_s) - (w.step_time_s - w.compute_s);
+  if (c.step_time_s <= w.step_time_s) {
+    if (c.simgrid_step_time_s && w.simgrid_step_time_s && *c.simgrid_step_time_s > *w.simgrid_step_time_s) {
+      return fmt::format("slower on SimGrid ({:.3f} s vs {:.3f} s)", *c.simgrid_step_time_s, *w.simgrid_step_time_s);
+    }
+    if (c.memory_GB > w.memory_GB) return fmt::format("same time, more memory ({:.1f} vs {:.1f} GB)", c.memory_GB, w.memory_GB);
+    return "tie: same time and memory";
+  }
+  std::string why;
+  if (d_other >= d_compute) {
+    if (c.bubble_rate > w.bubble_rate + 1e-4) {
+      why = fmt::format("more bubble ({:.1f}% vs {:.1f}%)", 100 * c.bubble_rate, 100 * w.bubble_rate);
+    } else if (b.dp > a.dp) {
+      why = fmt::format("dp gradient all-reduce over {} replicas", b.dp);
+    } else {
+      why = "more time outside compute (optimizer step, transfers)";
+    }
+  } else if (recompute_rank(b.recompute) > recompute_rank(a.recompute)) {
+    why = fmt::format("recompute cost ({} vs {})", b.recompute, a.recompute);
+  } else if (b.tp > a.tp) {
+    why = fmt::format("tp={} collectives (vs tp={})", b.tp, a.tp);
+  } else if (b.microbatch_size < a.microbatch_size) {
+    why = fmt::format("smaller microbatches: less efficient kernels (mbs {} vs {})", b.microbatch_size, a.microbatch_size);
+  } else if (b.split != a.split) {
+    why = fmt::format("stage imbalance ({} split vs {})", b.split, a.split);
+  } else if (b.pp > a.pp) {
+    why = fmt::format("busier device: pp={} (vs {})", b.pp, a.pp);
+  } else {
+    why = "more compute on the busiest device";
+  }
+  return fmt::format("{} (+{:.1f}%)", why, 100 * slower);
+}
+
+bool better(const PlanResult& x, const PlanResult& y, std::size_t ix, std::size_t iy) {
+  if (x.step_time_s != y.step_time_s) return x.step_time_s < y.step_time_s;
+  if (x.memory_GB != y.memory_GB) return x.memory_GB < y.memory_GB;
+  return ix < iy;
+}
+
+}  // namespace
+
+std::string PlanCandidate::label() const {
+  return fmt::format("pp{} tp{} dp{} v{} mbs{} m{}{} split={} recompute={} sharding={}", pp, tp, dp, chunks,
+                     microbatch_size, microbatches, schedule.empty() ? "" : " " + schedule, split, recompute, sharding);
+}
+
+nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& hardware, const PlanCandidate& c) {
+  nlohmann::json scenario;
+  scenario["name"] = fmt::format("{}-{}-pp{}-tp{}-dp{}-{}", query.model, query.cluster, c.pp, c.tp, c.dp, c.schedule);
+  scenario["description"] = fmt::format("zbsim recommend: global batch {}, {}", query.global_batch, c.label());
+  scenario["model"] = query.model;
+  scenario["hardware"] = hardware;
+  scenario["cluster"] = query.cluster;
+  scenario["microbatch_size"] = c.microbatch_size;
+  if (query.seq_len) scenario["seq_len"] = *query.seq_len;
+  scenario["split"] = c.split;
+  scenario["flash_attention"] = true;
+  scenario["tensor_parallel"] = c.tp;
+  scenario["sequence_parallel"] = c.tp > 1;
+  scenario["data_parallel"] = c.dp;
+  scenario["sharding"] = c.sharding;
+  scenario["recompute"] = c.recompute;
+  scenario["problem"] = {{"p", c.pp}, {"m", c.microbatches}, {"chunks", c.chunks}, {"placement", c.placement}};
+  scenario["schedules"] = nlohmann::json::array({c.schedule});
+  return scenario;
+}
+
+PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, long)>& progress) {
+  if (query.global_batch < 1) {
+    throw InputError(fmt::format("--global-batch: {} is not a batch size (expected 1 or more sequences)", query.global_batch));
+  }
+  if (query.jobs < 1) throw InputError(fmt::format("--jobs: {} (expected 1 or more)", query.jobs));
+  const auto model = models::resolve_preset("transformers", query.model, {}, "--model");
+  const auto cluster = models::resolve_preset("clusters", query.cluster, {}, "--cluster");
+  const std::string hardware = query.hardware.empty() ? hardware_for_cluster(cluster.object, query.cluster) : query.hardware;
+  const auto hardware_preset = models::resolve_preset("hardware", hardware, {}, "--hardware");
+  const int nodes = cluster.object.value("nodes", 1);
+  const int per_node = cluster.object.value("gpus_per_node", 1);
+  const int gpus = query.gpus.value_or(nodes * per_node);
+  if (gpus < 1 || gpus > nodes * per_node) {
+    throw InputError(fmt::format("--gpus: {} (cluster '{}' has {} GPUs)", gpus, query.cluster, nodes * per_node));
+  }
+  const int layers = model.object.value("layers", 1);
+  const int heads = model.object.value("heads", 1);
+  const int kv_heads = model.object.value("kv_heads", heads);
+  const int ffn = model.object.value("ffn_hidden", 1);
+
+  PlanSearch search;
+  search.model_label = model.object.value("name", query.model);
+  search.hardware_label = hardware;
+  search.cluster_label = query.cluster;
+  search.gpus = gpus;
+  search.seq_len = query.seq_len.value_or(model.object.value("seq_len", 0));
+  search.layers = layers;
+  search.global_batch = query.global_batch;
+  search.device_GB = hardware_preset.object.value("memory_GB", 0.0);
+
+  // A split kind that puts the same layers on every stage as the first kind is the same plan.
+  const auto same_layers_as_first = [&](const std::string& split, int stages) {
+    if (split == kSplitKinds.front()) return false;
+    const auto layers_of = [&](const std::string& kind) {
+      return models::split_layers(layers, stages, models::split_from_json(nlohmann::json(kind), "recommend"), "recommend");
+    };
+    try {
+      return layers_of(split) == layers_of(kSplitKinds.front());
+    } catch (const models::SetupInfeasible&) {
+      return false;
+    }
+  };
+
+  // The space, in a fixed order.
+  std::vector<Shape> shapes;
+  bool any_divisible = false;
+  for (int tp = 1; tp <= per_node; ++tp) {
+    if (!divides(tp, per_node) || !divides(tp, heads) || !divides(tp, kv_heads) || !divides(tp, ffn)) continue;
+    for (int pp = 1; pp <= layers; ++pp) {
+      if (!divides(pp * tp, gpus)) continue;
+      const int dp = gpus / (pp * tp);
+      if (query.global_batch % dp != 0) continue;
+      any_divisible = true;
+      for (const int mbs : kMicrobatchSizes) {
+        if ((query.global_batch / dp) % mbs != 0) continue;
+        for (const std::string& recompute : kRecompute) {
+          for (const std::string& sharding : kSharding) {
+            // ZeRO-1 dominates none with data parallelism: the same gradient bytes, a shorter
+            // update (less optimizer state per GPU) and less memory; without it there is nothing to shard.
+            if ((sharding != "none") != (dp > 1)) continue;
+            for (const std::string& split : kSplitKinds) {
+              if (pp == 1 && split != kSplitKinds.front()) continue;  // one stage: nothing to split
+              for (const std::string& name : generators().names()) {
+                const GeneratorInfo& info = generators().get(name);
+                if (info.long_running) continue;  // the ILP: seconds per point; zb-auto is its heuristic
+                // Without a pipeline every schedule is gradient accumulation: 1F1B stands for them all.
+                if (pp == 1 && name != "1f1b") continue;
+                for (const ChunkShape& cs : generator_shapes(info)) {
+                  if (pp * cs.chunks > layers) continue;
+                  // Each model copy is split over its own path (one copy per device under bidirectional).
+                  if (same_layers_as_first(split, cs.placement == "bidirectional" ? pp : pp * cs.chunks)) continue;
+                  PlanCandidate base{pp, tp, dp, cs.chunks, cs.placement, mbs, query.global_batch / (dp * mbs), "",
+                                     split, recompute, sharding};
+                  auto same = [&](const Shape& s) {
+                    const auto& b = s.base;
+                    return b.pp == pp && b.tp == tp && b.microbatch_size == mbs && b.recompute == recompute &&
+                           b.sharding == sharding && b.split == split && b.chunks == cs.chunks &&
+                           b.placement == cs.placement;
+                  };
+                  // Shapes of one (pp, tp, mbs, recompute, sharding, split) are adjacent: search back a few.
+                  auto it = std::find_if(shapes.rbegin(), shapes.rbegin() + std::min<std::size_t>(shapes.size(), 8), same);
+                  if (it == shapes.rbegin() + std::min<std::size_t>(shapes.size(), 8)) {
+                    shapes.push_back({base, {}});
+                    it = shapes.rbegin();
+                  }
+                  it->schedules.push_back(name);
+                  ++search.candidates;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!any_divisible) {
+    throw InputError(fmt::format("--global-batch: {} is not divisible by any data-parallel degree of {} GPUs "
+                                 "(gpus / (pp * tp)) for model '{}'",
+                                 query.global_batch, gpus, query.model));
+  }
+
+  // Costs per shape; memory that cannot fit before any schedule runs.
+  struct Derived {
+    std::optional<Scenario> scenario;
+    double compute_s = 0;  // the busiest device's compute
+    double bound_s = 0;    // no schedule of the shape is faster (step_bound.h)
+    bool activation_misfit = false;
+    std::string miss;
+    double over_GB = std::numeric_limits<double>::infinity();
+  };
+  std::vector<Derived> derived(shapes.size());
+  parallel_for(shapes.size(), query.jobs, [&](std::size_t i) {
+    Derived& d = derived[i];
+    const PlanCandidate& c = shapes[i].base;
+    try {
+      Scenario scenario = candidate_scenario(query, hardware, c);
+      const Problem problem = scenario.spec.build(scenario.source);
+      const StepBound bound = step_time_bound(problem);
+      d.compute_s = bound.compute * seconds_per(problem.time_unit);
+      d.bound_s = bound.bound * seconds_per(problem.time_unit);
+      double largest_f = 0;
+      for (const double f : problem.mem_f) largest_f = std::max(largest_f, f);
+      if (problem.mem_limit && !problem.mem_limit->times_p && largest_f > problem.mem_limit->value) {
+        d.activation_misfit = true;
+        d.over_GB = largest_f - problem.mem_limit->value;
+        d.miss = fmt::format("one microbatch's activations ({:.1f} GB) exceed what static memory leaves ({:.1f} GB)",
+                             largest_f, problem.mem_limit->value);
+      }
+      d.scenario = std::move(scenario);
+    } catch (const models::SetupInfeasible& e) {
+      d.miss = e.what();
+    }
+  });
+
+  struct Task {
+    std::size_t shape;
+    std::string schedule;
+    std::size_t order;  // enumeration order: the last tie-break
+  };
+  std::vector<Task> tasks;
+  std::size_t order = 0;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    for (const std::string& name : shapes[i].schedules) {
+      const std::size_t k = order++;
+      if (!derived[i].scenario || (query.prune && derived[i].activation_misfit)) {
+        ++search.pruned_memory;
+        continue;
+      }
+      tasks.push_back({i, name, k});
+    }
+  }
+  // Best bound first, so the bound prunes as early as it can.
+  std::stable_sort(tasks.begin(), tasks.end(),
+                   [&](const Task& x, const Task& y) { return derived[x.shape].bound_s < derived[y.shape].bound_s; });
+
+  std::vector<std::pair<PlanResult, std::size_t>> ok;  // with their order
+  std::optional<std::pair<double, ClosestMiss>> closest_run;
+  const EngineOptions eval;
+  std::size_t next = 0;
+  while (next < tasks.size()) {
+    // The step time a candidate must beat to enter the top: the top-th best so far.
+    double threshold = std::numeric_limits<double>::infinity();
+    if (query.prune && ok.size() >= static_cast<std::size_t>(query.top)) {
+      std::vector<double> times;
+      for (const auto& [r, k] : ok) times.push_back(r.step_time_s);
+      std::nth_element(times.begin(), times.begin() + (query.top - 1), times.end());
+      threshold = times[query.top - 1];
+    }
+    std::size_t end = std::min(tasks.size(), next + kBatch);
+    // A bound's sums round differently from the engine's: a candidate exactly at the threshold
+    // (which could tie the tenth and win on memory) is never pruned by a last-bit difference.
+    threshold *= 1 + 1e-9;
+    if (derived[tasks[next].shape].bound_s > threshold) {
+      search.pruned_bound += static_cast<long>(tasks.size() - next);
+      if (progress) progress(static_cast<long>(tasks.size()), static_cast<long>(tasks.size()));
+      break;
+    }
+    std::vector<Evaluated> batch(end - next);
+    parallel_for(end - next, query.jobs, [&](std::size_t j) {
+      const Task& task = tasks[next + j];
+      Evaluated& e = batch[j];
+      if (derived[task.shape].bound_s > threshold) {
+        e.status = "pruned";
+        return;
+      }
+      const Scenario& scenario = *derived[task.shape].scenario;
+      const ResultRow row = run_generator_row(task.schedule, scenario, eval, nullptr);
+      e.status = row.status;
+      e.reason = row.reason;
+      e.memory_GB = extra(row, "memory_GB");
+      if (row.status != "ok" || !row.has_metrics) return;
+      PlanResult r;
+      r.candidate = shapes[task.shape].base;
+      r.candidate.schedule = task.schedule;
+      const double unit = seconds_per(scenario.spec.time_unit);
+      r.step_time_s = extra(row, "step_time") * unit;
+      r.samples_per_s_per_gpu = extra(row, "samples_per_s_per_gpu");
+      r.tokens_per_s = extra(row, "tokens_per_s");
+      r.mfu = extra(row, "mfu");
+      r.memory_GB = e.memory_GB;
+      r.bubble_rate = row.metrics.bubble_rate;
+      r.compute_s = derived[task.shape].compute_s;
+      r.bound_s = derived[task.shape].bound_s;
+      e.result = r;
+    });
+    for (std::size_t j = 0; j < batch.size(); ++j) {
+      const Task& task = tasks[next + j];
+      Evaluated& e = batch[j];
+      if (e.status == "pruned") {
+        ++search.pruned_bound;
+        continue;
+      }
+      ++search.evaluated;
+      if (e.result) {
+        ok.emplace_back(*e.result, task.order);
+      } else if (e.status == "over-limit") {
+        ++search.over_limit;
+        const double over = e.memory_GB - search.device_GB;
+        if (!closest_run || over < closest_run->first) {
+          PlanCandidate c = shapes[task.shape].base;
+          c.schedule = task.schedule;
+          closest_run = {over, ClosestMiss{c.label(), e.reason, over}};
+        }
+      } else {
+        ++search.unsupported;
+      }
+    }
+    if (progress) progress(static_cast<long>(end), static_cast<long>(tasks.size()));
+    next = end;
+  }
+
+  if (ok.empty()) {
+    ClosestMiss miss;
+    if (closest_run) {
+      miss = closest_run->second;
+    } else {
+      // The shape that missed by least: activations over before static memory over.
+      std::size_t best = shapes.size();
+      for (std::size_t i = 0; i < shapes.size(); ++i) {
+        if (derived[i].miss.empty()) continue;
+        if (best == shapes.size() || derived[i].over_GB < derived[best].over_GB) best = i;
+      }
+      if (best < shapes.size()) miss = ClosestMiss{shapes[best].base.label(), derived[best].miss, derived[best].over_GB};
+    }
+    search.closest = miss;
+    throw InputError(fmt::format("nothing fits: model '{}' on {} GPUs of cluster '{}' ({}, {} GB), global batch {}; "
+                                 "closest: {}: {}",
+                                 query.model, gpus, query.cluster, hardware, search.device_GB, query.global_batch,
+                                 miss.candidate.empty() ? "none" : miss.candidate,
+                                 miss.reason.empty() ? "no schedule could be built" : miss.reason));
+  }
+
+  std::sort(ok.begin(), ok.end(), [](const auto& x, const auto& y) { return better(x.first, y.first, x.second, y.second); });
+  for (std::size_t k = 0; k < ok.size() && k < static_cast<std::size_t>(query.top); ++k) search.top.push_back(ok[k].first);
+
+  // The top again on SimGrid, which reorders them when it is built (links shared, messages in order).
+  if (query.confirm_simgrid && simgrid_available()) {
+    for (PlanResult& r : search.top) {
+      Scenario scenario = candidate_scenario(query, hardware, r.candidate);
+      EngineOptions simgrid;
+      simgrid.engine = "simgrid";
+      simgrid.cluster = scenario_cluster_file(scenario);
+      try {
+        const ResultRow row = run_generator_row(r.candidate.schedule, scenario, simgrid, nullptr);
+        if (row.has_metrics) r.simgrid_step_time_s = extra(row, "step_time") * seconds_per(scenario.spec.time_unit);
+      } catch (const InputError&) {
+        // A shape SimGrid cannot run (more devices than its limit): the evaluator's figure stands.
+      }
+    }
+    std::stable_sort(search.top.begin(), search.top.end(), [](const PlanResult& x, const PlanResult& y) {
+      return x.simgrid_step_time_s.value_or(x.step_time_s) < y.simgrid_step_time_s.value_or(y.step_time_s);
+    });
+  }
+  for (std::size_t k = 1; k < search.top.size(); ++k) search.top[k].loses_because = loses_because(search.top[0], search.top[k]);
+
+  // Pareto front of memory against step time.
+  std::vector<std::pair<PlanResult, std::size_t>> by_memory = ok;
+  std::sort(by_memory.begin(), by_memory.end(), [](const auto& x, const auto& y) {
+    if (x.first.memory_GB != y.first.memory_GB) return x.first.memory_GB < y.first.memory_GB;
+    return better(x.first, y.first, x.second, y.second);
+  });
+  double fastest = std::numeric_limits<double>::infinity();
+  for (const auto& [r, k] : by_memory) {
+    if (r.step_time_s < fastest) {
+      search.pareto.push_back(r);
+      fastest = r.step_time_s;
+    }
+  }
+  search.winner_scenario = plan_scenario_json(query, hardware, search.top.front().candidate).dump(2) + "\n";
+  return search;
+}
+
+}  // namespace zb::catalog

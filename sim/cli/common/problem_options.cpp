@@ -1,0 +1,75 @@
+// Problem flags, scenario files and command-line parsing shared by the subcommands.
+#include "sim/cli/common/problem_options.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/common/command_line.h"
+#include "sim/cli/common/problem_flags.h"
+#include "sim/app/catalog/scenario_input.h"
+#include "sim/support/atomic_file.h"
+#include "sim/support/error.h"
+
+namespace zb::cli {
+
+namespace po = boost::program_options;
+
+po::options_description problem_options() {
+  po::options_description options("Problem (a scenario file, flags, or both: flags override the file)");
+  options.add_options()("scenario", po::value<std::string>(), "scenario JSON file (see scenarios/)");
+  catalog::add_problem_flags(options);
+  return options;
+}
+
+po::options_description step_options() {
+  const catalog::EngineOptions defaults;
+  po::options_description options("Steady state (the step_time columns; docs/design.md section 7)");
+  options.add_options()
+      ("steps", po::value<int>()->default_value(defaults.steps), "consecutive training steps; the step time is (end of step N - end of step 1) / (N - 1)")
+      ("rollback-rate", po::value<double>()->default_value(defaults.rollback_rate), "post-validation: the fraction of steps that roll back and redo the update, in [0, 1]");
+  return options;
+}
+
+void apply_step_options(const po::variables_map& options, catalog::EngineOptions& engine) {
+  engine.steps = options["steps"].as<int>();
+  engine.rollback_rate = options["rollback-rate"].as<double>();
+}
+
+Scenario scenario_from_options(const po::variables_map& options) {
+  Scenario scenario;
+  scenario.source = "command line";
+  if (options.count("scenario")) scenario = load_scenario(options["scenario"].as<std::string>());
+  return catalog::apply_given_fields(std::move(scenario), catalog::given_problem_flags(options));
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+bool parse_command_line(int argc, char** argv, const po::options_description& options, po::variables_map& values,
+                        const char* usage, const char* example, std::initializer_list<const char*> outputs) {
+  po::options_description all = options;
+  all.add_options()("help,h", "show this help");
+  po::store(po::command_line_parser(argc, argv).options(all).run(), values);
+  if (values.count("help")) {
+    std::cout << "usage: " << usage << "\n\n" << all << "\nexample:\n" << example << "\n";
+    return false;
+  }
+  po::notify(values);
+  catalog::refuse_empty_values(values, all);
+  for (const char* flag : outputs) {
+    if (values.count(flag)) check_writable(values[flag].as<std::string>());
+  }
+  return true;
+}
+
+}  // namespace zb::cli

@@ -1,0 +1,33 @@
+// The handcrafted generators (pure, deterministic, no I/O).
+#pragma once
+
+#include "sim/core/problem.h"
+#include "sim/core/schedule.h"
+
+namespace zb {
+
+// All forwards, then all fused backwards (v = 1).
+Schedule make_gpipe(const Problem& problem);
+// Device r: p-r-1 warm-up F, then F/BW pairs, then the remaining BW (v = 1).
+Schedule make_1f1b(const Problem& problem);
+// Megatron's interleaved 1F1B, v >= 2 chunks, interleaved placement; m not a multiple of p runs in
+// PyTorch's flexible rounds of m / max(1, m / p) microbatches.
+Schedule make_1f1b_interleaved(const Problem& problem);
+// Interleaved zero bubble (PyTorch's ScheduleInterleavedZeroBubble): the interleaved order with B
+// and W split, one warm-up forward per hop, device r's Ws deferred by r backwards.
+Schedule make_zb_interleaved(const Problem& problem);
+// ZB-H1: 1F1B with B and W split, W deferred by r on device r (v = 1). Memory p * M_B.
+Schedule make_zb_h1(const Problem& problem);
+// ZB-H2: 2(p-r-1) warm-up F, W deferred by 2r (v = 1). Memory (2p-1) * M_B.
+Schedule make_zb_h2(const Problem& problem);
+// The handcrafted ZB-V: 2 chunks per device in a V (vshape), zero bubble with equal costs at
+// 1F1B's memory p * M_B.
+Schedule make_zb_v_handcrafted(const Problem& problem);
+// DualPipeV (PyTorch's ScheduleDualPipeV): vshape, F&B pairs overlapped in the steady state,
+// m >= 2p.
+Schedule make_dualpipe_v(const Problem& problem);
+// DualPipe (DeepSeek-V3): bidirectional placement (two model copies), half the microbatches each
+// way, the same F&B pairing; p even, m even and >= 2p.
+Schedule make_dualpipe(const Problem& problem);
+
+}  // namespace zb

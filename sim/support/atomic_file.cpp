@@ -1,0 +1,160 @@
+// Whole-file writes via a temporary and rename, so a failure never leaves half a file; special
+// files and symlinks are written through, never replaced.
+#include "sim/support/atomic_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "sim/support/child_process.h"
+#include "sim/support/error.h"
+
+namespace zb {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// What a path names once its symlinks are followed (the link itself stays a link); a dangling
+// link names the file it points to.
+fs::path resolve_links(const fs::path& path) {
+  fs::path current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code error;
+    if (!fs::is_symlink(fs::symlink_status(current, error))) return current;
+    const fs::path target = fs::read_symlink(current, error);
+    if (error) return current;
+    current = target.is_absolute() ? target : current.parent_path() / target;
+  }
+  throw InputError(fmt::format("{}: too many levels of symbolic links", path.string()));
+}
+
+// The descriptor a path names when it is a name for one of this process's open descriptors
+// (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N). Resolving such a link by its text gives
+// "pipe:[1234]" for a pipe and the shell's file for `> out`, which a rename would replace (and
+// `>> out` would lose what was there); the descriptor itself is written instead, as the shell set
+// it up: a pipe, a terminal, a file at its offset or in append mode.
+std::optional<int> named_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (const std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) continue;
+    int fd = 0;
+    for (std::size_t i = prefix.size(); i < path.size(); ++i) {
+      if (path[i] < '0' || path[i] > '9' || fd > 100'000'000) return std::nullopt;
+      fd = fd * 10 + (path[i] - '0');
+    }
+    return fd;
+  }
+  return std::nullopt;
+}
+
+// Throws the InputError for a named descriptor that is not open for writing.
+void check_descriptor_writable(const std::string& path, int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  const int mode = flags & O_ACCMODE;
+  if (mode != O_WRONLY && mode != O_RDWR) {
+    throw InputError(fmt::format("{}: cannot write: descriptor {} is open for reading only", path, fd));
+  }
+}
+
+// Unique per process and call, so two writers of one path never share a temporary.
+std::string temporary_name(const fs::path& target) {
+  static std::atomic<unsigned long> counter{0};
+  return fmt::format("{}.tmp-zbsim-{}-{}", target.string(), ::getpid(), counter++);
+}
+
+void write_in_place(const std::string& path, std::string_view content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  const bool written = write_all(fd, content);
+  const int saved = errno;
+  ::close(fd);
+  if (!written) throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(saved)));
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+  if (const std::optional<int> fd = named_descriptor(path)) {
+    check_descriptor_writable(path, *fd);
+    if (!write_all(*fd, content)) throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
+    return;
+  }
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);  // the kernel follows the links
+  if (fs::is_directory(status)) throw InputError(fmt::format("{}: is a directory", path));
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device, FIFO or terminal (/dev/null, a pipe): written as it is, since replacing it by a
+    // file would break it (and, as root, the machine's /dev/null).
+    write_in_place(path, content);
+    return;
+  }
+  const fs::path target = resolve_links(path);
+  const std::string temporary = temporary_name(target);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  const bool written = write_all(fd, content);
+  const int saved = errno;
+  if (::close(fd) != 0 || !written) {
+    std::remove(temporary.c_str());
+    throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(saved)));
+  }
+  if (std::rename(temporary.c_str(), target.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    std::remove(temporary.c_str());
+    throw InputError(fmt::format("{}: cannot write: {}", path, reason));
+  }
+}
+
+void check_writable(const std::string& path) {
+  if (const std::optional<int> fd = named_descriptor(path)) {
+    check_descriptor_writable(path, *fd);
+    return;
+  }
+  const fs::path target = resolve_links(path);
+  std::error_code error;
+  const fs::file_status status = fs::status(target, error);
+  if (fs::is_directory(status)) throw InputError(fmt::format("{}: is a directory", path));
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  // An existing file is written in place or replaced in its folder; a new one is created there.
+  const bool ok = fs::exists(status) ? ::access(target.c_str(), W_OK) == 0 &&
+                                           (!fs::is_regular_file(status) || ::access(folder.c_str(), W_OK) == 0)
+                                     : ::access(folder.c_str(), W_OK | X_OK) == 0;
+  if (!ok) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+}
+
+std::string read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const int saved = errno;
+      ::close(fd);
+      throw InputError(fmt::format("{}: cannot read: {}", path, std::strerror(saved)));
+    }
+    if (got == 0) break;
+    if (text.size() + static_cast<std::size_t>(got) > kMaxInputBytes) {
+      ::close(fd);
+      throw InputError(fmt::format("{}: larger than the input size limit of {} MiB (is it the right file?)", path,
+                                   kMaxInputBytes >> 20));
+    }
+    text.append(buffer, static_cast<std::size_t>(got));
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace zb
