@@ -11,10 +11,10 @@
 #include <ctime>
 #include <string>
 
-#include "sim/simgrid/engine_plan.h"
-#include "sim/simgrid/fork_runner.h"
+#include "sim/simgrid/detail/engine_plan.h"
+#include "sim/simgrid/detail/fork_runner.h"
 #include "sim/core/generators/generator_registry.h"
-#include "sim/simgrid/platform.h"
+#include "sim/simgrid/detail/platform.h"
 #include "sim/core/problem_spec.h"
 #include "sim/simgrid/simgrid_engine.h"
 

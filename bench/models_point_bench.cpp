@@ -3,9 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/cost_model.h"
+#include "models/model_setup.h"
+#include "sim/app/catalog/model_costs.h"
 #include "sim/core/evaluator.h"
 #include "sim/core/generators/generators.h"
+#include "sim/app/catalog/preset_files.h"
 
 namespace {
 
@@ -13,7 +15,7 @@ const zb::models::ModelSetup& llama3_8b_on_h200() {
   static const zb::models::ModelSetup setup = zb::models::model_setup_from_json(
       {{"model", "llama3-8b"}, {"hardware", "h200"}, {"cluster", "1x8-nvlink"}, {"split", "paper"},
        {"flash_attention", true}},
-      "bench", ".");
+      "bench", ".", zb::catalog::read_preset_file);
   return setup;
 }
 
@@ -24,7 +26,7 @@ void BM_CostModel(benchmark::State& state) {
     zb::ProblemSpec spec;
     spec.devices = 8;
     spec.microbatches = 32;
-    zb::models::apply_model(setup, spec, {}, "bench");
+    zb::catalog::apply_model_costs(setup, spec, {}, "bench");
     benchmark::DoNotOptimize(spec.t_f.data());
   }
 }
@@ -38,7 +40,7 @@ void BM_ModelPoint(benchmark::State& state) {
     zb::ProblemSpec spec;
     spec.devices = 8;
     spec.microbatches = m;
-    zb::models::apply_model(setup, spec, {}, "bench");
+    zb::catalog::apply_model_costs(setup, spec, {}, "bench");
     const zb::Problem problem = spec.build();
     const zb::Schedule schedule = zb::make_zb_h1(problem);
     zb::Trace trace = zb::evaluate(problem, schedule, {false, false, true});

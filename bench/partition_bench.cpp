@@ -13,6 +13,8 @@
 #include "models/layer_partition.h"
 #include "sim/app/catalog/balanced_split.h"
 #include "sim/app/catalog/generators.h"
+#include "sim/app/catalog/detail/in_flight.h"
+#include "sim/app/catalog/model_costs.h"
 
 namespace {
 
@@ -40,11 +42,10 @@ int main() {
       zb::Scenario scenario = zb::scenario_from_json(object, "bench", ".");
       zb::derive_model_costs(scenario);
       const zb::catalog::NamedSchedule named = zb::catalog::generate_named(schedule, scenario);
-      const zb::models::ModelSetup setup =
-          zb::models::model_setup_from_json(nlohmann::json::parse(scenario.model_json), "bench", ".");
+      const zb::models::ModelSetup& setup = *scenario.model;
       const auto pieces = zb::models::model_pieces(setup);
-      const auto request = zb::models::partition_request(
-          setup, named.problem, zb::models::in_flight_per_stage(named.problem, named.schedule));
+      const auto request = zb::models::partition_request(setup, zb::catalog::pipeline_shape(named.problem),
+                                                         zb::catalog::in_flight_per_stage(named.problem, named.schedule));
       std::size_t candidates = 0;
       const double dp_ms = fastest_ms([&] { candidates = zb::models::partition_candidates(pieces, request).size(); });
       std::string chosen;

@@ -1,7 +1,7 @@
 // The wire of multi-process runs, measured between real MPI ranks: round trips of frames through
 // the process group (what a tensor or control message of a run takes: MPI point-to-point, the
 // receiver's polling thread, the handler), throughput for large frames, and the CPU an idle
-// receiver costs. Run: mpirun -np 2 ./exec/zb_bench_process_group (ranks 0 and 1 take part;
+// receiver costs. Run: mpirun -np 2 ./bench/zb_bench_process_group (ranks 0 and 1 take part;
 // with more ranks, rank 0 also measures rank 0 <-> the last rank).
 #include <fmt/format.h>
 #include <sys/resource.h>

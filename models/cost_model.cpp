@@ -6,29 +6,28 @@
 #include <algorithm>
 #include <limits>
 
-#include "sim/support/error.h"
-#include "models/layer_costs.h"
+#include "models/errors.h"
+#include "models/detail/layer_costs.h"
 #include "models/layer_partition.h"
-#include "models/optimizer_cost.h"
-#include "models/setup_error.h"
+#include "models/detail/optimizer_cost.h"
+#include "models/setup_infeasible.h"
 #include "models/stage_split.h"
-#include "sim/core/optimizer_step.h"
 
 namespace zb::models {
 
 namespace {
 
 // Stages one model copy is split over: every stage, or half of them for two copies (DualPipe).
-int path_stages(const Problem& shape) { return shape.stages() / shape.parameter_copies(); }
+int path_stages(const PipelineShape& shape) { return shape.stages() / shape.parameter_copies; }
 
 // The split's layers per stage; a balanced split without a schedule to judge it is the dynamic
 // program's smallest bottleneck F+B+W (no memory check: the schedule decides what is held).
-std::vector<int> layers_per_stage(const ModelSetup& setup, const Problem& shape, std::string_view source) {
+std::vector<int> layers_per_stage(const ModelSetup& setup, const PipelineShape& shape, std::string_view source) {
   std::vector<int> path_layers;
   if (setup.split.kind != Split::Kind::balanced) {
     path_layers = split_layers(setup.model.layers, path_stages(shape), setup.split, source);
   } else {
-    if (shape.parameter_copies() > 1) {
+    if (shape.parameter_copies > 1) {
       throw SetupInfeasible(fmt::format("{}: split 'balanced' is not searched for the bidirectional placement (two "
                                         "model copies); use \"even\" or \"paper\"",
                                         source));
@@ -46,7 +45,7 @@ std::vector<int> layers_per_stage(const ModelSetup& setup, const Problem& shape,
 
 }  // namespace
 
-StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::string_view source) {
+StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std::string_view source) {
   const int stages = shape.stages();
   setup.interconnect.check_devices(shape.devices, source);
   StageCosts costs;
@@ -85,7 +84,7 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
     costs.mem_f_GB.push_back(stage.act_b_bytes * 1e-9);
     costs.mem_b_GB.push_back((stage.act_w_bytes - stage.act_b_bytes) * 1e-9);
     costs.mem_w_GB.push_back(-stage.act_w_bytes * 1e-9);
-    params[shape.device_of_stage(s)] += stage_params;
+    params[shape.device_of_stage[s]] += stage_params;
     costs.params.push_back(stage_params);
   }
   for (const double device_params : params) {
@@ -96,13 +95,13 @@ StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::strin
   // scatter-gather of pipeline transfers) over its own link.
   costs.bytes_act = 2.0 * setup.microbatch_size * setup.model.seq_len * setup.model.hidden / setup.parallel.tensor;
   for (int s = 0; s < stages; ++s) {
-    const int from = shape.device_of_stage(s);
-    const int to = shape.device_of_stage((s + 1) % stages);
+    const int from = shape.device_of_stage[s];
+    const int to = shape.device_of_stage[(s + 1) % stages];
     costs.t_comm_ms.push_back(from == to ? 0.0 : setup.interconnect.link_between(from, to).transfer_ms(costs.bytes_act));
   }
-  for (const auto& [from, to] : all_reduce_hops(shape)) {
+  for (const auto& [from, to] : shape.all_reduce_hops) {
     costs.reduce_hop_ms =
-        std::max(costs.reduce_hop_ms, setup.interconnect.link_between(from, to).transfer_ms(kGradNormBytes));
+        std::max(costs.reduce_hop_ms, setup.interconnect.link_between(from, to).transfer_ms(shape.all_reduce_hop_bytes));
   }
   return costs;
 }
@@ -131,17 +130,6 @@ double auto_memory_limit_GB(const ModelSetup& setup, const StageCosts& costs, st
   return limit;
 }
 
-namespace {
-
-// Per stage -> per device (v = 1) -> scalar when all equal.
-std::vector<double> compact(const std::vector<double>& per_stage, int chunks) {
-  if (chunks == 1 && std::all_of(per_stage.begin(), per_stage.end(),
-                                 [&](double value) { return value == per_stage.front(); })) {
-    return {per_stage.front()};
-  }
-  return per_stage;
-}
-
 // t_opt per device: its update at memory bandwidth (optimizer_cost.h); empty when the hardware has
 // no bandwidth.
 std::vector<double> optimizer_times_ms(const ModelSetup& setup, const StageCosts& costs) {
@@ -154,53 +142,15 @@ std::vector<double> optimizer_times_ms(const ModelSetup& setup, const StageCosts
 // t_dp_reduce per stage: the ring all-reduce of its bf16 gradients (per GPU: after tensor
 // parallelism) over the data-parallel replicas; empty without data parallelism. ZeRO-1/2 move the
 // same bytes (a reduce-scatter of the gradients, then an all-gather of the updated parameters).
-std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const Problem& shape, const StageCosts& costs) {
+std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const PipelineShape& shape, const StageCosts& costs) {
   const int replicas = setup.parallel.data;
   if (replicas <= 1) return {};
   std::vector<double> times;
   for (int s = 0; s < shape.stages(); ++s) {
-    const Link& link = data_parallel_link(setup.interconnect, shape.device_of_stage(s), replicas);
+    const Link& link = data_parallel_link(setup.interconnect, shape.device_of_stage[s], replicas);
     times.push_back(ring_all_reduce_ms(costs.params[s] * kGradientBytesPerParam, replicas, link));
   }
   return times;
-}
-
-}  // namespace
-
-StageCosts apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std::string>& explicit_fields,
-                 std::string_view source) {
-  if (spec.devices < 1) throw InputError(fmt::format("{}: field 'p' is {}: need at least 1 device", source, spec.devices));
-  if (spec.chunks < 1) throw InputError(fmt::format("{}: field 'chunks' is {}: need at least 1", source, spec.chunks));
-  Problem shape;
-  shape.devices = spec.devices;
-  shape.chunks = spec.chunks;
-  shape.placement = spec.resolved_placement();
-  check_placement_chunks(shape.placement, shape.chunks, source);  // stage_costs maps stages to devices
-  const StageCosts costs = stage_costs(setup, shape, source);
-  // t_comm is per stage boundary, so it stays per stage unless uniform.
-  const auto set = [&](const char* field, std::vector<double>& target, const std::vector<double>& values) {
-    if (!explicit_fields.contains(field)) target = compact(values, spec.chunks);
-  };
-  set("t_f", spec.t_f, costs.t_f_ms);
-  set("t_b", spec.t_b, costs.t_b_ms);
-  set("t_w", spec.t_w, costs.t_w_ms);
-  if (!explicit_fields.contains("t_comm")) {
-    const bool uniform = std::all_of(costs.t_comm_ms.begin(), costs.t_comm_ms.end(),
-                                     [&](double value) { return value == costs.t_comm_ms.front(); });
-    spec.t_comm = uniform ? std::vector<double>{costs.t_comm_ms.front()} : costs.t_comm_ms;
-  }
-  set("mem_f", spec.mem_f, costs.mem_f_GB);
-  set("mem_b", spec.mem_b, costs.mem_b_GB);
-  set("mem_w", spec.mem_w, costs.mem_w_GB);
-  if (!explicit_fields.contains("bytes_act")) spec.bytes_act = costs.bytes_act;
-  if (!explicit_fields.contains("t_reduce_hop")) spec.t_reduce_hop = costs.reduce_hop_ms;
-  if (!explicit_fields.contains("t_opt")) spec.t_opt = optimizer_times_ms(setup, costs);
-  if (!explicit_fields.contains("t_dp_reduce")) spec.t_dp_reduce = dp_reduce_times_ms(setup, shape, costs);
-  if (!explicit_fields.contains("time_unit")) spec.time_unit = TimeUnit::ms;
-  if (!explicit_fields.contains("mem_limit")) {
-    spec.mem_limit = MemoryLimit{auto_memory_limit_GB(setup, costs, source), false};
-  }
-  return costs;
 }
 
 }  // namespace zb::models

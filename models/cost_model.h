@@ -8,8 +8,7 @@
 
 #include "models/model_setup.h"
 #include "models/static_memory.h"
-#include "sim/core/problem.h"
-#include "sim/core/problem_spec.h"
+#include "models/pipeline_shape.h"
 
 namespace zb::models {
 
@@ -23,13 +22,13 @@ struct StageCosts {
   std::vector<StaticMemory> static_memory;  // the same, part by part
   std::vector<double> params;  // per stage: parameters per GPU (the data-parallel gradient all-reduce)
   double bytes_act = 0;           // activation (and gradient) bytes crossing a stage boundary
-  double reduce_hop_ms = 0;       // the slowest message of the gradient-norm all-reduce (optimizer_step.h)
+  double reduce_hop_ms = 0;       // the slowest message of the gradient-norm all-reduce (PipelineShape::all_reduce_hops)
 };
 
 // Times are each piece's kernels (layer_costs.h; flops / (peak bf16 flop/s * mfu) with `mfu`),
 // memory per GPU of a pipeline device. `shape` gives p, v and the placement. Throws
 // SetupInfeasible when the shape cannot hold the model (more stages than layers, too few GPUs).
-StageCosts stage_costs(const ModelSetup& setup, const Problem& shape, std::string_view source);
+StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std::string_view source);
 
 // "tensor_parallel 8 (sequence parallel), data_parallel 1, sharding none, recompute full, 16 bytes per parameter"
 std::string describe_setup(const ModelSetup& setup);
@@ -40,11 +39,11 @@ std::string describe_setup(const ModelSetup& setup);
 // not fit.
 double auto_memory_limit_GB(const ModelSetup& setup, const StageCosts& costs, std::string_view source);
 
-// Fills the cost fields of `spec` (t_f, t_b, t_w, t_comm, mem_f, mem_b, mem_w, bytes_act,
-// t_reduce_hop, time_unit = ms, and mem_limit = auto) for its p, chunks and placement, except the fields named
-// in `explicit_fields`, which the user gave and which win. With one chunk per device the arrays
-// are per device, and a scalar where all devices are equal. Returns the stage costs it used.
-StageCosts apply_model(const ModelSetup& setup, ProblemSpec& spec, const std::set<std::string>& explicit_fields,
-                 std::string_view source);
+// t_opt per device: the optimizer's update of its parameters, bound by memory bandwidth.
+std::vector<double> optimizer_times_ms(const ModelSetup& setup, const StageCosts& costs);
+
+// t_dp_reduce per stage: the ring all-reduce of its bf16 gradients (per GPU: after tensor
+// parallelism) over the data-parallel replicas; empty without data parallelism.
+std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const PipelineShape& shape, const StageCosts& costs);
 
 }  // namespace zb::models

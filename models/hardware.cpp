@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/support/error.h"
-#include "models/json_fields.h"
+#include "models/errors.h"
+#include "models/detail/json_fields.h"
 #include "models/presets.h"
 
 namespace zb::models {
@@ -21,7 +21,7 @@ Link link_from_json(const nlohmann::json& object, std::string_view source) {
 }
 
 HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view source,
-                                const std::filesystem::path& base_dir) {
+                                const std::filesystem::path& base_dir, const ReadJsonFile& read) {
   if (!object.is_object()) throw InputError(fmt::format("{}: hardware must be a JSON object", source));
   check_known_fields(object,
                      {"name", "description", "peak_tflops_bf16", "memory_bandwidth_GBps", "sm_count",
@@ -42,7 +42,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
   if (!object.contains("nvlink")) throw InputError(fmt::format("{}: missing field 'nvlink'", source));
   spec.nvlink = link_from_json(object["nvlink"], fmt::format("{}: field 'nvlink'", source));
   if (!object.contains("nic")) throw InputError(fmt::format("{}: missing field 'nic'", source));
-  const PresetRef nic = resolve_preset("network", object["nic"], base_dir, fmt::format("{}: field 'nic'", source));
+  const PresetRef nic = resolve_preset("network", object["nic"], base_dir, fmt::format("{}: field 'nic'", source), read);
   spec.nic = link_from_json(nic.object, nic.path.empty() ? fmt::format("{}: field 'nic'", source) : nic.path.string());
   return spec;
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "models/presets.h"
+
 namespace zb::models {
 
 // One direction of a link: a transfer of n bytes takes latency + n / bandwidth.
@@ -21,7 +23,7 @@ struct Link {
 // problem (main-loop prologue and epilogue, clocks under a sustained load). Not on any datasheet:
 // an assumption stated once here, the same for every GPU, never fitted to a throughput table; a
 // preset or a scenario may override it (`gemm_sustained_fraction`, `memory_sustained_fraction`).
-// What the shape of a GEMM costs on top (tile and wave quantisation) is models/kernel_time.h.
+// What the shape of a GEMM costs on top (tile and wave quantisation) is models/detail/kernel_time.h.
 inline constexpr double kGemmSustainedFraction = 0.8;
 inline constexpr double kMemorySustainedFraction = 0.9;
 
@@ -40,9 +42,10 @@ struct HardwareSpec {
 };
 
 // Reads a hardware preset; "nic" is a network preset name, a path or an object
-// ({"bandwidth_GBps", "latency_us"}) resolved against base_dir. Errors name `source`.
+// ({"bandwidth_GBps", "latency_us"}) resolved against base_dir and read with `read`. Errors name
+// `source`.
 HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view source,
-                                const std::filesystem::path& base_dir);
+                                const std::filesystem::path& base_dir, const ReadJsonFile& read);
 
 // Reads a network preset {"name", "bandwidth_GBps", "latency_us"}.
 Link link_from_json(const nlohmann::json& object, std::string_view source);

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/support/error.h"
-#include "models/json_fields.h"
-#include "models/setup_error.h"
+#include "models/errors.h"
+#include "models/detail/json_fields.h"
+#include "models/setup_infeasible.h"
 
 namespace zb::models {
 

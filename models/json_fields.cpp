@@ -1,5 +1,5 @@
 // Typed field access for preset objects; every error names the source, the field and the value.
-#include "models/json_fields.h"
+#include "models/detail/json_fields.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "sim/support/error.h"
+#include "models/errors.h"
 
 namespace zb::models {
 

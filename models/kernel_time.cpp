@@ -1,5 +1,5 @@
 // The roofline of one kernel: tile and wave quantisation for GEMMs, bandwidth for the rest.
-#include "models/kernel_time.h"
+#include "models/detail/kernel_time.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
 // The per-piece cost model: the kernels of F, B and W with their shapes and bytes, and the
 // activation bytes they keep.
-#include "models/layer_costs.h"
+#include "models/detail/layer_costs.h"
 
-#include "models/kernel_time.h"
+#include "models/detail/kernel_time.h"
 
 namespace zb::models {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "models/layer_costs.h"
+#include "models/detail/layer_costs.h"
 #include "models/static_memory.h"
 
 namespace zb::models {
@@ -33,45 +33,11 @@ std::vector<PartitionPiece> model_pieces(const ModelSetup& setup) {
   return pieces;
 }
 
-std::vector<std::vector<InFlight>> in_flight_per_stage(const Problem& problem, const Schedule& schedule) {
-  std::vector<std::vector<InFlight>> moments(problem.stages());
-  std::vector<InFlight> now(problem.stages());
-  for (int d = 0; d < schedule.device_count(); ++d) {
-    for (const Action& action : schedule.devices[d]) {
-      const int stage = problem.stage_of(d, action.chunk);
-      InFlight& held = now[stage];
-      switch (action.pass) {
-        case Pass::F: ++held.forwards; break;
-        case Pass::B: --held.forwards, ++held.backwards; break;
-        case Pass::W: --held.backwards; break;
-        case Pass::BW: --held.forwards; break;
-      }
-      // Every stage of this device may peak now (its device's total is what the limit judges).
-      for (int c = 0; c < problem.chunks; ++c) {
-        const int s = problem.stage_of(d, c);
-        moments[s].push_back(now[s]);
-      }
-    }
-  }
-  for (auto& list : moments) {
-    std::sort(list.begin(), list.end(), [](const InFlight& a, const InFlight& b) {
-      return a.forwards != b.forwards ? a.forwards > b.forwards : a.backwards > b.backwards;
-    });
-    // Keep the pairs no other pair dominates: by falling forwards, strictly rising backwards.
-    std::vector<InFlight> frontier;
-    for (const InFlight& moment : list) {
-      if (frontier.empty() || moment.backwards > frontier.back().backwards) frontier.push_back(moment);
-    }
-    list = std::move(frontier);
-  }
-  return moments;
-}
-
-PartitionRequest partition_request(const ModelSetup& setup, const Problem& shape,
+PartitionRequest partition_request(const ModelSetup& setup, const PipelineShape& shape,
                                    std::vector<std::vector<InFlight>> in_flight) {
   PartitionRequest request;
   request.stages = shape.stages();
-  for (int s = 0; s < request.stages; ++s) request.device_of_stage.push_back(shape.device_of_stage(s));
+  request.device_of_stage = shape.device_of_stage;
   request.in_flight = std::move(in_flight);
   // static_memory is linear in the parameters but for ZeRO-3/FSDP's two gathered layers, which
   // every device holds whatever its share.

@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "models/model_setup.h"
-#include "sim/core/problem.h"
-#include "sim/core/schedule.h"
+#include "models/pipeline_shape.h"
 
 namespace zb::models {
 
@@ -27,16 +26,13 @@ std::vector<PartitionPiece> model_pieces(const ModelSetup& setup);
 
 // A moment on a stage's device: the microbatches of that stage whose F has run but not their B
 // (or BW), and whose B has run but not their W. Its activations then are
-// forwards * M_B + backwards * M_W.
+// forwards * M_B + backwards * M_W. A schedule's order fixes them whatever the split
+// (sim/app/catalog/detail/in_flight.h reads them off a schedule).
 struct InFlight {
   int forwards = 0;
   int backwards = 0;
   friend bool operator==(const InFlight&, const InFlight&) = default;
 };
-
-// Per stage, the moments (after every action of its device) that can be its peak: the pairs no
-// other pair dominates, sorted. A schedule's order fixes them whatever the split.
-std::vector<std::vector<InFlight>> in_flight_per_stage(const Problem& problem, const Schedule& schedule);
 
 // What a stage's cost is measured by: its F+B+W (the steady state of a zero-bubble schedule, the
 // default), its F+B (1F1B-like schedules, where W only fills bubbles), or its F.
@@ -45,7 +41,7 @@ const char* objective_name(PartitionObjective objective);  // "F+B+W", "F+B", "F
 
 struct PartitionRequest {
   int stages = 1;                    // p * v
-  std::vector<int> device_of_stage;  // Problem::device_of_stage, one per stage
+  std::vector<int> device_of_stage;  // one per stage (PipelineShape::device_of_stage)
   // Memory, checked per stage when in_flight is not empty: a stage's static memory
   // (static_GB_per_param x its parameters) plus its activation peak over in_flight[stage] must
   // fit its share of the device's budget, budget_GB split evenly over the stages the device holds
@@ -57,7 +53,7 @@ struct PartitionRequest {
 
 // The request for `setup` on `shape` (p, v, placement), with the in-flight moments of a schedule
 // (empty: no memory check).
-PartitionRequest partition_request(const ModelSetup& setup, const Problem& shape,
+PartitionRequest partition_request(const ModelSetup& setup, const PipelineShape& shape,
                                    std::vector<std::vector<InFlight>> in_flight);
 
 // A split: transformer layers per stage (the embedding on stage 0, the output layer on the last),

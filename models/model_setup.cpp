@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/support/error.h"
-#include "models/json_fields.h"
+#include "models/errors.h"
+#include "models/detail/json_fields.h"
 #include "models/presets.h"
 
 namespace zb::models {
@@ -19,7 +19,7 @@ bool is_model_field(std::string_view key) {
 }
 
 ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_view source,
-                                 const std::filesystem::path& base_dir) {
+                                 const std::filesystem::path& base_dir, const ReadJsonFile& read) {
   ModelSetup setup;
   if (!scenario.contains("model")) throw InputError(fmt::format("{}: missing field 'model'", source));
   if (!scenario.contains("hardware")) {
@@ -27,21 +27,21 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
                                  source));
   }
   const PresetRef model =
-      resolve_preset("transformers", scenario["model"], base_dir, fmt::format("{}: field 'model'", source));
+      resolve_preset("transformers", scenario["model"], base_dir, fmt::format("{}: field 'model'", source), read);
   setup.model = transformer_from_json(
       model.object, model.path.empty() ? fmt::format("{}: field 'model'", source) : model.path.string());
   setup.model_label = model.label;
 
   const PresetRef hardware =
-      resolve_preset("hardware", scenario["hardware"], base_dir, fmt::format("{}: field 'hardware'", source));
+      resolve_preset("hardware", scenario["hardware"], base_dir, fmt::format("{}: field 'hardware'", source), read);
   setup.hardware = hardware_from_json(
       hardware.object, hardware.path.empty() ? fmt::format("{}: field 'hardware'", source) : hardware.path.string(),
-      hardware.path.empty() ? base_dir : hardware.path.parent_path());
+      hardware.path.empty() ? base_dir : hardware.path.parent_path(), read);
   setup.hardware_label = hardware.label;
 
   if (scenario.contains("cluster") && !scenario["cluster"].is_null()) {
     const PresetRef cluster =
-        resolve_preset("clusters", scenario["cluster"], base_dir, fmt::format("{}: field 'cluster'", source));
+        resolve_preset("clusters", scenario["cluster"], base_dir, fmt::format("{}: field 'cluster'", source), read);
     setup.interconnect = interconnect_from_cluster(
         cluster.object, cluster.path.empty() ? fmt::format("{}: field 'cluster'", source) : cluster.path.string());
     setup.cluster_label = cluster.label;

@@ -11,6 +11,7 @@
 #include "models/hardware.h"
 #include "models/interconnect.h"
 #include "models/parallelism.h"
+#include "models/presets.h"
 #include "models/stage_split.h"
 #include "models/transformer.h"
 
@@ -34,7 +35,7 @@ struct ModelSetup {
   int microbatch_size = 1;            // sequences per microbatch (b)
   Split split;
   // Given: every pass takes its flops / (peak x mfu), the flat model of earlier versions. Not
-  // given: each kernel is costed by its kind (models/kernel_time.h).
+  // given: each kernel is costed by its kind (models/detail/kernel_time.h).
   std::optional<double> mfu;
   // bf16 weight (2) and gradient (2); the rest (12: fp32 master weight and two Adam moments) is
   // optimizer state (models/static_memory.h).
@@ -44,10 +45,10 @@ struct ModelSetup {
 };
 
 // Reads the model-level fields of a scenario object (other keys are left to the caller). "model"
-// and "hardware" are required; presets resolve by name, or as paths against base_dir. Errors
-// name `source` and the field; a tensor-parallel degree must divide the heads, key/value heads
-// and MLP width, and the GPUs of a node.
+// and "hardware" are required; presets resolve by name, or as paths against base_dir, and are
+// read with `read`. Errors name `source` and the field; a tensor-parallel degree must divide the
+// heads, key/value heads and MLP width, and the GPUs of a node.
 ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_view source,
-                                 const std::filesystem::path& base_dir);
+                                 const std::filesystem::path& base_dir, const ReadJsonFile& read);
 
 }  // namespace zb::models

@@ -1,5 +1,5 @@
 // The optimizer update at memory bandwidth and the data-parallel gradient all-reduce.
-#include "models/optimizer_cost.h"
+#include "models/detail/optimizer_cost.h"
 
 namespace zb::models {
 

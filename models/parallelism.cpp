@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/json_fields.h"
-#include "sim/support/error.h"
+#include "models/detail/json_fields.h"
+#include "models/errors.h"
 
 namespace zb::models {
 

@@ -5,8 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/support/error.h"
-
 namespace zb::models {
 
 std::string torchtitan_module_fqns(const std::vector<int>& layers) {
@@ -25,12 +23,7 @@ std::string torchtitan_module_fqns(const std::vector<int>& layers) {
   return stages.dump();
 }
 
-std::string megatron_layout(const std::vector<int>& layers, Placement placement) {
-  if (placement == Placement::vshape || placement == Placement::bidirectional) {
-    throw InputError(fmt::format("a Megatron pipeline layout places virtual stage i on rank i mod p, so it cannot "
-                                 "describe the {} placement (use torchtitan's module lists)",
-                                 placement_name(placement)));
-  }
+std::string megatron_layout(const std::vector<int>& layers) {
   std::string layout;
   for (std::size_t s = 0; s < layers.size(); ++s) {
     if (s > 0) layout += '|';

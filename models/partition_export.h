@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/problem.h"
 
 namespace zb::models {
 
@@ -17,8 +16,8 @@ std::string torchtitan_module_fqns(const std::vector<int>& layers);
 
 // Megatron-LM's --pipeline-model-parallel-layout: stages in model order separated by '|', "E"
 // the embedding, "t" a transformer layer ("t*5" for five), "L" the loss with the output layer:
-// "Et*3|t*4|t*3L". Megatron gives virtual stage i to rank i mod p, so the layout describes
-// linear and interleaved placements only; throws InputError for a V (mirrored) placement.
-std::string megatron_layout(const std::vector<int>& layers, Placement placement);
+// "Et*3|t*4|t*3L". Megatron gives virtual stage i to rank i mod p, so the layout describes linear
+// and interleaved placements only: the caller does not ask it of a V (mirrored) one.
+std::string megatron_layout(const std::vector<int>& layers);
 
 }  // namespace zb::models

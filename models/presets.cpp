@@ -7,9 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "sim/support/kept_file.h"
-#include "sim/support/error.h"
-#include "sim/support/json_text.h"
+#include "models/errors.h"
 
 namespace zb::models {
 
@@ -36,11 +34,6 @@ std::vector<std::string> preset_names(std::string_view kind) {
 
 namespace {
 
-nlohmann::json read_json_file(const fs::path& path, std::string_view context) {
-  const std::string text = read_file_kept(path.string());
-  return parse_json(text, fmt::format("{}: {}", context, path.string()));
-}
-
 // A name the file system cannot even look up (too long, a bad component) is simply not there:
 // the caller says "no such preset", not an internal error.
 bool file_exists(const fs::path& path) {
@@ -51,7 +44,7 @@ bool file_exists(const fs::path& path) {
 }  // namespace
 
 PresetRef resolve_preset(std::string_view kind, const nlohmann::json& value, const fs::path& base_dir,
-                         std::string_view context) {
+                         std::string_view context, const ReadJsonFile& read) {
   PresetRef ref;
   if (value.is_object()) {
     ref.label = value.contains("name") && value["name"].is_string() ? value["name"].get<std::string>() : "inline";
@@ -77,7 +70,7 @@ PresetRef resolve_preset(std::string_view kind, const nlohmann::json& value, con
                                    (presets_dir() / kind).string(), fmt::join(preset_names(kind), ", ")));
     }
   }
-  ref.object = read_json_file(ref.path, context);
+  ref.object = read(ref.path, context);
   if (!ref.object.is_object()) {
     throw InputError(fmt::format("{}: {} must hold a JSON object", context, ref.path.string()));
   }

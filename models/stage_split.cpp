@@ -8,8 +8,8 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "sim/support/error.h"
-#include "models/setup_error.h"
+#include "models/errors.h"
+#include "models/setup_infeasible.h"
 
 namespace zb::models {
 

@@ -2,26 +2,26 @@
 #include "models/throughput.h"
 
 #include "models/cost_model.h"
-#include "models/layer_costs.h"
+#include "models/detail/layer_costs.h"
 
 namespace zb::models {
 
-StepWork step_work(const ModelSetup& setup, const Problem& problem, std::string_view source) {
+StepWork step_work(const ModelSetup& setup, const PipelineShape& shape, std::string_view source) {
   StepWork work;
   const int tensor = setup.parallel.tensor;
   const int replicas = setup.parallel.data;
-  work.samples = static_cast<double>(problem.microbatches) * setup.microbatch_size * replicas;
+  work.samples = static_cast<double>(shape.microbatches) * setup.microbatch_size * replicas;
   work.tokens = work.samples * setup.model.seq_len;
-  work.gpus = problem.devices * tensor * replicas;
+  work.gpus = shape.devices * tensor * replicas;
   const PieceCosts layer = layer_costs(setup);
   const PieceCosts embedding = embedding_costs(setup);
   const PieceCosts output = output_costs(setup);
   const auto total = [](const PieceCosts& piece) { return piece.flops_f + piece.flops_b + piece.flops_w; };
   // Flops are per GPU: a device's t GPUs share each pass (recomputation is not model flops).
   const double per_microbatch = (setup.model.layers * total(layer) + total(embedding) + total(output)) * tensor;
-  work.model_flops = per_microbatch * problem.microbatches * replicas;
+  work.model_flops = per_microbatch * shape.microbatches * replicas;
   work.peak_flops_per_gpu = setup.hardware.peak_tflops_bf16 * 1e12;
-  work.static_GB = stage_costs(setup, problem, source).static_GB;
+  work.static_GB = stage_costs(setup, shape, source).static_GB;
   return work;
 }
 

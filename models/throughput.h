@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/model_setup.h"
-#include "sim/core/problem.h"
+#include "models/pipeline_shape.h"
 
 namespace zb::models {
 
@@ -20,8 +20,8 @@ struct StepWork {
   std::vector<double> static_GB;  // per device: parameters, gradients and optimizer state
 };
 
-// From the setup and the problem's shape (p, v, placement) and m.
-StepWork step_work(const ModelSetup& setup, const Problem& problem, std::string_view source);
+// From the setup and the pipeline's shape (p, stages, m).
+StepWork step_work(const ModelSetup& setup, const PipelineShape& shape, std::string_view source);
 
 struct Throughput {
   double samples_per_s_per_gpu = 0;

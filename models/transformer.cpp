@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/support/error.h"
-#include "models/json_fields.h"
+#include "models/errors.h"
+#include "models/detail/json_fields.h"
 
 namespace zb::models {
 

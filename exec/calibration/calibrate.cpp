@@ -13,7 +13,7 @@
 #include "sim/support/atomic_file.h"
 #include "sim/support/error.h"
 #include "sim/support/median.h"
-#include "exec/calibration/robust_estimate.h"
+#include "exec/calibration/detail/robust_estimate.h"
 #include "sim/support/json_text.h"
 
 namespace zb::exec {

@@ -9,7 +9,7 @@
 #include "sim/core/measured_costs.h"
 #include "sim/core/optimizer_step.h"
 #include "sim/support/median.h"
-#include "exec/calibration/robust_estimate.h"
+#include "exec/calibration/detail/robust_estimate.h"
 
 namespace zb::exec {
 

@@ -1,5 +1,5 @@
 // Median, scaled MAD and the modified z-score's outliers.
-#include "exec/calibration/robust_estimate.h"
+#include "exec/calibration/detail/robust_estimate.h"
 
 #include <cmath>
 

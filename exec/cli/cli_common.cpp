@@ -24,7 +24,7 @@ constexpr std::string_view kShapeFields[] = {"p", "m", "chunks", "placement"};
 
 void add_shape_options(po::options_description& options, ShapeFlags& flags) {
   po::options_description shape("Pipeline shape (as zbsim's problem flags; defaults --p 2 --m 8 --chunks 1)");
-  catalog::add_problem_flags(shape, kShapeFields);
+  zb::cli::add_problem_flags(shape, kShapeFields);
   options.add(shape);
   options.add_options()
       ("backend", po::value(&flags.backend)->default_value("cpu"), "cpu (or cuda when built with CUDA)")
@@ -39,7 +39,7 @@ zb::Placement resolve_shape(ShapeFlags& flags, const po::variables_map& values) 
   shape.devices = flags.devices;
   shape.microbatches = flags.microbatches;
   shape.chunks = flags.chunks;
-  for (const catalog::GivenField& given : catalog::given_problem_flags(values)) {
+  for (const catalog::GivenField& given : zb::cli::given_problem_flags(values)) {
     if (std::find(std::begin(kShapeFields), std::end(kShapeFields), given.field->key) == std::end(kShapeFields)) continue;
     given.apply(shape);
     if (given.field->key == "placement") flags.placement = given.text;
@@ -99,7 +99,7 @@ std::optional<po::variables_map> parse_or_help(int argc, char** argv, const po::
     return std::nullopt;
   }
   po::notify(vm);
-  catalog::refuse_empty_values(vm, options);
+  zb::cli::refuse_empty_values(vm, options);
   return vm;
 }
 

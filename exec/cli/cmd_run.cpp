@@ -81,7 +81,7 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   options.add_options()("help,h", "show this help");
   add_shape_options(options, flags.shape);
   constexpr std::string_view kLimit[] = {"mem_limit"};  // for the memory-aware generators
-  catalog::add_problem_flags(options, kLimit);
+  zb::cli::add_problem_flags(options, kLimit);
   BackendFlags backend_flags;
   add_backend_options(options, backend_flags);
   options.add_options()

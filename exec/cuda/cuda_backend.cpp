@@ -1,7 +1,7 @@
 // The CUDA backend: one worker thread per device (a GPU or a green-context slice of one), the
 // CUDA fabric between them, CUDA-event timing and NVTX ranges named like the schedule's text form.
 // In a multi-process run (one GPU per process) this process's device only.
-#include "exec/cuda/cuda_backend.h"
+#include "exec/cuda/detail/cuda_backend.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/detail/cuda_check.h"
 #include "exec/runtime/device_threads.h"
 #include "sim/core/action.h"
 #include "sim/support/error.h"

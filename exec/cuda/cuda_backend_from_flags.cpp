@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <optional>
 
-#include "exec/cuda/cuda_backend.h"
-#include "exec/cuda/local_gpu.h"
+#include "exec/cuda/detail/cuda_backend.h"
+#include "exec/cuda/detail/local_gpu.h"
 #include "exec/multiprocess/process_group.h"
 #include "sim/support/error.h"
 

@@ -1,9 +1,9 @@
 // Turns CUDA runtime, driver, cuBLAS and NCCL status codes into exceptions that name the call.
-#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/detail/cuda_check.h"
 
 #include <fmt/format.h>
 
-#include "exec/cuda/driver_api.h"
+#include "exec/cuda/detail/driver_api.h"
 
 namespace zb::exec::cuda {
 

@@ -1,6 +1,6 @@
 // One CUDA device of the executor: a GPU (or a green-context slice of one), its compute stream,
 // cuBLAS GEMMs, the small kernels, stream-ordered memory and CUDA-event timing.
-#include "exec/cuda/cuda_device.h"
+#include "exec/cuda/detail/cuda_device.h"
 
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
@@ -11,10 +11,10 @@
 #include <exception>
 #include <limits>
 
-#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/detail/cuda_check.h"
 #include "exec/runtime/gemm_shape.h"
-#include "exec/cuda/cuda_kernels.h"
-#include "exec/cuda/driver_api.h"
+#include "exec/cuda/detail/cuda_kernels.h"
+#include "exec/cuda/detail/driver_api.h"
 
 namespace zb::exec::cuda {
 

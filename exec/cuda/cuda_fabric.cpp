@@ -1,7 +1,7 @@
 // The CUDA fabric: tensor channels between CUDA devices (NCCL send/recv between GPUs, in this
 // process or another, device-to-device copies between virtual devices of one GPU) on communication
 // streams.
-#include "exec/cuda/cuda_fabric.h"
+#include "exec/cuda/detail/cuda_fabric.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <exception>
 
-#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/detail/cuda_check.h"
 
 namespace zb::exec::cuda {
 

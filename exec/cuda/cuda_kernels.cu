@@ -1,5 +1,5 @@
 // The executor's small CUDA kernels: bias, GELU, adds, column sums, losses, norms, optimizers.
-#include "exec/cuda/cuda_kernels.h"
+#include "exec/cuda/detail/cuda_kernels.h"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // The --devices flag of the CUDA backend: real GPUs (cuda:0,1,2,3) or N stages on one GPU (virtual:N).
-#include "exec/cuda/device_set.h"
+#include "exec/cuda/detail/device_set.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // The CUDA driver API entry points the backend uses, resolved at run time through the runtime
 // (cudaGetDriverEntryPointByVersion), so zbexec never links libcuda and starts without a driver.
-#include "exec/cuda/driver_api.h"
+#include "exec/cuda/detail/driver_api.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/detail/cuda_check.h"
 
 namespace zb::exec::cuda {
 

@@ -1,11 +1,11 @@
 // Equal SM partitions of one GPU as CUDA green contexts (driver API), for virtual devices.
-#include "exec/cuda/green_contexts.h"
+#include "exec/cuda/detail/green_contexts.h"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include "exec/cuda/cuda_check.h"
-#include "exec/cuda/driver_api.h"
+#include "exec/cuda/detail/cuda_check.h"
+#include "exec/cuda/detail/driver_api.h"
 
 namespace zb::exec::cuda {
 

@@ -1,5 +1,5 @@
 // Which GPU a process of a multi-process run uses (one GPU per process): --devices or the launcher.
-#include "exec/cuda/local_gpu.h"
+#include "exec/cuda/detail/local_gpu.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // GEMM precision of the CUDA backend: fp32, or bf16 inputs with fp32 accumulation.
-#include "exec/cuda/precision.h"
+#include "exec/cuda/detail/precision.h"
 
 #include <fmt/format.h>
 

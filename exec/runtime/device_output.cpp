@@ -1,5 +1,5 @@
 // What one device's worker produces in a run, and its wire form for gathering it at device 0.
-#include "exec/runtime/device_output.h"
+#include "exec/runtime/detail/device_output.h"
 
 #include <fmt/format.h>
 

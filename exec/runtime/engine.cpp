@@ -9,7 +9,7 @@
 #include <limits>
 #include <memory>
 
-#include "exec/runtime/device_output.h"
+#include "exec/runtime/detail/device_output.h"
 #include "exec/runtime/exec_error.h"
 #include "exec/runtime/stage_model.h"
 #include "sim/support/error.h"

@@ -34,7 +34,7 @@ struct ExecOptions {
   int steps = 1;
   std::optional<NonfiniteInjection> inject_nonfinite;
   // Refuse schedules whose channels would deliver out of order before running (see
-  // sim/core/channel_order.h). Off only in tests that show the runtime check on receipt.
+  // sim/core/detail/channel_order.h). Off only in tests that show the runtime check on receipt.
   bool check_channel_order = true;
   // Keep every stage's weights after the last step (ExecResult::weights). In a multi-process run
   // they travel to device 0's process; turn off when nobody compares them.

@@ -24,7 +24,6 @@
 #include "gui/viewer_core/viewer_options.h"
 #include "sim/app/catalog/generators.h"
 #include "sim/app/catalog/version.h"
-#include "sim/cli/common/subcommands.h"
 
 namespace {
 

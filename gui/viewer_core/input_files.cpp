@@ -14,7 +14,7 @@
 #include "sim/formats/torch_profiler_trace.h"
 #include "sim/formats/trace_json.h"
 #include "gui/viewer_core/model_presets.h"
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/support/json_text.h"
 
 namespace zb::view {
@@ -32,7 +32,7 @@ std::optional<double> limit_of_embedded_problem(const Trace& trace, std::string_
   }
 }
 
-// The same reader as zbsim's (models/scenario.h): the same fields, defaults and errors.
+// The same reader as zbsim's (sim/app/catalog/scenario.h): the same fields, defaults and errors.
 ScenarioInput scenario_from_json(const nlohmann::json& object, std::string_view source) {
   const std::string path(source);
   const std::string base_dir = std::filesystem::path(path).parent_path().string();

@@ -7,9 +7,10 @@
 
 #include "sim/support/error.h"
 
-#include "models/cost_model.h"
 #include "models/model_setup.h"
 #include "models/presets.h"
+#include "sim/app/catalog/model_costs.h"
+#include "sim/app/catalog/preset_files.h"
 
 namespace zb::view {
 
@@ -26,9 +27,9 @@ ProblemSpec derive_scenario_costs(const nlohmann::json& scenario, const ProblemS
   for (const auto& [key, value] : scenario.items()) {
     if (models::is_model_field(key)) model[key] = value;
   }
-  const auto setup = models::model_setup_from_json(model, source, base_dir);
+  const auto setup = models::model_setup_from_json(model, source, base_dir, catalog::read_preset_file);
   ProblemSpec spec = problem;
-  models::apply_model(setup, spec, explicit_fields, source);
+  catalog::apply_model_costs(setup, spec, explicit_fields, source);
   return spec;
 }
 

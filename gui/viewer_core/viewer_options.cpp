@@ -30,7 +30,7 @@ po::options_description describe_options() {
   po::options_description problem("Explorer problem (as zbsim)");
   problem.add_options()
       ("schedules", po::value<std::string>(), "schedules to compare, e.g. 1f1b,zb-h1,zb-h2; none: only the files given");
-  catalog::add_problem_flags(problem);
+  cli::add_problem_flags(problem);
   problem.add_options()
       ("model", po::value<std::string>(), "derive costs from a transformer preset (models/transformers)")
       ("hardware", po::value<std::string>(), "the GPU preset for --model (models/hardware), default h100-sxm")
@@ -86,7 +86,7 @@ ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
     const po::options_description described = describe_options();
     po::store(po::command_line_parser(args).options(described).positional(positional).run(), vm);
     po::notify(vm);
-    catalog::refuse_empty_values(vm, described);
+    cli::refuse_empty_values(vm, described);
   } catch (const po::error& e) {
     throw InputError(fmt::format("zbview: {}", e.what()));
   } catch (const InputError& e) {
@@ -96,7 +96,7 @@ ViewerOptions parse_viewer_args(const std::vector<std::string>& args) {
   if (auto files = get<std::vector<std::string>>(vm, "file")) options.files = *files;
   options.scenario = get<std::string>(vm, "scenario");
   options.schedules = get<std::string>(vm, "schedules");
-  options.problem_flags = catalog::given_problem_flags(vm);
+  options.problem_flags = cli::given_problem_flags(vm);
   ProblemSpec checked;  // bad values fail here, naming the flag, before any window opens
   for (const catalog::GivenField& given : options.problem_flags) given.apply(checked);
   options.engine = get<std::string>(vm, "engine");

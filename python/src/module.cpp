@@ -1,5 +1,5 @@
 // The Python module zbsim (its compiled part, _zbsim): binding code only. Every function calls
-// the owner the CLI calls (sim/catalog, sim/solver, sim/sweep, sim/schedule) and hands back the
+// the owner the CLI calls (sim/app/catalog, sim/app/plan, sim/app/sweep, sim/solver, sim/core) and hands back the
 // JSON the CLI prints or writes, as plain dicts and lists; see python/README.md.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

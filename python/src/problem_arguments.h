@@ -8,7 +8,7 @@
 
 #include <string_view>
 
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 
 namespace zb::python {
 

@@ -21,13 +21,10 @@ namespace po = boost::program_options;
 
 namespace {
 
-// "" when the placement has no Megatron layout.
+// "" when the placement has no Megatron layout (Megatron puts virtual stage i on rank i mod p).
 std::string megatron_or_empty(const std::vector<int>& layers, Placement placement) {
-  try {
-    return models::megatron_layout(layers, placement);
-  } catch (const InputError&) {
-    return "";
-  }
+  if (placement == Placement::vshape || placement == Placement::bidirectional) return "";
+  return models::megatron_layout(layers);
 }
 
 std::string layers_text(const std::vector<int>& layers) {

@@ -36,7 +36,7 @@ int run_plot(int argc, char** argv) {
     return 0;
   }
   po::notify(values);
-  catalog::refuse_empty_values(values, all);
+  cli::refuse_empty_values(values, all);
   if (!values.count("results")) throw InputError("missing the results file (zbsim plot RESULTS.csv --svg OUT.svg)");
   if (!values.count("svg")) throw InputError("--svg: missing (the SVG file to write)");
   const std::string path = values["results"].as<std::string>();

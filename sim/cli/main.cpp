@@ -4,7 +4,7 @@
 
 namespace {
 
-constexpr zb::catalog::Subcommand kSubcommands[] = {
+constexpr zb::cli::Subcommand kSubcommands[] = {
     {"compare", "compare schedules on one problem: span, bubble rate, memory", zb::cli::run_compare},
     {"simulate", "run one schedule through an engine and write its trace", zb::cli::run_simulate},
     {"compare-trace", "a measured trace (torch.profiler, zbexec) against a simulated one: per-device span differences", zb::cli::run_compare_trace},
@@ -20,8 +20,8 @@ constexpr zb::catalog::Subcommand kSubcommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const zb::catalog::Tool tool{"zbsim", "design, compare and verify pipeline-parallel schedules (Zero Bubble and friends)",
+  const zb::cli::Tool tool{"zbsim", "design, compare and verify pipeline-parallel schedules (Zero Bubble and friends)",
                                "zbsim compare --p 4 --m 8 --tf 1 --tb 1 --tw 1", "internal error",
                                "0 ok, 2 bad input, 1 internal failure"};
-  return zb::catalog::run_subcommands(tool, kSubcommands, argc, argv);
+  return zb::cli::run_subcommands(tool, kSubcommands, argc, argv);
 }

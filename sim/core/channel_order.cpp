@@ -1,5 +1,5 @@
 // The FIFO-channel rule (see channel_order.h).
-#include "sim/core/channel_order.h"
+#include "sim/core/detail/channel_order.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "sim/core/channel_order.h"
+#include "sim/core/detail/channel_order.h"
 #include "sim/support/error.h"
 #include "sim/core/evaluator.h"
 #include "sim/core/memory.h"

@@ -13,7 +13,7 @@
 #include "sim/support/error.h"
 #include "sim/core/problem_spec.h"
 #include "sim/support/time_units.h"
-#include "sim/formats/trace_lanes.h"
+#include "sim/formats/detail/trace_lanes.h"
 #include "sim/formats/trace_writers.h"
 
 namespace zb {

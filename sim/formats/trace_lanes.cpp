@@ -1,5 +1,5 @@
 // The lane rule (trace_lanes.h): greedy interval partitioning, lowest free lane first.
-#include "sim/formats/trace_lanes.h"
+#include "sim/formats/detail/trace_lanes.h"
 
 #include <algorithm>
 #include <functional>

@@ -1,5 +1,5 @@
 // Resolves a schedule into per-device plans for the SimGrid engine (pure: no SimGrid here).
-#include "sim/simgrid/engine_plan.h"
+#include "sim/simgrid/detail/engine_plan.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 // A simulation in a forked child (child_process.h), its exception carried back as a tagged record.
-#include "sim/simgrid/fork_runner.h"
+#include "sim/simgrid/detail/fork_runner.h"
 
 #include <fmt/format.h>
 
-#include "sim/simgrid/tagged_result.h"
+#include "sim/simgrid/detail/tagged_result.h"
 #include "sim/support/child_process.h"
 #include "sim/support/error.h"
 

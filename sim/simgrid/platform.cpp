@@ -1,5 +1,5 @@
 // Platform construction: the idealised network (fat pipes with latency t_comm) or a cluster.
-#include "sim/simgrid/platform.h"
+#include "sim/simgrid/detail/platform.h"
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Engine.hpp>

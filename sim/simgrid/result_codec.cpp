@@ -1,5 +1,5 @@
 // Flat little writer/reader pair; spans and memory points are copied field by field.
-#include "sim/simgrid/result_codec.h"
+#include "sim/simgrid/detail/result_codec.h"
 
 #include <cstdint>
 #include <cstring>

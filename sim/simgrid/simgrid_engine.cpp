@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
-#include "sim/simgrid/engine_plan.h"
+#include "sim/simgrid/detail/engine_plan.h"
 #include "sim/support/error.h"
 #include "sim/core/pass_time.h"
-#include "sim/simgrid/fork_runner.h"
-#include "sim/simgrid/result_codec.h"
-#include "sim/simgrid/simgrid_module.h"
+#include "sim/simgrid/detail/fork_runner.h"
+#include "sim/simgrid/detail/result_codec.h"
+#include "sim/simgrid/detail/simgrid_module.h"
 
 namespace zb {
 

@@ -1,9 +1,9 @@
 // The entry of libzbsim_simgrid.so (simgrid_module.h): the simulation child's work, tagged.
-#include "sim/simgrid/simgrid_module.h"
+#include "sim/simgrid/detail/simgrid_module.h"
 
-#include "sim/simgrid/result_codec.h"
-#include "sim/simgrid/simulation.h"
-#include "sim/simgrid/tagged_result.h"
+#include "sim/simgrid/detail/result_codec.h"
+#include "sim/simgrid/detail/simulation.h"
+#include "sim/simgrid/detail/tagged_result.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Compute actors (one per device, its action list in order) exchanging eager messages over the platform.
-#include "sim/simgrid/simulation.h"
+#include "sim/simgrid/detail/simulation.h"
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Actor.hpp>
@@ -18,7 +18,7 @@
 #include "sim/core/deadlock_report.h"
 #include "sim/support/error.h"
 #include "sim/core/memory.h"
-#include "sim/simgrid/platform.h"
+#include "sim/simgrid/detail/platform.h"
 
 namespace zb::engine {
 

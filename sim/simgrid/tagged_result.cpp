@@ -1,6 +1,6 @@
 // A tag byte, the payload's size and the payload (see tagged_result.h); native byte order, since
 // both ends are this build.
-#include "sim/simgrid/tagged_result.h"
+#include "sim/simgrid/detail/tagged_result.h"
 
 #include <fmt/format.h>
 

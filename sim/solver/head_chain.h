@@ -1,7 +1,7 @@
 // The head of every lower bound on a device's span: from its first action until a backward can
 // start on it, a device can only run forwards. One owner for the length of that chain, used by
 // the solver's span bounds (lower_bound.h), the order search and recommend's step-time bound
-// (sim/app/plan/step_bound.h).
+// (sim/app/plan/detail/step_bound.h).
 #pragma once
 
 #include "sim/core/problem.h"

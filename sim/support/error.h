@@ -1,36 +1,15 @@
-// Error types: every failure is a zb::Error; bad user input is an InputError (exit code 2).
+// The simulator's errors: the house's vocabulary (models/errors.h: zb::Error, InputError for bad
+// input with exit code 2, excerpt) and the schedule's own.
 #pragma once
 
-#include <stdexcept>
-#include <string>
-#include <string_view>
+#include "models/errors.h"
 
 namespace zb {
-
-// Base of every exception the project throws; caught once per program.
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Bad input from a user: a flag, a file, a field, a schedule. Messages name the file, field and value.
-class InputError : public Error {
- public:
-  using Error::Error;
-};
 
 // A schedule that cannot run: missing actions, wrong order, deadlock, memory over the limit.
 class ScheduleError : public InputError {
  public:
   using InputError::InputError;
 };
-
-// User text as it appears inside a message: at most 60 characters, longer text cut with "..."
-// (a 10,000-character line in a bad file must not become a 10,000-character error).
-inline std::string excerpt(std::string_view text) {
-  constexpr std::size_t kMax = 60;
-  if (text.size() <= kMax) return std::string(text);
-  return std::string(text.substr(0, kMax)) + "...";
-}
 
 }  // namespace zb

@@ -15,7 +15,7 @@
 
 namespace zb {
 
-// ZB_MODULE_BUILD_ID, ZB_MODULE_BUILD_DIR and ZB_MODULE_DIR_FROM_BIN come from sim/schedule/CMakeLists.txt.
+// ZB_MODULE_BUILD_ID, ZB_MODULE_BUILD_DIR and ZB_MODULE_DIR_FROM_BIN come from sim/support/CMakeLists.txt.
 const char* const kModuleBuildId = ZB_MODULE_BUILD_ID;
 
 namespace {

@@ -7,7 +7,7 @@
 #include <ostream>
 
 #include "exec/cpu/cpu_backend.h"
-#include "exec/runtime/device_output.h"
+#include "exec/runtime/detail/device_output.h"
 #include "exec/runtime/engine.h"
 #include "exec/runtime/exec_error.h"
 #include "exec/multiprocess/process_group.h"

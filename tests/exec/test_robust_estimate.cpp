@@ -1,7 +1,7 @@
 // The robust estimate calibration keeps per pass: median without outliers, scaled MAD.
 #include <gtest/gtest.h>
 
-#include "exec/calibration/robust_estimate.h"
+#include "exec/calibration/detail/robust_estimate.h"
 
 namespace zb::exec {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "sim/core/evaluator.h"
 #include "sim/core/generators/generator_registry.h"
-#include "sim/formats/trace_lanes.h"
+#include "sim/formats/detail/trace_lanes.h"
 #include "sim/formats/trace_writers.h"
 #include "tests/testing/chrome_trace_check.h"
 #include "tests/testing/problems.h"

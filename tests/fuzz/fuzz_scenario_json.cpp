@@ -1,5 +1,5 @@
 // A scenario file (problem, schedules, model-driven fields) reads or is an InputError.
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/support/json_text.h"
 #include "tests/fuzz/fuzz_support.h"
 

@@ -3,10 +3,11 @@
 
 The floors, bottom up (docs/design.md draws them): models < sim < {exec, gui, python}; inside sim,
 support < core < formats < solver < simgrid < app (catalog < {plan, sweep}) < cli (common < zbsim).
-A file may include its own folder, any folder on a lower floor, and third-party headers; tests,
-benchmarks and scripts sit outside the house and may include anything. Exit 0 when every include
+A file may include its own folder, any folder on a lower floor, and third-party headers; a
+folder's detail/ headers are for that folder alone. Tests, benchmarks and scripts sit outside the
+house and may include anything. Exit 0 when every include
 goes down, 1 with one line per violation (file:line: folder -> folder) otherwise.
-Usage: check_layers.py [--no-owed] [REPO_ROOT]   (--no-owed: an empty OWED list, for other trees)
+Usage: check_layers.py [REPO_ROOT]
 """
 import os
 import re
@@ -36,20 +37,6 @@ FLOORS = {
     "gui/app": 11,
     "python": 10,
 }
-# Includes still owed by issue 27 (models/ as the ground floor, its own error type and plain result
-# structs that sim/app turns into a Problem): allowed until fixed, and an entry that no longer
-# matches an include fails the check, so this list only shrinks.
-OWED = {
-    ("models/cost_model.cpp", "sim/core"), ("models/cost_model.cpp", "sim/support"),
-    ("models/cost_model.h", "sim/core"), ("models/hardware.cpp", "sim/support"),
-    ("models/interconnect.cpp", "sim/support"), ("models/json_fields.cpp", "sim/support"),
-    ("models/layer_partition.h", "sim/core"), ("models/model_setup.cpp", "sim/support"),
-    ("models/parallelism.cpp", "sim/support"), ("models/partition_export.cpp", "sim/support"),
-    ("models/partition_export.h", "sim/core"), ("models/presets.cpp", "sim/support"),
-    ("models/scenario.cpp", "sim/support"), ("models/scenario.h", "sim/core"),
-    ("models/setup_error.h", "sim/support"), ("models/stage_split.cpp", "sim/support"),
-    ("models/throughput.h", "sim/core"), ("models/transformer.cpp", "sim/support"),
-}
 OUTSIDE = ("tests/", "bench/", "scripts/", "build", ".git")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = (".h", ".hpp", ".cpp", ".cu", ".cuh")
@@ -64,9 +51,8 @@ def folder_of(path):
     return best
 
 
-def violations(root, owed_list):
+def violations(root):
     found = []
-    owed_seen = set()
     for directory, subdirs, files in os.walk(root):
         rel_dir = os.path.relpath(directory, root)
         if rel_dir != "." and rel_dir.startswith(OUTSIDE):
@@ -87,27 +73,22 @@ def violations(root, owed_list):
                     target = folder_of(match.group(1))
                     if match.group(1).startswith(OUTSIDE[:2]):
                         found.append(f"{path}:{number}: {source} -> {match.group(1)} (outside the house)")
+                    elif target is not None and target != source and "/detail/" in match.group(1):
+                        found.append(f"{path}:{number}: {source} -> {match.group(1)} (internal to {target})")
                     elif target is None or target == source:
                         continue
-                    elif (path, target) in owed_list:
-                        owed_seen.add((path, target))
                     elif FLOORS[target] >= FLOORS[source]:
                         kind = "sideways" if FLOORS[target] == FLOORS[source] else "up"
                         found.append(f"{path}:{number}: {source} -> {target} ({kind})")
-    for path, target in sorted(owed_list - owed_seen):
-        found.append(f"{path}: the owed include of {target} is gone: remove it from OWED")
-    return sorted(found), len(owed_seen)
+    return sorted(found)
 
 
 def main():
-    args = sys.argv[1:]
-    owed_list = set() if "--no-owed" in args else OWED
-    args = [a for a in args if a != "--no-owed"]
-    root = args[0] if args else os.path.join(os.path.dirname(__file__), "..", "..")
-    found, owed = violations(os.path.abspath(root), owed_list)
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
+    found = violations(os.path.abspath(root))
     for line in found:
         print(line)
-    print(f"check_layers: {len(found)} include(s) going up or sideways; {owed} owed (OWED)")
+    print(f"check_layers: {len(found)} include(s) going up or sideways")
     return 1 if found else 0
 
 

@@ -15,7 +15,7 @@ def run(files):
             os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
             with open(os.path.join(root, path), "w") as out:
                 out.write(text)
-        done = subprocess.run([sys.executable, CHECK, "--no-owed", root], capture_output=True, text=True)
+        done = subprocess.run([sys.executable, CHECK, root], capture_output=True, text=True)
         return done.returncode, done.stdout
 
 
@@ -31,5 +31,7 @@ expect({"sim/core/a.cpp": 'x\n#include "sim/solver/list_timing.h"\n'}, 1, ["sim/
 expect({"sim/app/plan/a.cpp": '#include "sim/app/sweep/grid.h"\n'}, 1, ["sim/app/plan -> sim/app/sweep (sideways)"])
 expect({"models/a.cpp": '#include "sim/core/problem.h"\n'}, 1, ["models -> sim/core (up)"])
 expect({"exec/cpu/a.cpp": '#include "tests/testing/problems.h"\n'}, 1, ["outside the house"])
+expect({"sim/app/catalog/a.cpp": '#include "sim/core/detail/channel_order.h"\n'}, 1, ["internal to sim/core"])
+expect({"sim/core/a.cpp": '#include "sim/core/detail/channel_order.h"\n', "sim/core/generators/g.cpp": '#include "sim/core/detail/x.h"\n'}, 0, [])
 expect({"tests/core/t.cpp": '#include "sim/cli/common/command_line.h"\n'}, 0, [])
-print("test_check_layers: 6 cases passed")
+print("test_check_layers: 8 cases passed")

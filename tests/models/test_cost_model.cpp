@@ -4,25 +4,27 @@
 #include <nlohmann/json.hpp>
 
 #include "models/cost_model.h"
-#include "models/layer_costs.h"
-#include "models/setup_error.h"
+#include "models/detail/layer_costs.h"
+#include "models/setup_infeasible.h"
+#include "sim/app/catalog/model_costs.h"
 #include "tests/models/tiny_scenario.h"
+#include "sim/app/catalog/preset_files.h"
 
 namespace zb::models {
 namespace {
 
 using testing::tiny_scenario;
 
-Problem shape(int p, int v = 1) {
+PipelineShape shape(int p, int v = 1) {
   Problem problem;
   problem.devices = p;
   problem.chunks = v;
   problem.placement = v == 1 ? Placement::linear : Placement::interleaved;
-  return problem;
+  return catalog::pipeline_shape(problem);
 }
 
 TEST(CostModel, StageTimesAreLayerFlopsOverEffectiveSpeed) {
-  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".", catalog::read_preset_file);
   const StageCosts costs = stage_costs(setup, shape(4), "tiny");
   const PieceCosts layer = layer_costs(setup);
   const PieceCosts output = output_costs(setup);
@@ -43,7 +45,7 @@ TEST(CostModel, StageTimesAreLayerFlopsOverEffectiveSpeed) {
 }
 
 TEST(CostModel, TransfersCrossNvlinkInsideANodeAndTheNicBetweenNodes) {
-  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".", catalog::read_preset_file);
   const StageCosts costs = stage_costs(setup, shape(4), "tiny");
   EXPECT_DOUBLE_EQ(costs.bytes_act, 2.0 * 2 * 512 * 1024);  // 16-bit b x s x h
   const double intra = 0.002 + 2097152 / 100e9 * 1e3;       // ms
@@ -56,11 +58,11 @@ TEST(CostModel, TransfersCrossNvlinkInsideANodeAndTheNicBetweenNodes) {
 }
 
 TEST(CostModel, ApplyFillsPerDeviceArraysAndTheAutoMemoryLimit) {
-  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".", catalog::read_preset_file);
   ProblemSpec spec;
   spec.devices = 4;
   spec.microbatches = 8;
-  apply_model(setup, spec, {}, "tiny");
+  catalog::apply_model_costs(setup, spec, {}, "tiny");
   const StageCosts costs = stage_costs(setup, shape(4), "tiny");
   EXPECT_EQ(spec.t_f, costs.t_f_ms);
   EXPECT_EQ(spec.t_comm, costs.t_comm_ms);
@@ -78,13 +80,13 @@ TEST(CostModel, ApplyFillsPerDeviceArraysAndTheAutoMemoryLimit) {
 }
 
 TEST(CostModel, ExplicitFieldsWin) {
-  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".", catalog::read_preset_file);
   ProblemSpec spec;
   spec.devices = 2;
   spec.microbatches = 4;
   spec.t_w = {0.25};
   spec.mem_limit = MemoryLimit{2, true};
-  apply_model(setup, spec, {"t_w", "mem_limit"}, "tiny");
+  catalog::apply_model_costs(setup, spec, {"t_w", "mem_limit"}, "tiny");
   EXPECT_EQ(spec.t_w, (std::vector<double>{0.25}));
   EXPECT_TRUE(spec.mem_limit->times_p);
   EXPECT_EQ(spec.t_f.size(), 2u);  // the output layer makes the last device heavier
@@ -93,22 +95,22 @@ TEST(CostModel, ExplicitFieldsWin) {
 TEST(CostModel, EqualDevicesGiveScalars) {
   nlohmann::json scenario = tiny_scenario();
   scenario["model"]["vocab"] = 1;  // make the output layer negligible but not zero
-  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".");
+  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".", catalog::read_preset_file);
   ProblemSpec spec;
   spec.devices = 2;
   spec.microbatches = 4;
-  apply_model(setup, spec, {"t_comm"}, "tiny");
+  catalog::apply_model_costs(setup, spec, {"t_comm"}, "tiny");
   EXPECT_EQ(spec.t_comm, (std::vector<double>{0.0}));  // untouched default
   EXPECT_EQ(spec.t_f.size(), 2u);
 }
 
 TEST(CostModel, InterleavedChunksGivePerStageArrays) {
-  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".", catalog::read_preset_file);
   ProblemSpec spec;
   spec.devices = 2;
   spec.chunks = 2;
   spec.microbatches = 4;
-  apply_model(setup, spec, {}, "tiny");
+  catalog::apply_model_costs(setup, spec, {}, "tiny");
   EXPECT_EQ(spec.t_f.size(), 4u);
   const Problem problem = spec.build("tiny");
   // Stage 3 (device 1, chunk 1) holds the output layer.
@@ -148,18 +150,18 @@ TEST(CostModel, TooFewGpusOrTooLittleMemoryIsInfeasible) {
   nlohmann::json scenario = tiny_scenario();
   scenario["cluster"] = nlohmann::json::parse(R"({"nodes": 1, "gpus_per_node": 2,
       "intra_node": {"bandwidth_GBps": 100, "latency_us": 1}})");
-  const ModelSetup small = model_setup_from_json(scenario, "tiny", ".");
+  const ModelSetup small = model_setup_from_json(scenario, "tiny", ".", catalog::read_preset_file);
   EXPECT_THROW(stage_costs(small, shape(4), "tiny"), SetupInfeasible);
 
   nlohmann::json big = tiny_scenario();
   big["model"] = nlohmann::json::parse(R"({"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8,
       "ffn_hidden": 28672, "vocab": 32000, "seq_len": 4096, "mlp": "swiglu"})");
-  const ModelSetup setup = model_setup_from_json(big, "big", ".");
+  const ModelSetup setup = model_setup_from_json(big, "big", ".", catalog::read_preset_file);
   ProblemSpec spec;
   spec.devices = 2;
   spec.microbatches = 4;
   try {
-    apply_model(setup, spec, {}, "big");
+    catalog::apply_model_costs(setup, spec, {}, "big");
     FAIL();
   } catch (const SetupInfeasible& e) {
     EXPECT_NE(std::string(e.what()).find("before any activation"), std::string::npos)

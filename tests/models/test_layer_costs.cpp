@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/support/error.h"
-#include "models/kernel_time.h"
-#include "models/layer_costs.h"
+#include "models/detail/kernel_time.h"
+#include "models/detail/layer_costs.h"
 #include "models/static_memory.h"
 #include "models/transformer.h"
 

@@ -6,7 +6,9 @@
 #include "models/cost_model.h"
 #include "sim/support/error.h"
 #include "models/presets.h"
-#include "models/setup_error.h"
+#include "models/setup_infeasible.h"
+#include "sim/app/catalog/model_costs.h"
+#include "sim/app/catalog/preset_files.h"
 
 namespace zb::models {
 namespace {
@@ -19,7 +21,7 @@ TEST(Presets, EveryTransformerAndHardwarePresetLoads) {
   for (const auto& model : models) {
     for (const auto& gpu : hardware) {
       const nlohmann::json scenario = {{"model", model}, {"hardware", gpu}};
-      const ModelSetup setup = model_setup_from_json(scenario, model + "/" + gpu, ".");
+      const ModelSetup setup = model_setup_from_json(scenario, model + "/" + gpu, ".", catalog::read_preset_file);
       EXPECT_GT(setup.model.total_params(), 1e9) << model;
       EXPECT_GT(setup.hardware.peak_tflops_bf16, 300) << gpu;
       EXPECT_GT(setup.interconnect.inter_node.bandwidth_GBps, 0) << gpu;
@@ -29,7 +31,7 @@ TEST(Presets, EveryTransformerAndHardwarePresetLoads) {
 
 TEST(Presets, ClusterPresetsOfTheEngineAreReadForLinks) {
   const nlohmann::json scenario = {{"model", "gpt-1.5b"}, {"hardware", "a100-80gb"}, {"cluster", "4x8-ib200"}};
-  const ModelSetup setup = model_setup_from_json(scenario, "s", ".");
+  const ModelSetup setup = model_setup_from_json(scenario, "s", ".", catalog::read_preset_file);
   EXPECT_EQ(setup.interconnect.gpus_per_node, 8);
   EXPECT_EQ(setup.interconnect.nodes, 4);
   EXPECT_EQ(setup.cluster_label, "4x8-ib200");
@@ -40,16 +42,16 @@ TEST(Presets, ClusterPresetsOfTheEngineAreReadForLinks) {
 
 TEST(Presets, UnknownNamesListTheKnownOnes) {
   try {
-    model_setup_from_json({{"model", "gpt-9b"}, {"hardware", "a100-80gb"}}, "s.json", ".");
+    model_setup_from_json({{"model", "gpt-9b"}, {"hardware", "a100-80gb"}}, "s.json", ".", catalog::read_preset_file);
     FAIL();
   } catch (const InputError& e) {
     const std::string message = e.what();
     EXPECT_NE(message.find("s.json: field 'model' is 'gpt-9b': no such preset"), std::string::npos) << message;
     EXPECT_NE(message.find("llama3-8b"), std::string::npos) << message;
   }
-  EXPECT_THROW(model_setup_from_json({{"model", "gpt-1.5b"}}, "s.json", "."), InputError);
-  EXPECT_THROW(model_setup_from_json({{"model", "no/such.json"}, {"hardware", "h200"}}, "s.json", "."), InputError);
-  EXPECT_THROW(model_setup_from_json({{"model", "gpt-1.5b"}, {"hardware", "h200"}, {"mfu", 1.5}}, "s.json", "."),
+  EXPECT_THROW(model_setup_from_json({{"model", "gpt-1.5b"}}, "s.json", ".", catalog::read_preset_file), InputError);
+  EXPECT_THROW(model_setup_from_json({{"model", "no/such.json"}, {"hardware", "h200"}}, "s.json", ".", catalog::read_preset_file), InputError);
+  EXPECT_THROW(model_setup_from_json({{"model", "gpt-1.5b"}, {"hardware", "h200"}, {"mfu", 1.5}}, "s.json", ".", catalog::read_preset_file),
                InputError);
 }
 
@@ -57,11 +59,11 @@ TEST(Presets, UnknownNamesListTheKnownOnes) {
 TEST(Presets, PaperGptOnA100) {
   const nlohmann::json scenario = {{"model", "gpt-1.5b"}, {"hardware", "a100-80gb"}, {"microbatch_size", 6},
                                    {"split", "paper"}, {"mfu", 0.5}};
-  const ModelSetup setup = model_setup_from_json(scenario, "s", ".");
+  const ModelSetup setup = model_setup_from_json(scenario, "s", ".", catalog::read_preset_file);
   ProblemSpec spec;
   spec.devices = 8;
   spec.microbatches = 24;
-  apply_model(setup, spec, {}, "s");
+  catalog::apply_model_costs(setup, spec, {}, "s");
   ASSERT_EQ(spec.t_f.size(), 8u);
   EXPECT_DOUBLE_EQ(spec.t_f[1], 3 * 840739848192.0 / (312e12 * 0.5) * 1e3);  // about 16.2 ms
   EXPECT_NEAR(spec.t_f[1], 16.17, 0.01);
@@ -75,7 +77,7 @@ namespace {
 
 std::string setup_error(const nlohmann::json& scenario) {
   try {
-    model_setup_from_json(scenario, "s.json", ".");
+    model_setup_from_json(scenario, "s.json", ".", catalog::read_preset_file);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -120,7 +122,7 @@ TEST(Presets, WhatDoesNotFitIsReportedPartByPart) {
   spec.devices = 8;
   spec.microbatches = 16;
   try {
-    apply_model(model_setup_from_json(scenario, "s.json", "."), spec, {}, "s.json");
+    catalog::apply_model_costs(model_setup_from_json(scenario, "s.json", ".", catalog::read_preset_file), spec, {}, "s.json");
     FAIL();
   } catch (const SetupInfeasible& e) {
     const std::string message = e.what();
@@ -131,8 +133,8 @@ TEST(Presets, WhatDoesNotFitIsReportedPartByPart) {
         << message;
   }
   scenario["tensor_parallel"] = 8;
-  const ModelSetup tp8 = model_setup_from_json(scenario, "s.json", ".");
-  const StageCosts costs = apply_model(tp8, spec, {}, "s.json");
+  const ModelSetup tp8 = model_setup_from_json(scenario, "s.json", ".", catalog::read_preset_file);
+  const StageCosts costs = catalog::apply_model_costs(tp8, spec, {}, "s.json");
   EXPECT_GT(spec.mem_limit->value, 50);
   // Sharding over 4 data-parallel replicas: less static memory at every level.
   double previous = costs.static_GB[1];
@@ -140,7 +142,7 @@ TEST(Presets, WhatDoesNotFitIsReportedPartByPart) {
     scenario["data_parallel"] = 4;
     scenario["sharding"] = sharding;
     ProblemSpec again = spec;
-    const StageCosts sharded = apply_model(model_setup_from_json(scenario, "s.json", "."), again, {}, "s.json");
+    const StageCosts sharded = catalog::apply_model_costs(model_setup_from_json(scenario, "s.json", ".", catalog::read_preset_file), again, {}, "s.json");
     EXPECT_LT(sharded.static_GB[1], previous) << sharding;
     previous = sharded.static_GB[1];
   }

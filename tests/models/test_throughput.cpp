@@ -5,26 +5,28 @@
 #include <nlohmann/json.hpp>
 
 #include "models/cost_model.h"
-#include "models/layer_costs.h"
-#include "models/optimizer_cost.h"
-#include "models/setup_error.h"
+#include "models/detail/layer_costs.h"
+#include "models/detail/optimizer_cost.h"
+#include "models/setup_infeasible.h"
 #include "models/throughput.h"
+#include "sim/app/catalog/model_costs.h"
 #include "tests/models/tiny_scenario.h"
+#include "sim/app/catalog/preset_files.h"
 
 namespace zb::models {
 namespace {
 
 using testing::tiny_scenario;
 
-Problem shape(int p, int m = 8) {
+PipelineShape shape(int p, int m = 8) {
   Problem problem;
   problem.devices = p;
   problem.microbatches = m;
-  return problem;
+  return catalog::pipeline_shape(problem);
 }
 
 TEST(OptimizerCost, TheUpdateMovesEveryStateByteTwiceAtMemoryBandwidth) {
-  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".");
+  const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".", catalog::read_preset_file);
   EXPECT_DOUBLE_EQ(optimizer_update_ms(3.0, setup.hardware), 6.0);  // 6 GB at 1000 GB/s
   HardwareSpec unknown = setup.hardware;
   unknown.memory_bandwidth_GBps = 0;
@@ -32,7 +34,7 @@ TEST(OptimizerCost, TheUpdateMovesEveryStateByteTwiceAtMemoryBandwidth) {
   ProblemSpec spec;
   spec.devices = 4;
   spec.microbatches = 8;
-  apply_model(setup, spec, {}, "tiny");
+  catalog::apply_model_costs(setup, spec, {}, "tiny");
   const StageCosts costs = stage_costs(setup, shape(4), "tiny");
   ASSERT_EQ(spec.t_opt.size(), 4U);
   for (int d = 0; d < 4; ++d) EXPECT_DOUBLE_EQ(spec.t_opt[d], 2 * costs.static_GB[d] / 1000 * 1e3);
@@ -41,7 +43,7 @@ TEST(OptimizerCost, TheUpdateMovesEveryStateByteTwiceAtMemoryBandwidth) {
   kept.devices = 4;
   kept.microbatches = 8;
   kept.t_opt = {7};
-  apply_model(setup, kept, {"t_opt"}, "tiny");
+  catalog::apply_model_costs(setup, kept, {"t_opt"}, "tiny");
   EXPECT_EQ(kept.t_opt, (std::vector<double>{7}));
 }
 
@@ -58,12 +60,12 @@ TEST(OptimizerCost, RingAllReduce) {
 TEST(OptimizerCost, DataParallelReducesEachStagesGradients) {
   nlohmann::json scenario = tiny_scenario();
   scenario["data_parallel"] = 2;
-  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".");
+  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".", catalog::read_preset_file);
   EXPECT_EQ(setup.parallel.data, 2);
   ProblemSpec spec;
   spec.devices = 2;
   spec.microbatches = 8;
-  apply_model(setup, spec, {}, "tiny");
+  catalog::apply_model_costs(setup, spec, {}, "tiny");
   const StageCosts costs = stage_costs(setup, shape(2), "tiny");
   ASSERT_EQ(spec.t_dp_reduce.size(), 2U);
   for (int s = 0; s < 2; ++s) {
@@ -72,7 +74,7 @@ TEST(OptimizerCost, DataParallelReducesEachStagesGradients) {
   ProblemSpec one;
   one.devices = 1;
   one.microbatches = 8;
-  apply_model(setup, one, {}, "tiny");
+  catalog::apply_model_costs(setup, one, {}, "tiny");
   const StageCosts single = stage_costs(setup, shape(1), "tiny");
   EXPECT_DOUBLE_EQ(one.t_dp_reduce[0], ring_all_reduce_ms(single.params[0] * 2, 2, setup.interconnect.intra_node));
   // A cluster of 4 GPUs holds dp = 2 pipelines of 2, not dp = 3.
@@ -80,17 +82,17 @@ TEST(OptimizerCost, DataParallelReducesEachStagesGradients) {
   small["cluster"] = nlohmann::json::parse(R"({"nodes": 2, "gpus_per_node": 2,
       "intra_node": {"bandwidth_GBps": 100, "latency_us": 2}, "inter_node": {"bandwidth_GBps": 10, "latency_us": 10}})");
   small["data_parallel"] = 3;
-  const ModelSetup crowded = model_setup_from_json(small, "small", ".");
-  EXPECT_THROW(apply_model(crowded, spec, {}, "small"), SetupInfeasible);
+  const ModelSetup crowded = model_setup_from_json(small, "small", ".", catalog::read_preset_file);
+  EXPECT_THROW(catalog::apply_model_costs(crowded, spec, {}, "small"), SetupInfeasible);
   small["data_parallel"] = 0;
-  EXPECT_THROW(model_setup_from_json(small, "small", "."), InputError);
+  EXPECT_THROW(model_setup_from_json(small, "small", ".", catalog::read_preset_file), InputError);
 }
 
 // Samples = m b dp, tokens = samples s, flops = every layer's F + B + W and the ends', per sample.
 TEST(Throughput, SamplesTokensAndMfuOfAStep) {
   nlohmann::json scenario = tiny_scenario();
   scenario["data_parallel"] = 2;
-  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".");
+  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".", catalog::read_preset_file);
   const StepWork work = step_work(setup, shape(2, 8), "tiny");
   EXPECT_DOUBLE_EQ(work.samples, 8 * 2 * 2);
   EXPECT_DOUBLE_EQ(work.tokens, 32 * 512);

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
 
-#include "sim/simgrid/engine_plan.h"
+#include "sim/simgrid/detail/engine_plan.h"
 #include "sim/simgrid/simgrid_engine.h"
 #include "sim/core/evaluator.h"
 #include "tests/simgrid/engine_test_support.h"

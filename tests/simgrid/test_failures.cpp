@@ -8,7 +8,7 @@
 
 #include "tests/simgrid/engine_test_support.h"
 #include "sim/support/error.h"
-#include "sim/simgrid/fork_runner.h"
+#include "sim/simgrid/detail/fork_runner.h"
 #include "sim/core/evaluator.h"
 #include "sim/core/generators/generator_registry.h"
 #include "sim/core/memory.h"

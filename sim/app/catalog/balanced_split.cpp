@@ -8,6 +8,8 @@
 #include "models/cost_model.h"
 #include "models/model_setup.h"
 #include "sim/app/catalog/generators.h"
+#include "sim/app/catalog/detail/in_flight.h"
+#include "sim/app/catalog/model_costs.h"
 #include "sim/support/error.h"
 
 namespace zb::catalog {
@@ -21,23 +23,15 @@ double step_time_of(const ResultRow& row) {
   return row.has_metrics ? row.metrics.span : 0;
 }
 
-models::ModelSetup setup_of(const Scenario& scenario) {
-  return models::model_setup_from_json(nlohmann::json::parse(scenario.model_json), scenario.source, scenario.base_dir);
-}
-
 }  // namespace
 
 bool has_balanced_split(const Scenario& scenario) {
-  if (!scenario.model_driven()) return false;
-  const nlohmann::json model = nlohmann::json::parse(scenario.model_json);
-  return model.contains("split") && model["split"] == "balanced";
+  return scenario.model_driven() && scenario.model->split.kind == models::Split::Kind::balanced;
 }
 
 Scenario scenario_with_split(const Scenario& scenario, const nlohmann::json& split, const ProblemSpec& shape) {
   Scenario out = scenario;
-  nlohmann::json model = nlohmann::json::parse(scenario.model_json);
-  model["split"] = split;
-  out.model_json = model.dump();
+  out.model->split = models::split_from_json(split, scenario.source);
   out.spec = shape;
   derive_model_costs(out);
   return out;
@@ -50,7 +44,7 @@ SplitChoice choose_split(const Scenario& scenario, const std::string& schedule, 
   }
   const GeneratorInfo& info = generators().get(schedule);
   const ProblemSpec shape = spec_shaped_for_generator(scenario.spec, info);
-  const models::ModelSetup setup = setup_of(scenario);
+  const models::ModelSetup& setup = *scenario.model;
   SplitChoice choice;
   // The schedule's order on a fixed split tells what each stage holds at its peaks.
   std::vector<std::vector<models::InFlight>> in_flight;
@@ -59,7 +53,7 @@ SplitChoice choose_split(const Scenario& scenario, const std::string& schedule, 
     try {
       const NamedSchedule named = generate_named(schedule, scenario_with_split(scenario, reference, shape));
       choice.shape = named.problem;
-      in_flight = models::in_flight_per_stage(named.problem, named.schedule);
+      in_flight = in_flight_per_stage(named.problem, named.schedule);
       break;
     } catch (const InputError& e) {  // ScheduleError too: the generator cannot build this split
       if (first_error.empty()) first_error = e.what();
@@ -70,7 +64,7 @@ SplitChoice choose_split(const Scenario& scenario, const std::string& schedule, 
                                  scenario.source, schedule, first_error));
   }
   choice.pieces = models::model_pieces(setup);
-  choice.request = models::partition_request(setup, choice.shape, std::move(in_flight));
+  choice.request = models::partition_request(setup, pipeline_shape(choice.shape), std::move(in_flight));
   const std::vector<models::Partition> candidates = models::partition_candidates(choice.pieces, choice.request);
   if (candidates.empty()) choice.no_fit = models::no_fit_reason(choice.pieces, choice.request);
   std::vector<std::pair<std::string, nlohmann::json>> splits;
@@ -84,7 +78,7 @@ SplitChoice choose_split(const Scenario& scenario, const std::string& schedule, 
     trial.label = label;
     try {
       const Scenario tried = scenario_with_split(scenario, split, shape);
-      trial.layers = models::stage_costs(setup_of(tried), choice.shape, tried.source).layers;
+      trial.layers = models::stage_costs(*tried.model, pipeline_shape(choice.shape), tried.source).layers;
       trial.row = run_generator_row(schedule, tried, engine, nullptr);
     } catch (const InputError& e) {  // the shape cannot take this split (more stages than layers)
       trial.row.schedule = schedule;

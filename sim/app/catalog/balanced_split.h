@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/layer_partition.h"
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/app/catalog/engines.h"
 #include "sim/app/catalog/run_row.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/app/catalog/run_row.h"
 #include "sim/core/trace.h"
 

@@ -5,7 +5,7 @@
 
 #include "sim/app/catalog/balanced_split.h"
 #include "sim/app/catalog/generators.h"
-#include "sim/app/catalog/throughput_extras.h"
+#include "sim/app/catalog/detail/throughput_extras.h"
 #include "sim/support/error.h"
 #include "sim/core/memory.h"
 #include "sim/core/validator.h"

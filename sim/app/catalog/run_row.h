@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/app/catalog/engines.h"
 #include "sim/core/generators/generator_registry.h"
 #include "sim/core/problem_spec.h"

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/app/catalog/given_field.h"
 
 namespace zb::catalog {

@@ -7,7 +7,7 @@
 
 #include "sim/app/catalog/generators.h"
 #include "sim/app/catalog/schedule_files.h"
-#include "sim/app/catalog/throughput_extras.h"
+#include "sim/app/catalog/detail/throughput_extras.h"
 #include "sim/support/error.h"
 
 namespace zb::catalog {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/app/catalog/engines.h"
 #include "sim/app/catalog/run_row.h"
 #include "sim/core/problem_spec.h"

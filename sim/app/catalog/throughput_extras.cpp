@@ -1,13 +1,12 @@
 // Samples, tokens, MFU and memory of a model-driven row.
-#include "sim/app/catalog/throughput_extras.h"
+#include "sim/app/catalog/detail/throughput_extras.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "models/model_setup.h"
 #include "models/throughput.h"
+#include "sim/app/catalog/model_costs.h"
 
 namespace zb::catalog {
 
@@ -26,9 +25,7 @@ void add_throughput_extras(const Scenario& scenario, const Problem& problem, Res
   if (!scenario.model_driven() || !row.has_metrics) return;
   const double unit = seconds_per(problem.time_unit);
   if (!(unit > 0)) return;
-  const models::ModelSetup setup = models::model_setup_from_json(nlohmann::json::parse(scenario.model_json),
-                                                                 scenario.source, scenario.base_dir);
-  const models::StepWork work = models::step_work(setup, problem, scenario.source);
+  const models::StepWork work = models::step_work(*scenario.model, pipeline_shape(problem), scenario.source);
   struct Figures {
     std::string suffix;
     models::Throughput value;

@@ -51,7 +51,7 @@ std::string megatron_settings(const PlanCandidate& plan, int global_batch, int s
   const std::vector<int> per_stage = plan_layers(plan, layers);
   const auto layout = [&] {
     return fmt::format("--pipeline-model-parallel-layout {}\n",
-                       models::megatron_layout(per_stage, plan.chunks > 1 ? Placement::interleaved : Placement::linear));
+                       models::megatron_layout(per_stage));
   };
   if (plan.chunks > 1 && plan.placement == "interleaved") {
     if (std::all_of(per_stage.begin(), per_stage.end(), [&](int n) { return n == per_stage.front(); })) {

@@ -14,15 +14,16 @@
 #include "models/cost_model.h"
 #include "models/model_setup.h"
 #include "models/presets.h"
-#include "models/setup_error.h"
+#include "models/setup_infeasible.h"
 #include "models/stage_split.h"
 #include "sim/app/catalog/engines.h"
 #include "sim/app/catalog/generators.h"
 #include "sim/app/catalog/run_row.h"
-#include "sim/app/plan/step_bound.h"
+#include "sim/app/plan/detail/step_bound.h"
 #include "sim/support/error.h"
 #include "sim/support/parallel_for.h"
 #include "sim/support/time_units.h"
+#include "sim/app/catalog/preset_files.h"
 
 namespace zb::catalog {
 
@@ -90,7 +91,7 @@ std::string hardware_for_cluster(const nlohmann::json& cluster, const std::strin
   const double tflops = cluster.value("gpu_tflops", 0.0);
   std::vector<std::string> matches;
   for (const std::string& name : models::preset_names("hardware")) {
-    const auto preset = models::resolve_preset("hardware", name, {}, "--hardware");
+    const auto preset = models::resolve_preset("hardware", name, {}, "--hardware", read_preset_file);
     if (preset.object.value("peak_tflops_bf16", -1.0) == tflops) matches.push_back(name);
   }
   if (matches.size() == 1) return matches.front();
@@ -179,36 +180,46 @@ nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& har
   return scenario;
 }
 
-PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, long)>& progress) {
+namespace {
+
+// The presets the query names, read once, and the GPUs it plans for.
+struct Resolved {
+  models::PresetRef model;
+  models::PresetRef cluster;
+  std::string hardware;  // the preset's name
+  models::PresetRef hardware_preset;
+  int per_node = 1;
+  int gpus = 1;
+};
+
+Resolved resolve_query(const PlanQuery& query) {
   if (query.global_batch < 1) {
     throw InputError(fmt::format("--global-batch: {} is not a batch size (expected 1 or more sequences)", query.global_batch));
   }
   if (query.jobs < 1) throw InputError(fmt::format("--jobs: {} (expected 1 or more)", query.jobs));
-  const auto model = models::resolve_preset("transformers", query.model, {}, "--model");
-  const auto cluster = models::resolve_preset("clusters", query.cluster, {}, "--cluster");
-  const std::string hardware = query.hardware.empty() ? hardware_for_cluster(cluster.object, query.cluster) : query.hardware;
-  const auto hardware_preset = models::resolve_preset("hardware", hardware, {}, "--hardware");
-  const int nodes = cluster.object.value("nodes", 1);
-  const int per_node = cluster.object.value("gpus_per_node", 1);
-  const int gpus = query.gpus.value_or(nodes * per_node);
-  if (gpus < 1 || gpus > nodes * per_node) {
-    throw InputError(fmt::format("--gpus: {} (cluster '{}' has {} GPUs)", gpus, query.cluster, nodes * per_node));
+  Resolved r;
+  r.model = models::resolve_preset("transformers", query.model, {}, "--model", read_preset_file);
+  r.cluster = models::resolve_preset("clusters", query.cluster, {}, "--cluster", read_preset_file);
+  r.hardware = query.hardware.empty() ? hardware_for_cluster(r.cluster.object, query.cluster) : query.hardware;
+  r.hardware_preset = models::resolve_preset("hardware", r.hardware, {}, "--hardware", read_preset_file);
+  const int nodes = r.cluster.object.value("nodes", 1);
+  r.per_node = r.cluster.object.value("gpus_per_node", 1);
+  r.gpus = query.gpus.value_or(nodes * r.per_node);
+  if (r.gpus < 1 || r.gpus > nodes * r.per_node) {
+    throw InputError(fmt::format("--gpus: {} (cluster '{}' has {} GPUs)", r.gpus, query.cluster, nodes * r.per_node));
   }
-  const int layers = model.object.value("layers", 1);
-  const int heads = model.object.value("heads", 1);
-  const int kv_heads = model.object.value("kv_heads", heads);
-  const int ffn = model.object.value("ffn_hidden", 1);
+  return r;
+}
 
-  PlanSearch search;
-  search.model_label = model.object.value("name", query.model);
-  search.hardware_label = hardware;
-  search.cluster_label = query.cluster;
-  search.gpus = gpus;
-  search.seq_len = query.seq_len.value_or(model.object.value("seq_len", 0));
-  search.layers = layers;
-  search.global_batch = query.global_batch;
-  search.device_GB = hardware_preset.object.value("memory_GB", 0.0);
-
+// The space, in a fixed order: one Shape per cost-model shape with the schedules that run on it.
+// Counts the candidates into `search`.
+std::vector<Shape> enumerate_shapes(const PlanQuery& query, const Resolved& resolved, PlanSearch& search) {
+  const int layers = resolved.model.object.value("layers", 1);
+  const int heads = resolved.model.object.value("heads", 1);
+  const int kv_heads = resolved.model.object.value("kv_heads", heads);
+  const int ffn = resolved.model.object.value("ffn_hidden", 1);
+  const int per_node = resolved.per_node;
+  const int gpus = resolved.gpus;
   // A split kind that puts the same layers on every stage as the first kind is the same plan.
   const auto same_layers_as_first = [&](const std::string& split, int stages) {
     if (split == kSplitKinds.front()) return false;
@@ -221,9 +232,25 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
       return false;
     }
   };
-
-  // The space, in a fixed order.
+  // Adds `name` at `base`'s shape. Shapes of one (pp, tp, mbs, recompute, sharding, split) are
+  // adjacent: a few back are searched.
   std::vector<Shape> shapes;
+  const auto add = [&](const PlanCandidate& base, const std::string& name) {
+    const auto same = [&](const Shape& s) {
+      const auto& b = s.base;
+      return b.pp == base.pp && b.tp == base.tp && b.microbatch_size == base.microbatch_size &&
+             b.recompute == base.recompute && b.sharding == base.sharding && b.split == base.split &&
+             b.chunks == base.chunks && b.placement == base.placement;
+    };
+    const auto back = shapes.rbegin() + std::min<std::size_t>(shapes.size(), 8);
+    auto it = std::find_if(shapes.rbegin(), back, same);
+    if (it == back) {
+      shapes.push_back({base, {}});
+      it = shapes.rbegin();
+    }
+    it->schedules.push_back(name);
+    ++search.candidates;
+  };
   bool any_divisible = false;
   for (int tp = 1; tp <= per_node; ++tp) {
     if (!divides(tp, per_node) || !divides(tp, heads) || !divides(tp, kv_heads) || !divides(tp, ffn)) continue;
@@ -250,22 +277,9 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
                   if (pp * cs.chunks > layers) continue;
                   // Each model copy is split over its own path (one copy per device under bidirectional).
                   if (same_layers_as_first(split, cs.placement == "bidirectional" ? pp : pp * cs.chunks)) continue;
-                  PlanCandidate base{pp, tp, dp, cs.chunks, cs.placement, mbs, query.global_batch / (dp * mbs), "",
-                                     split, recompute, sharding};
-                  auto same = [&](const Shape& s) {
-                    const auto& b = s.base;
-                    return b.pp == pp && b.tp == tp && b.microbatch_size == mbs && b.recompute == recompute &&
-                           b.sharding == sharding && b.split == split && b.chunks == cs.chunks &&
-                           b.placement == cs.placement;
-                  };
-                  // Shapes of one (pp, tp, mbs, recompute, sharding, split) are adjacent: search back a few.
-                  auto it = std::find_if(shapes.rbegin(), shapes.rbegin() + std::min<std::size_t>(shapes.size(), 8), same);
-                  if (it == shapes.rbegin() + std::min<std::size_t>(shapes.size(), 8)) {
-                    shapes.push_back({base, {}});
-                    it = shapes.rbegin();
-                  }
-                  it->schedules.push_back(name);
-                  ++search.candidates;
+                  add(PlanCandidate{pp, tp, dp, cs.chunks, cs.placement, mbs, query.global_batch / (dp * mbs), "",
+                                    split, recompute, sharding},
+                      name);
                 }
               }
             }
@@ -279,22 +293,25 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
                                  "(gpus / (pp * tp)) for model '{}'",
                                  query.global_batch, gpus, query.model));
   }
+  return shapes;
+}
 
-  // Costs per shape; memory that cannot fit before any schedule runs.
-  struct Derived {
-    std::optional<Scenario> scenario;
-    double compute_s = 0;  // the busiest device's compute
-    double bound_s = 0;    // no schedule of the shape is faster (step_bound.h)
-    bool activation_misfit = false;
-    std::string miss;
-    double over_GB = std::numeric_limits<double>::infinity();
-  };
+// A shape's costs, its step-time bound, and why it cannot fit before any schedule runs.
+struct Derived {
+  std::optional<Scenario> scenario;
+  double compute_s = 0;  // the busiest device's compute
+  double bound_s = 0;    // no schedule of the shape is faster (step_bound.h)
+  bool activation_misfit = false;
+  std::string miss;
+  double over_GB = std::numeric_limits<double>::infinity();
+};
+
+std::vector<Derived> derive_shapes(const PlanQuery& query, const std::string& hardware, const std::vector<Shape>& shapes) {
   std::vector<Derived> derived(shapes.size());
   parallel_for(shapes.size(), query.jobs, [&](std::size_t i) {
     Derived& d = derived[i];
-    const PlanCandidate& c = shapes[i].base;
     try {
-      Scenario scenario = candidate_scenario(query, hardware, c);
+      Scenario scenario = candidate_scenario(query, hardware, shapes[i].base);
       const Problem problem = scenario.spec.build(scenario.source);
       const StepBound bound = step_time_bound(problem);
       d.compute_s = bound.compute * seconds_per(problem.time_unit);
@@ -312,12 +329,19 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
       d.miss = e.what();
     }
   });
+  return derived;
+}
 
-  struct Task {
-    std::size_t shape;
-    std::string schedule;
-    std::size_t order;  // enumeration order: the last tie-break
-  };
+struct Task {
+  std::size_t shape;
+  std::string schedule;
+  std::size_t order;  // enumeration order: the last tie-break
+};
+
+// Every schedule of every shape that can fit, best bound first so that the bound prunes as early as
+// it can; the others count as pruned on memory.
+std::vector<Task> order_tasks(const PlanQuery& query, const std::vector<Shape>& shapes,
+                              const std::vector<Derived>& derived, PlanSearch& search) {
   std::vector<Task> tasks;
   std::size_t order = 0;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
@@ -330,27 +354,65 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
       tasks.push_back({i, name, k});
     }
   }
-  // Best bound first, so the bound prunes as early as it can.
   std::stable_sort(tasks.begin(), tasks.end(),
                    [&](const Task& x, const Task& y) { return derived[x.shape].bound_s < derived[y.shape].bound_s; });
+  return tasks;
+}
 
-  std::vector<std::pair<PlanResult, std::size_t>> ok;  // with their order
+// One candidate through the evaluator: its row, and its plan figures when the row is ok.
+Evaluated evaluate_task(const Task& task, const Shape& shape, const Derived& derived) {
+  Evaluated e;
+  const Scenario& scenario = *derived.scenario;
+  const ResultRow row = run_generator_row(task.schedule, scenario, EngineOptions{}, nullptr);
+  e.status = row.status;
+  e.reason = row.reason;
+  e.memory_GB = extra(row, "memory_GB");
+  if (row.status != "ok" || !row.has_metrics) return e;
+  PlanResult r;
+  r.candidate = shape.base;
+  r.candidate.schedule = task.schedule;
+  const double unit = seconds_per(scenario.spec.time_unit);
+  r.step_time_s = extra(row, "step_time") * unit;
+  r.samples_per_s_per_gpu = extra(row, "samples_per_s_per_gpu");
+  r.tokens_per_s = extra(row, "tokens_per_s");
+  r.mfu = extra(row, "mfu");
+  r.memory_GB = e.memory_GB;
+  r.bubble_rate = row.metrics.bubble_rate;
+  r.compute_s = derived.compute_s;
+  r.bound_s = derived.bound_s;
+  e.result = r;
+  return e;
+}
+
+// What the evaluation found: the ok plans with their enumeration order, and the run over the
+// memory limit that missed by least.
+struct Evaluation {
+  std::vector<std::pair<PlanResult, std::size_t>> ok;
   std::optional<std::pair<double, ClosestMiss>> closest_run;
-  const EngineOptions eval;
+};
+
+// The step time a candidate must beat to enter the top: the top-th best so far (infinite before
+// there are that many, or without pruning).
+double entry_threshold(const PlanQuery& query, const Evaluation& found) {
+  if (!query.prune || found.ok.size() < static_cast<std::size_t>(query.top)) return std::numeric_limits<double>::infinity();
+  std::vector<double> times;
+  for (const auto& [r, k] : found.ok) times.push_back(r.step_time_s);
+  std::nth_element(times.begin(), times.begin() + (query.top - 1), times.end());
+  return times[query.top - 1];
+}
+
+// The tasks in batches of kBatch, each batch in parallel, stopping where the bound is slower than
+// the top-th best so far.
+Evaluation evaluate_tasks(const PlanQuery& query, const std::vector<Shape>& shapes, const std::vector<Derived>& derived,
+                          const std::vector<Task>& tasks, PlanSearch& search,
+                          const std::function<void(long, long)>& progress) {
+  Evaluation found;
   std::size_t next = 0;
   while (next < tasks.size()) {
-    // The step time a candidate must beat to enter the top: the top-th best so far.
-    double threshold = std::numeric_limits<double>::infinity();
-    if (query.prune && ok.size() >= static_cast<std::size_t>(query.top)) {
-      std::vector<double> times;
-      for (const auto& [r, k] : ok) times.push_back(r.step_time_s);
-      std::nth_element(times.begin(), times.begin() + (query.top - 1), times.end());
-      threshold = times[query.top - 1];
-    }
-    std::size_t end = std::min(tasks.size(), next + kBatch);
     // A bound's sums round differently from the engine's: a candidate exactly at the threshold
     // (which could tie the tenth and win on memory) is never pruned by a last-bit difference.
-    threshold *= 1 + 1e-9;
+    const double threshold = entry_threshold(query, found) * (1 + 1e-9);
+    const std::size_t end = std::min(tasks.size(), next + kBatch);
     if (derived[tasks[next].shape].bound_s > threshold) {
       search.pruned_bound += static_cast<long>(tasks.size() - next);
       if (progress) progress(static_cast<long>(tasks.size()), static_cast<long>(tasks.size()));
@@ -359,30 +421,11 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
     std::vector<Evaluated> batch(end - next);
     parallel_for(end - next, query.jobs, [&](std::size_t j) {
       const Task& task = tasks[next + j];
-      Evaluated& e = batch[j];
       if (derived[task.shape].bound_s > threshold) {
-        e.status = "pruned";
+        batch[j].status = "pruned";
         return;
       }
-      const Scenario& scenario = *derived[task.shape].scenario;
-      const ResultRow row = run_generator_row(task.schedule, scenario, eval, nullptr);
-      e.status = row.status;
-      e.reason = row.reason;
-      e.memory_GB = extra(row, "memory_GB");
-      if (row.status != "ok" || !row.has_metrics) return;
-      PlanResult r;
-      r.candidate = shapes[task.shape].base;
-      r.candidate.schedule = task.schedule;
-      const double unit = seconds_per(scenario.spec.time_unit);
-      r.step_time_s = extra(row, "step_time") * unit;
-      r.samples_per_s_per_gpu = extra(row, "samples_per_s_per_gpu");
-      r.tokens_per_s = extra(row, "tokens_per_s");
-      r.mfu = extra(row, "mfu");
-      r.memory_GB = e.memory_GB;
-      r.bubble_rate = row.metrics.bubble_rate;
-      r.compute_s = derived[task.shape].compute_s;
-      r.bound_s = derived[task.shape].bound_s;
-      e.result = r;
+      batch[j] = evaluate_task(task, shapes[task.shape], derived[task.shape]);
     });
     for (std::size_t j = 0; j < batch.size(); ++j) {
       const Task& task = tasks[next + j];
@@ -393,14 +436,14 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
       }
       ++search.evaluated;
       if (e.result) {
-        ok.emplace_back(*e.result, task.order);
+        found.ok.emplace_back(*e.result, task.order);
       } else if (e.status == "over-limit") {
         ++search.over_limit;
         const double over = e.memory_GB - search.device_GB;
-        if (!closest_run || over < closest_run->first) {
+        if (!found.closest_run || over < found.closest_run->first) {
           PlanCandidate c = shapes[task.shape].base;
           c.schedule = task.schedule;
-          closest_run = {over, ClosestMiss{c.label(), e.reason, over}};
+          found.closest_run = {over, ClosestMiss{c.label(), e.reason, over}};
         }
       } else {
         ++search.unsupported;
@@ -409,65 +452,95 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
     if (progress) progress(static_cast<long>(end), static_cast<long>(tasks.size()));
     next = end;
   }
+  return found;
+}
 
-  if (ok.empty()) {
-    ClosestMiss miss;
-    if (closest_run) {
-      miss = closest_run->second;
-    } else {
-      // The shape that missed by least: activations over before static memory over.
-      std::size_t best = shapes.size();
-      for (std::size_t i = 0; i < shapes.size(); ++i) {
-        if (derived[i].miss.empty()) continue;
-        if (best == shapes.size() || derived[i].over_GB < derived[best].over_GB) best = i;
-      }
-      if (best < shapes.size()) miss = ClosestMiss{shapes[best].base.label(), derived[best].miss, derived[best].over_GB};
+// Nothing fits: the closest miss (a run over the limit, else the shape that missed by least:
+// activations over before static memory over) into `search`, and the error that says so.
+[[noreturn]] void throw_nothing_fits(const PlanQuery& query, const Resolved& resolved, const std::vector<Shape>& shapes,
+                                     const std::vector<Derived>& derived, const Evaluation& found, PlanSearch& search) {
+  ClosestMiss miss;
+  if (found.closest_run) {
+    miss = found.closest_run->second;
+  } else {
+    std::size_t best = shapes.size();
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      if (derived[i].miss.empty()) continue;
+      if (best == shapes.size() || derived[i].over_GB < derived[best].over_GB) best = i;
     }
-    search.closest = miss;
-    throw InputError(fmt::format("nothing fits: model '{}' on {} GPUs of cluster '{}' ({}, {} GB), global batch {}; "
-                                 "closest: {}: {}",
-                                 query.model, gpus, query.cluster, hardware, search.device_GB, query.global_batch,
-                                 miss.candidate.empty() ? "none" : miss.candidate,
-                                 miss.reason.empty() ? "no schedule could be built" : miss.reason));
+    if (best < shapes.size()) miss = ClosestMiss{shapes[best].base.label(), derived[best].miss, derived[best].over_GB};
   }
+  search.closest = miss;
+  throw InputError(fmt::format("nothing fits: model '{}' on {} GPUs of cluster '{}' ({}, {} GB), global batch {}; "
+                               "closest: {}: {}",
+                               query.model, resolved.gpus, query.cluster, resolved.hardware, search.device_GB,
+                               query.global_batch, miss.candidate.empty() ? "none" : miss.candidate,
+                               miss.reason.empty() ? "no schedule could be built" : miss.reason));
+}
 
-  std::sort(ok.begin(), ok.end(), [](const auto& x, const auto& y) { return better(x.first, y.first, x.second, y.second); });
-  for (std::size_t k = 0; k < ok.size() && k < static_cast<std::size_t>(query.top); ++k) search.top.push_back(ok[k].first);
-
-  // The top again on SimGrid, which reorders them when it is built (links shared, messages in order).
-  if (query.confirm_simgrid && simgrid_available()) {
-    for (PlanResult& r : search.top) {
-      Scenario scenario = candidate_scenario(query, hardware, r.candidate);
-      EngineOptions simgrid;
-      simgrid.engine = "simgrid";
-      simgrid.cluster = scenario_cluster_file(scenario);
-      try {
-        const ResultRow row = run_generator_row(r.candidate.schedule, scenario, simgrid, nullptr);
-        if (row.has_metrics) r.simgrid_step_time_s = extra(row, "step_time") * seconds_per(scenario.spec.time_unit);
-      } catch (const InputError&) {
-        // A shape SimGrid cannot run (more devices than its limit): the evaluator's figure stands.
-      }
+// The top again on SimGrid, which reorders them when it is built (links shared, messages in order).
+void confirm_on_simgrid(const PlanQuery& query, const std::string& hardware, std::vector<PlanResult>& top) {
+  for (PlanResult& r : top) {
+    Scenario scenario = candidate_scenario(query, hardware, r.candidate);
+    EngineOptions simgrid;
+    simgrid.engine = "simgrid";
+    simgrid.cluster = scenario_cluster_file(scenario);
+    try {
+      const ResultRow row = run_generator_row(r.candidate.schedule, scenario, simgrid, nullptr);
+      if (row.has_metrics) r.simgrid_step_time_s = extra(row, "step_time") * seconds_per(scenario.spec.time_unit);
+    } catch (const InputError&) {
+      // A shape SimGrid cannot run (more devices than its limit): the evaluator's figure stands.
     }
-    std::stable_sort(search.top.begin(), search.top.end(), [](const PlanResult& x, const PlanResult& y) {
-      return x.simgrid_step_time_s.value_or(x.step_time_s) < y.simgrid_step_time_s.value_or(y.step_time_s);
-    });
   }
-  for (std::size_t k = 1; k < search.top.size(); ++k) search.top[k].loses_because = loses_because(search.top[0], search.top[k]);
+  std::stable_sort(top.begin(), top.end(), [](const PlanResult& x, const PlanResult& y) {
+    return x.simgrid_step_time_s.value_or(x.step_time_s) < y.simgrid_step_time_s.value_or(y.step_time_s);
+  });
+}
 
-  // Pareto front of memory against step time.
-  std::vector<std::pair<PlanResult, std::size_t>> by_memory = ok;
+// The Pareto front of memory against step time.
+std::vector<PlanResult> pareto_front(std::vector<std::pair<PlanResult, std::size_t>> by_memory) {
   std::sort(by_memory.begin(), by_memory.end(), [](const auto& x, const auto& y) {
     if (x.first.memory_GB != y.first.memory_GB) return x.first.memory_GB < y.first.memory_GB;
     return better(x.first, y.first, x.second, y.second);
   });
+  std::vector<PlanResult> front;
   double fastest = std::numeric_limits<double>::infinity();
   for (const auto& [r, k] : by_memory) {
     if (r.step_time_s < fastest) {
-      search.pareto.push_back(r);
+      front.push_back(r);
       fastest = r.step_time_s;
     }
   }
-  search.winner_scenario = plan_scenario_json(query, hardware, search.top.front().candidate).dump(2) + "\n";
+  return front;
+}
+
+}  // namespace
+
+PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, long)>& progress) {
+  const Resolved resolved = resolve_query(query);
+  PlanSearch search;
+  search.model_label = resolved.model.object.value("name", query.model);
+  search.hardware_label = resolved.hardware;
+  search.cluster_label = query.cluster;
+  search.gpus = resolved.gpus;
+  search.seq_len = query.seq_len.value_or(resolved.model.object.value("seq_len", 0));
+  search.layers = resolved.model.object.value("layers", 1);
+  search.global_batch = query.global_batch;
+  search.device_GB = resolved.hardware_preset.object.value("memory_GB", 0.0);
+
+  const std::vector<Shape> shapes = enumerate_shapes(query, resolved, search);
+  const std::vector<Derived> derived = derive_shapes(query, resolved.hardware, shapes);
+  const std::vector<Task> tasks = order_tasks(query, shapes, derived, search);
+  Evaluation found = evaluate_tasks(query, shapes, derived, tasks, search, progress);
+  if (found.ok.empty()) throw_nothing_fits(query, resolved, shapes, derived, found, search);
+
+  auto& ok = found.ok;
+  std::sort(ok.begin(), ok.end(), [](const auto& x, const auto& y) { return better(x.first, y.first, x.second, y.second); });
+  for (std::size_t k = 0; k < ok.size() && k < static_cast<std::size_t>(query.top); ++k) search.top.push_back(ok[k].first);
+  if (query.confirm_simgrid && simgrid_available()) confirm_on_simgrid(query, resolved.hardware, search.top);
+  for (std::size_t k = 1; k < search.top.size(); ++k) search.top[k].loses_because = loses_because(search.top[0], search.top[k]);
+  search.pareto = pareto_front(ok);
+  search.winner_scenario = plan_scenario_json(query, resolved.hardware, search.top.front().candidate).dump(2) + "\n";
   return search;
 }
 

@@ -25,7 +25,7 @@
 // cool-down (the zero-bubble family) still meets it: the argument is about the head only. The
 // search's exhaustive tests (tests/app/plan/test_plan_search.cpp, test_step_bound.cpp) check it
 // against every generator's evaluated step time.
-#include "sim/app/plan/step_bound.h"
+#include "sim/app/plan/detail/step_bound.h"
 
 #include <algorithm>
 

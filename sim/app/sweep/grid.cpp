@@ -11,11 +11,11 @@
 #include "sim/app/catalog/engines.h"
 #include "sim/support/error.h"
 #include "sim/core/problem_fields.h"
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/app/catalog/generators.h"
 #include "sim/app/sweep/row.h"
 #include "models/model_setup.h"
-#include "models/setup_error.h"
+#include "models/setup_infeasible.h"
 #include "sim/support/json_text.h"
 
 namespace zb::sweep {

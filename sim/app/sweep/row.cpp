@@ -10,10 +10,11 @@
 #include "sim/app/catalog/engines.h"
 #include "sim/support/csv_field.h"
 #include "sim/support/error.h"
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/app/catalog/run_row.h"
 #include "models/presets.h"
-#include "models/setup_error.h"
+#include "models/setup_infeasible.h"
+#include "sim/app/catalog/preset_files.h"
 
 namespace zb::sweep {
 
@@ -162,7 +163,7 @@ Row run_point(const Grid& grid, const Point& point) {
     catalog::EngineOptions engine;
     engine.engine = point.engine;
     if (point.engine == "simgrid" && sc.contains("cluster") && !sc["cluster"].is_null()) {
-      const auto cluster = models::resolve_preset("clusters", sc["cluster"], grid.base_dir, "cluster");
+      const auto cluster = models::resolve_preset("clusters", sc["cluster"], grid.base_dir, "cluster", catalog::read_preset_file);
       if (cluster.path.empty()) throw InputError("cluster: the SimGrid engine needs a cluster file, not an object");
       engine.cluster = cluster.path.string();
     }

@@ -12,7 +12,7 @@
 #include "sim/app/sweep/output.h"
 #include "sim/app/sweep/progress.h"
 #include "sim/app/sweep/row.h"
-#include "sim/app/sweep/runner.h"
+#include "sim/app/sweep/detail/runner.h"
 
 namespace zb::sweep {
 

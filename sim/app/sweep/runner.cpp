@@ -1,6 +1,6 @@
 // A thread pool for evaluator points, a pool of forked workers for SimGrid points; rows are
 // reordered so that `done` sees them in point order.
-#include "sim/app/sweep/runner.h"
+#include "sim/app/sweep/detail/runner.h"
 
 #include <poll.h>
 #include <sys/wait.h>

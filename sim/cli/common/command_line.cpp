@@ -9,7 +9,7 @@
 
 #include "sim/support/error.h"
 
-namespace zb::catalog {
+namespace zb::cli {
 
 void refuse_empty_values(const boost::program_options::variables_map& values,
                          const boost::program_options::options_description& options) {
@@ -27,4 +27,4 @@ void refuse_empty_values(const boost::program_options::variables_map& values,
   }
 }
 
-}  // namespace zb::catalog
+}  // namespace zb::cli

@@ -3,7 +3,7 @@
 
 #include <boost/program_options.hpp>
 
-namespace zb::catalog {
+namespace zb::cli {
 
 // No option takes an empty value: `--svg ""` (an unset shell variable) would otherwise reach a
 // writer as the path "" and fail as ": cannot write", naming neither the flag nor the cause.
@@ -12,4 +12,4 @@ namespace zb::catalog {
 void refuse_empty_values(const boost::program_options::variables_map& values,
                          const boost::program_options::options_description& options);
 
-}  // namespace zb::catalog
+}  // namespace zb::cli

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-namespace zb::catalog {
+namespace zb::cli {
 
 namespace po = boost::program_options;
 
@@ -15,8 +15,8 @@ void add_problem_flags(po::options_description& options, std::span<const std::st
   }
 }
 
-std::vector<GivenField> given_problem_flags(const po::variables_map& values) {
-  std::vector<GivenField> given;
+std::vector<catalog::GivenField> given_problem_flags(const po::variables_map& values) {
+  std::vector<catalog::GivenField> given;
   for (const ProblemField& field : problem_fields()) {
     const std::string flag(field.flag);
     if (values.count(flag)) given.push_back({&field, values[flag].as<std::string>()});
@@ -24,4 +24,4 @@ std::vector<GivenField> given_problem_flags(const po::variables_map& values) {
   return given;
 }
 
-}  // namespace zb::catalog
+}  // namespace zb::cli

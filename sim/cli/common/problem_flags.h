@@ -13,7 +13,7 @@
 #include "sim/app/catalog/given_field.h"
 #include "sim/core/problem_fields.h"
 
-namespace zb::catalog {
+namespace zb::cli {
 
 // One flag per field, taking text that the table parses; with `only`, just the fields it names
 // (zbexec takes the shape fields and the memory limit).
@@ -21,6 +21,6 @@ void add_problem_flags(boost::program_options::options_description& options,
                        std::span<const std::string_view> only = {});
 
 // The problem flags present in `values`, in the table's order, as given fields.
-std::vector<GivenField> given_problem_flags(const boost::program_options::variables_map& values);
+std::vector<catalog::GivenField> given_problem_flags(const boost::program_options::variables_map& values);
 
-}  // namespace zb::catalog
+}  // namespace zb::cli

@@ -19,7 +19,7 @@ namespace po = boost::program_options;
 po::options_description problem_options() {
   po::options_description options("Problem (a scenario file, flags, or both: flags override the file)");
   options.add_options()("scenario", po::value<std::string>(), "scenario JSON file (see scenarios/)");
-  catalog::add_problem_flags(options);
+  cli::add_problem_flags(options);
   return options;
 }
 
@@ -41,7 +41,7 @@ Scenario scenario_from_options(const po::variables_map& options) {
   Scenario scenario;
   scenario.source = "command line";
   if (options.count("scenario")) scenario = load_scenario(options["scenario"].as<std::string>());
-  return catalog::apply_given_fields(std::move(scenario), catalog::given_problem_flags(options));
+  return catalog::apply_given_fields(std::move(scenario), cli::given_problem_flags(options));
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -65,7 +65,7 @@ bool parse_command_line(int argc, char** argv, const po::options_description& op
     return false;
   }
   po::notify(values);
-  catalog::refuse_empty_values(values, all);
+  cli::refuse_empty_values(values, all);
   for (const char* flag : outputs) {
     if (values.count(flag)) check_writable(values[flag].as<std::string>());
   }

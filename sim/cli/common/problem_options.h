@@ -11,11 +11,11 @@
 
 #include "sim/app/catalog/engines.h"
 #include "sim/core/problem_spec.h"
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 
 namespace zb::cli {
 
-// Scenario files live in zb_models (models/scenario.h), shared with the viewer.
+// Scenario files live in the catalog (sim/app/catalog/scenario.h), shared with the viewer and Python.
 using zb::derive_model_costs;
 using zb::load_scenario;
 using zb::Scenario;

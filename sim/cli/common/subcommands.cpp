@@ -13,7 +13,7 @@
 #include "sim/app/catalog/version.h"
 #include "sim/support/error.h"
 
-namespace zb::catalog {
+namespace zb::cli {
 
 namespace {
 
@@ -59,4 +59,4 @@ int run_subcommands(const Tool& tool, std::span<const Subcommand> subcommands, i
   return 2;
 }
 
-}  // namespace zb::catalog
+}  // namespace zb::cli

@@ -4,7 +4,7 @@
 
 #include <span>
 
-namespace zb::catalog {
+namespace zb::cli {
 
 struct Subcommand {
   const char* name;
@@ -24,4 +24,4 @@ struct Tool {
 // any other exception exits 1. Without a subcommand the usage goes to stdout and the exit is 2.
 int run_subcommands(const Tool& tool, std::span<const Subcommand> subcommands, int argc, char** argv);
 
-}  // namespace zb::catalog
+}  // namespace zb::cli

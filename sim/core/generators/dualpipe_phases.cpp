@@ -1,5 +1,5 @@
 // One rank's DualPipe step (see dualpipe_phases.h): the phase order of DeepSeek's reference.
-#include "sim/core/generators/dualpipe_phases.h"
+#include "sim/core/generators/detail/dualpipe_phases.h"
 
 #include <deque>
 

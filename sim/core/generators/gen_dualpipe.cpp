@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "sim/core/generators/dualpipe_phases.h"
+#include "sim/core/generators/detail/dualpipe_phases.h"
 #include "sim/support/error.h"
 #include "sim/core/generators/generators.h"
 

@@ -4,7 +4,7 @@
 // other's compute. Reproduces PyTorch's order cell for cell (tests/data/pytorch).
 #include <fmt/format.h>
 
-#include "sim/core/generators/dualpipe_phases.h"
+#include "sim/core/generators/detail/dualpipe_phases.h"
 #include "sim/support/error.h"
 #include "sim/core/generators/generators.h"
 

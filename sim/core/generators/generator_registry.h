@@ -38,7 +38,7 @@ class GeneratorRegistry {
   const GeneratorInfo& get(std::string_view name) const;
   std::vector<std::string> names() const;  // in registration order
 
-  // The handcrafted generators of sim/schedule: gpipe, 1f1b, 1f1b-i, zb-h1, zb-h2.
+  // The handcrafted generators of sim/core/generators: gpipe, 1f1b, 1f1b-i, zb-h1, zb-h2.
   static GeneratorRegistry with_builtins();
 
  private:

@@ -1,4 +1,4 @@
-// recommend's step-time bound (sim/app/plan/step_bound.h): its closed form on unit costs, and no
+// recommend's step-time bound (sim/app/plan/detail/step_bound.h): its closed form on unit costs, and no
 // generator's ok row below it on problems where the ramp, the memory limit, transfers, unequal
 // stages, the optimizer update and every placement play a part.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include "sim/app/catalog/engines.h"
 #include "sim/app/catalog/generators.h"
 #include "sim/app/catalog/run_row.h"
-#include "sim/app/plan/step_bound.h"
+#include "sim/app/plan/detail/step_bound.h"
 #include "sim/support/error.h"
 #include "tests/testing/problems.h"
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/detail/cuda_check.h"
 #include "exec/runtime/engine.h"
 #include "sim/core/problem.h"
 #include "sim/core/problem_spec.h"

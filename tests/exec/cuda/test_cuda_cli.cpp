@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "exec/cuda/cuda_check.h"
+#include "exec/cuda/detail/cuda_check.h"
 
 #include "tests/testing/cli_test.h"
 

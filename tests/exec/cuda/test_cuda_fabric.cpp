@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/cuda/cuda_backend.h"
+#include "exec/cuda/detail/cuda_backend.h"
 #include "tests/exec/cuda/gpu_test_support.h"
 
 namespace zb::exec::cuda {

@@ -6,7 +6,7 @@
 #include <ostream>
 #include <tuple>
 
-#include "exec/cuda/cuda_backend.h"
+#include "exec/cuda/detail/cuda_backend.h"
 #include "sim/app/catalog/generators.h"
 #include "exec/runtime/reference.h"
 #include "tests/exec/cuda/gpu_test_support.h"

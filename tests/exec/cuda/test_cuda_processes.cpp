@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "exec/cuda/cuda_backend.h"
+#include "exec/cuda/detail/cuda_backend.h"
 #include "sim/app/catalog/generators.h"
 #include "exec/multiprocess/process_group.h"
 #include "tests/exec/thread_transport.h"

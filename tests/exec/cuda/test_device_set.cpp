@@ -1,8 +1,8 @@
 // The --devices and --precision parsers of the CUDA backend (no GPU needed).
 #include <gtest/gtest.h>
 
-#include "exec/cuda/device_set.h"
-#include "exec/cuda/precision.h"
+#include "exec/cuda/detail/device_set.h"
+#include "exec/cuda/detail/precision.h"
 #include "sim/support/error.h"
 
 namespace zb::exec::cuda {

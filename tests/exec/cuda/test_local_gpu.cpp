@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "exec/cuda/local_gpu.h"
+#include "exec/cuda/detail/local_gpu.h"
 #include "sim/support/error.h"
 
 namespace zb::exec::cuda {

@@ -1,20 +1,18 @@
 // Scenario files: a direct problem, or a model, hardware and cluster the cost model turns into one.
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "sim/app/catalog/model_costs.h"
 #include "sim/support/atomic_file.h"
-#include "models/cost_model.h"
 #include "sim/support/error.h"
-#include "models/model_setup.h"
 #include "sim/support/json_text.h"
+#include "sim/app/catalog/preset_files.h"
 
 namespace zb {
-
-bool Scenario::model_driven() const { return !model_json.empty(); }
 
 Scenario load_scenario(const std::string& path) {
   const std::string text = read_file(path);
@@ -34,7 +32,6 @@ Scenario scenario_from_json(const nlohmann::json& object, const std::string& pat
   if (!object.is_object()) throw InputError(fmt::format("{}: a scenario must be a JSON object", path));
   Scenario scenario;
   scenario.source = path;
-  scenario.base_dir = base_dir;
   nlohmann::json model = nlohmann::json::object();
   for (const auto& [key, value] : object.items()) {
     if (is_model_key(key)) model[key] = value;
@@ -78,15 +75,15 @@ Scenario scenario_from_json(const nlohmann::json& object, const std::string& pat
     }
   }
   if (!has_problem && !model_driven) throw InputError(fmt::format("{}: missing field 'problem'", path));
-  if (model_driven) scenario.model_json = model.dump();
+  if (model_driven) scenario.model = models::model_setup_from_json(model, path, base_dir, catalog::read_preset_file);
   return scenario;
 }
 
 void derive_model_costs(Scenario& scenario) {
   if (!scenario.model_driven()) return;
-  const auto setup = models::model_setup_from_json(nlohmann::json::parse(scenario.model_json), scenario.source,
-                                                   scenario.base_dir);
-  const models::StageCosts costs = models::apply_model(setup, scenario.spec, scenario.explicit_fields, scenario.source);
+  const models::ModelSetup& setup = *scenario.model;
+  const models::StageCosts costs =
+      catalog::apply_model_costs(setup, scenario.spec, scenario.explicit_fields, scenario.source);
   scenario.memory.reset();
   const auto& given = scenario.explicit_fields;
   if (!given.contains("mem_f") && !given.contains("mem_b") && !given.contains("mem_w")) {
@@ -96,8 +93,7 @@ void derive_model_costs(Scenario& scenario) {
 
 std::string scenario_cluster_file(const Scenario& scenario) {
   if (!scenario.model_driven()) return "";
-  return models::model_setup_from_json(nlohmann::json::parse(scenario.model_json), scenario.source, scenario.base_dir)
-      .cluster_path.string();
+  return scenario.model->cluster_path.string();
 }
 
 }  // namespace zb

@@ -2,7 +2,7 @@
 // tokens per second and MFU in both optimizer modes, and the memory of the fullest device.
 #pragma once
 
-#include "models/scenario.h"
+#include "sim/app/catalog/scenario.h"
 #include "sim/app/catalog/run_row.h"
 #include "sim/core/problem.h"
 

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "exec/runtime/backend.h"
-#include "exec/cuda/cuda_device.h"
-#include "exec/cuda/cuda_fabric.h"
-#include "exec/cuda/device_set.h"
-#include "exec/cuda/green_contexts.h"
-#include "exec/cuda/precision.h"
+#include "exec/cuda/detail/cuda_device.h"
+#include "exec/cuda/detail/cuda_fabric.h"
+#include "exec/cuda/detail/device_set.h"
+#include "exec/cuda/detail/green_contexts.h"
+#include "exec/cuda/detail/precision.h"
 #include "exec/multiprocess/process_fabric.h"
 #include "exec/multiprocess/process_group.h"
 #include "sim/core/problem.h"

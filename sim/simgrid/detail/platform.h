@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sim/simgrid/cluster.h"
-#include "sim/simgrid/engine_plan.h"
+#include "sim/simgrid/detail/engine_plan.h"
 #include "sim/core/problem.h"
 
 namespace simgrid::s4u {

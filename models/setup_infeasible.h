@@ -1,7 +1,7 @@
 // The error for a model setup that is well formed but cannot run (does not fit, too few GPUs).
 #pragma once
 
-#include "sim/support/error.h"
+#include "models/errors.h"
 
 namespace zb::models {
 

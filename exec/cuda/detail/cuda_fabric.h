@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "exec/runtime/host_fabric.h"
-#include "exec/cuda/cuda_device.h"
+#include "exec/cuda/detail/cuda_device.h"
 #include "exec/runtime/fabric.h"
 #include "exec/multiprocess/process_fabric.h"
 

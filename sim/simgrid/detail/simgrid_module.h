@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "sim/simgrid/engine_plan.h"
+#include "sim/simgrid/detail/engine_plan.h"
 #include "sim/simgrid/simgrid_engine.h"
 #include "sim/support/module_loader.h"
 

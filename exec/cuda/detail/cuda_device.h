@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/cuda/precision.h"
+#include "exec/cuda/detail/precision.h"
 #include "exec/runtime/device.h"
 
 namespace zb::exec::cuda {

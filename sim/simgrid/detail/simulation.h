@@ -1,7 +1,7 @@
 // The child side of the SimGrid engine: one Engine, the platform, the actors, one run.
 #pragma once
 
-#include "sim/simgrid/engine_plan.h"
+#include "sim/simgrid/detail/engine_plan.h"
 #include "sim/simgrid/simgrid_engine.h"
 
 namespace zb::engine {
