@@ -83,14 +83,15 @@ def violations(root):
     return sorted(found)
 
 
-def main():
+def run_check(check, summary):
+    """Runs check(repo root) -> lines, prints them and summary(count); the exit status: 1 if any."""
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
-    found = violations(os.path.abspath(root))
+    found = check(os.path.abspath(root))
     for line in found:
         print(line)
-    print(f"check_layers: {len(found)} include(s) going up or sideways")
+    print(summary(len(found)))
     return 1 if found else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_check(violations, lambda n: f"check_layers: {n} include(s) going up or sideways"))

@@ -10,6 +10,8 @@ import os
 import re
 import sys
 
+from check_layers import run_check
+
 ALLOWED_LIBRARY = "zb_cli_common"
 LINK = re.compile(r"target_link_libraries\(\s*([A-Za-z0-9_:.-]+)([^)]*)\)", re.S)
 EXECUTABLE = re.compile(r"add_executable\(\s*([A-Za-z0-9_.-]+)")
@@ -36,14 +38,6 @@ def offenders(root):
     return found
 
 
-def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
-    found = offenders(os.path.abspath(root))
-    for line in found:
-        print(line)
-    print(f"check_program_options: {len(found)} librar{'y' if len(found) == 1 else 'ies'} besides {ALLOWED_LIBRARY} link it")
-    return 1 if found else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_check(offenders, lambda n: f"check_program_options: {n} librar{'y' if n == 1 else 'ies'} besides "
+                                            f"{ALLOWED_LIBRARY} link it"))
