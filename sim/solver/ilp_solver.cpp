@@ -366,7 +366,8 @@ void record_full_model_outcome(Solve& solve, const MipOutcome& outcome) {
     result.best_bound = result.span;
     result.proof = IlpProof::milp;
   } else {
-    result.best_bound = std::clamp(on_grid(outcome.best_bound), std::min(solve.in_order_lower, result.span), result.span);
+    result.best_bound =
+        std::clamp(on_grid(outcome.best_bound), std::min(solve.in_order_lower, result.span), result.span);
   }
   if (outcome.crashed) {
     result.message = "CBC stopped abnormally; the best schedule so far stands";
