@@ -19,6 +19,7 @@
 #include "sim/solver/list_timing.h"
 #include "sim/solver/lower_bound.h"
 #include "sim/solver/order_local_search.h"
+#include "sim/solver/split_pass.h"
 
 namespace zb {
 
@@ -105,8 +106,7 @@ bool order_is_complete(const Problem& problem, const Schedule& schedule) {
     for (const Action& action : list) {
       if (action.chunk != 0 || action.microbatch < 0 || static_cast<std::size_t>(action.microbatch) >= m) return false;
       int& done = seen[static_cast<std::size_t>(action.microbatch)];
-      const int expected = action.pass == Pass::F ? 0 : action.pass == Pass::B ? 1 : action.pass == Pass::W ? 2 : -1;
-      if (expected != done) return false;
+      if (action.pass == Pass::BW || split_index(action.pass) != done) return false;
       ++done;
     }
   }
