@@ -106,6 +106,25 @@ class VGrid {
     compact();
   }
 
+  // Lays one end out again with `relay` (false when a pass cannot be laid), then re-times the grid;
+  // leaves the grid as it was and returns false when `relay` fails, a dependency would break, or
+  // the largest device peak would rise.
+  template <typename Relay>
+  bool relaid_within_peak(Relay&& relay) {
+    const std::vector<DeviceSlots> saved = devices_;
+    const double before = largest_peak(false);
+    if (!relay() || !dependencies_hold()) {
+      devices_ = saved;
+      return false;
+    }
+    compact();
+    if (largest_peak(false) > before * (1 + 1e-12)) {
+      devices_ = saved;
+      return false;
+    }
+    return true;
+  }
+
   // The cool-down rebuilt (after the squeeze, W placed): with P the largest number of chunk
   // activations any device holds, each device keeps its last ceil(P/2) chunk-0 B and its last
   // min(i+1, P - ceil(P/2)) chunk-1 B out of the squeeze's order and lays them on fixed diagonals
@@ -117,59 +136,52 @@ class VGrid {
   // and leaves the grid as it was when a diagonal slot is taken, an order would break a dependency,
   // or the largest device peak would rise.
   bool rebuild_cool_down() {
-    const std::vector<DeviceSlots> saved = devices_;
-    const double before = largest_peak(false);
-    auto undo = [&] {
-      devices_ = saved;
-      return false;
-    };
-    const int held = most_activations_held();
-    const int chunk0_b = std::min((held + 1) / 2, m_);
-    const int chunk1_b_cap = std::min(held - chunk0_b, m_);
-    const int start = devices_[0].slot[kF1][m_ - 1];
-    for (int d = 0; d < p_; ++d) {
-      DeviceSlots& device = devices_[d];
-      const int chunk1_b = std::min(d + 1, chunk1_b_cap);
-      for (int k = m_ - chunk0_b; k < m_; ++k) device.cell[device.slot[kB0][k]] = kEmpty;
-      for (int k = m_ - chunk1_b; k < m_; ++k) device.cell[device.slot[kB1][k]] = kEmpty;
-      const int dropped_w = std::min(static_cast<int>(device.slot[kW].size()), std::max(chunk0_b + chunk1_b, held));
-      for (int j = 0; j < dropped_w; ++j) {
-        device.cell[device.slot[kW].back()] = kEmpty;
-        device.slot[kW].pop_back();
-      }
-      auto lay = [&](int kind, int k, int t) {
-        if (t < 0 || t >= horizon_ || device.cell[t] != kEmpty) return false;
-        place(d, kind, k, t);
-        return true;
-      };
-      for (int j = 0; j < chunk0_b; ++j) {
-        if (!lay(kB0, m_ - 1 - j, start - d + 2 * p_ - 2 * j)) return undo();
-      }
-      for (int j = 0; j < chunk1_b; ++j) {
-        if (!lay(kB1, m_ - 1 - j, start + 1 + d - 2 * j)) return undo();
-      }
-      const int last_w = device.slot[kW].empty() ? -1 : device.slot[kW].back();
-      int waiting = 0;
-      for (int t = 0; t < horizon_; ++t) {
-        const int code = device.cell[t];
-        if (code == kEmpty) {
-          if (t > last_w && waiting > 0) {
-            place(d, kW, static_cast<int>(device.slot[kW].size()), t);
+    return relaid_within_peak([&] {
+      const int held = most_activations_held();
+      const int chunk0_b = std::min((held + 1) / 2, m_);
+      const int chunk1_b_cap = std::min(held - chunk0_b, m_);
+      const int start = devices_[0].slot[kF1][m_ - 1];
+      for (int d = 0; d < p_; ++d) {
+        DeviceSlots& device = devices_[d];
+        const int chunk1_b = std::min(d + 1, chunk1_b_cap);
+        for (int k = m_ - chunk0_b; k < m_; ++k) device.cell[device.slot[kB0][k]] = kEmpty;
+        for (int k = m_ - chunk1_b; k < m_; ++k) device.cell[device.slot[kB1][k]] = kEmpty;
+        const int dropped_w = std::min(static_cast<int>(device.slot[kW].size()), std::max(chunk0_b + chunk1_b, held));
+        for (int j = 0; j < dropped_w; ++j) {
+          device.cell[device.slot[kW].back()] = kEmpty;
+          device.slot[kW].pop_back();
+        }
+        auto lay = [&](int kind, int k, int t) {
+          if (t < 0 || t >= horizon_ || device.cell[t] != kEmpty) return false;
+          place(d, kind, k, t);
+          return true;
+        };
+        for (int j = 0; j < chunk0_b; ++j) {
+          if (!lay(kB0, m_ - 1 - j, start - d + 2 * p_ - 2 * j)) return false;
+        }
+        for (int j = 0; j < chunk1_b; ++j) {
+          if (!lay(kB1, m_ - 1 - j, start + 1 + d - 2 * j)) return false;
+        }
+        const int last_w = device.slot[kW].empty() ? -1 : device.slot[kW].back();
+        int waiting = 0;
+        for (int t = 0; t < horizon_; ++t) {
+          const int code = device.cell[t];
+          if (code == kEmpty) {
+            if (t > last_w && waiting > 0) {
+              place(d, kW, static_cast<int>(device.slot[kW].size()), t);
+              --waiting;
+            }
+          } else if (is_b(code % kKinds)) {
+            ++waiting;
+          } else if (code % kKinds == kW) {
             --waiting;
           }
-        } else if (is_b(code % kKinds)) {
-          ++waiting;
-        } else if (code % kKinds == kW) {
-          --waiting;
+          if (waiting < 0) return false;  // a W kept before its B
         }
-        if (waiting < 0) return undo();  // a W kept before its B
+        if (waiting > 0) return false;  // no room left for every W
       }
-      if (waiting > 0) return undo();  // no room left for every W
-    }
-    if (!dependencies_hold()) return undo();
-    compact();
-    if (largest_peak(false) > before * (1 + 1e-12)) return undo();
-    return true;
+      return true;
+    });
   }
 
   // The warm-up rebuilt (W placed), the reference's process_warmup: with P the most chunk
@@ -181,57 +193,51 @@ class VGrid {
   // leaves the grid as it was when a pass would land on a taken slot, a dependency would break, or
   // the largest device peak would rise.
   bool rebuild_warm_up() {
-    const std::vector<DeviceSlots> saved = devices_;
-    const double before = largest_peak(false);
-    auto undo = [&] {
-      devices_ = saved;
-      return false;
-    };
-    const int held = std::min(most_activations_held(), 2 * p_);
-    for (int d = 0; d < p_; ++d) {
-      DeviceSlots& device = devices_[d];
-      const int first_b0 = device.slot[kB0][0];
-      std::array<int, kKinds> count{};  // passes of each kind before the first chunk-0 B
-      for (int kind : {kF0, kF1, kB1, kW}) {
-        for (int t : device.slot[kind]) {
-          if (t >= first_b0) break;
-          device.cell[t] = kEmpty;
-          ++count[kind];
+    return relaid_within_peak([&] {
+      const int held = std::min(most_activations_held(), 2 * p_);
+      for (int d = 0; d < p_; ++d) {
+        DeviceSlots& device = devices_[d];
+        const int first_b0 = device.slot[kB0][0];
+        std::array<int, kKinds> count{};  // passes of each kind before the first chunk-0 B
+        for (int kind : {kF0, kF1, kB1, kW}) {
+          for (int t : device.slot[kind]) {
+            if (t >= first_b0) break;
+            device.cell[t] = kEmpty;
+            ++count[kind];
+          }
         }
-      }
-      if (device.slot[kW].size() > static_cast<std::size_t>(count[kW])) {
-        device.slot[kW].erase(device.slot[kW].begin(), device.slot[kW].begin() + count[kW]);
-      } else {
+        if (device.slot[kW].size() > static_cast<std::size_t>(count[kW])) {
+          device.slot[kW].erase(device.slot[kW].begin(), device.slot[kW].begin() + count[kW]);
+        } else {
+          device.slot[kW].clear();
+        }
+        std::vector<int> later_w = std::move(device.slot[kW]);  // W after the first chunk-0 B
         device.slot[kW].clear();
-      }
-      std::vector<int> later_w = std::move(device.slot[kW]);  // W after the first chunk-0 B
-      device.slot[kW].clear();
-      const int f1_first = std::min({d + 1, held / 2, m_});
-      const int f0_first = std::min(held - f1_first, m_);
-      std::array<int, kKinds> laid{};
-      int t = d;
-      auto lay = [&](int kind, int most) {
-        const bool wanted = laid[kind] < std::min(most, count[kind]);
-        if (wanted) {
-          if (t >= horizon_ || device.cell[t] != kEmpty) return false;
-          place(d, kind, laid[kind]++, t);
+        const int f1_first = std::min({d + 1, held / 2, m_});
+        const int f0_first = std::min(held - f1_first, m_);
+        std::array<int, kKinds> laid{};
+        int t = d;
+        auto lay = [&](int kind, int most) {
+          const bool wanted = laid[kind] < std::min(most, count[kind]);
+          if (wanted) {
+            if (t >= horizon_ || device.cell[t] != kEmpty) return false;
+            place(d, kind, laid[kind]++, t);
+          }
+          ++t;
+          return true;
+        };
+        bool fits = true;
+        for (int i = 0; i < 2 * (p_ - 1 - d) && fits; ++i) fits = lay(kF0, f0_first);
+        for (int i = 0; i <= d && fits; ++i) fits = lay(kF0, f0_first) && lay(kF1, f1_first);
+        while (fits &&
+               (laid[kF0] < count[kF0] || laid[kF1] < count[kF1] || laid[kB1] < count[kB1] || laid[kW] < count[kW])) {
+          fits = lay(kB1, m_) && lay(kW, m_) && (laid[kF1] < count[kF1] ? lay(kF1, m_) : lay(kF0, m_));
         }
-        ++t;
-        return true;
-      };
-      bool fits = true;
-      for (int i = 0; i < 2 * (p_ - 1 - d) && fits; ++i) fits = lay(kF0, f0_first);
-      for (int i = 0; i <= d && fits; ++i) fits = lay(kF0, f0_first) && lay(kF1, f1_first);
-      while (fits && (laid[kF0] < count[kF0] || laid[kF1] < count[kF1] || laid[kB1] < count[kB1] || laid[kW] < count[kW])) {
-        fits = lay(kB1, m_) && lay(kW, m_) && (laid[kF1] < count[kF1] ? lay(kF1, m_) : lay(kF0, m_));
+        if (!fits) return false;
+        for (int w : later_w) place(d, kW, static_cast<int>(device.slot[kW].size()), w);
       }
-      if (!fits) return undo();
-      for (int w : later_w) place(d, kW, static_cast<int>(device.slot[kW].size()), w);
-    }
-    if (!dependencies_hold()) return undo();
-    compact();
-    if (largest_peak(false) > before * (1 + 1e-12)) return undo();
-    return true;
+      return true;
+    });
   }
 
   // No grid is shorter: device d starts no earlier than slot d and runs 6 passes per microbatch.
