@@ -73,16 +73,14 @@ std::string describe_step(int step, const StepReport& report, SyncMode mode) {
   return line;
 }
 
-// `group` is the caller's: on a failure the caller tells the other ranks why, after the backend
-// (which uses the group) is gone.
-int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) {
-  RunFlags flags;
+// The options of `zbexec run` (the problem flags as zbsim's, the backend's, the run's own, the
+// multi-process ones), each bound to its field of `flags` or `backend_flags`.
+po::options_description run_options(RunFlags& flags, BackendFlags& backend_flags) {
   po::options_description options("zbexec run options");
   options.add_options()("help,h", "show this help");
   add_shape_options(options, flags.shape);
   constexpr std::string_view kLimit[] = {"mem_limit"};  // for the memory-aware generators
   zb::cli::add_problem_flags(options, kLimit);
-  BackendFlags backend_flags;
   add_backend_options(options, backend_flags);
   options.add_options()
       ("schedule", po::value(&flags.schedule)->default_value("1f1b"),
@@ -110,37 +108,47 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
       ("silence-timeout", po::value(&flags.silence_timeout)->default_value(60), "fail the run on every rank when a rank sends no heartbeat for this many seconds (stopped, hung, or its node unreachable), naming it; 0: never")
       ("setup-timeout", po::value(&flags.setup_timeout)->default_value(300), "seconds a rank waits for the others at agreement, barriers and the end");
   options.add(processes);
-  const auto values = parse_or_help(argc, argv, options, "usage: zbexec run [options]",
-                                    "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify");
-  if (!values) return 0;
-  if (values->count("mem-limit")) flags.mem_limit = (*values)["mem-limit"].as<std::string>();
-  zb::Placement placement = resolve_shape(flags.shape, *values);
-  // A schedule file (text, JSON or PyTorch CSV, as zbsim reads them) carries its shape: p, m and
-  // chunks come from it, and its placement, when stated, must agree with an explicit --placement.
-  std::optional<zb::Schedule> from_file;
+  return options;
+}
+
+// The run's shape where the schedule decides it; returns the schedule file's schedule, if one.
+// A schedule file (text, JSON or PyTorch CSV, as zbsim reads them) carries its shape: p, m and
+// chunks come from it, and its placement, when stated, must agree with an explicit --placement.
+// A generator made for one placement (the V schedules: two chunks in a V) brings it, and a
+// multi-chunk generator (1f1b-i, zb-i) runs at 2 chunks, when --chunks is not given. This is not
+// the catalog's spec_shaped_for_generator, which zbsim's rows use: that one also forces a
+// single-chunk generator to 1 chunk and a multi-chunk one to at least 2 when --chunks is given, and
+// gives a V generator its placement over an explicit --placement; zbexec runs the shape asked for
+// and lets the generator say why it cannot.
+std::optional<zb::Schedule> shape_from_schedule(RunFlags& flags, const po::variables_map& values,
+                                                zb::Placement& placement) {
   if (!flags.schedule_file.empty()) {
     zb::ProblemSpec file_shape;
     if (!flags.shape.placement.empty()) file_shape.placement = placement;
-    from_file = zb::catalog::load_schedule_file(flags.schedule_file, file_shape);
+    zb::Schedule schedule = zb::catalog::load_schedule_file(flags.schedule_file, file_shape);
     flags.shape.devices = file_shape.devices;
     flags.shape.microbatches = file_shape.microbatches;
     flags.shape.chunks = file_shape.chunks;
-    placement = file_shape.placement.value_or(file_shape.chunks == 1 ? zb::Placement::linear : zb::Placement::interleaved);
-  } else if (const auto& info = zb::catalog::generators().get(flags.schedule); !values->count("chunks")) {
-    // As in zbsim: a generator made for one placement (the V schedules: two chunks in a V) brings
-    // it, and a multi-chunk generator (1f1b-i, zb-i) runs at 2 chunks when none are given.
-    if (info.placement && !values->count("placement")) {
+    placement = file_shape.resolved_placement();
+    return schedule;
+  }
+  if (const auto& info = zb::catalog::generators().get(flags.schedule); !values.count("chunks")) {
+    if (info.placement && !values.count("placement")) {
       flags.shape.chunks = 2;
       placement = *info.placement;
     } else if (info.chunks == zb::ChunkSupport::multi) {
       flags.shape.chunks = 2;
-      if (!values->count("placement")) placement = zb::Placement::interleaved;
+      if (!values.count("placement")) placement = zb::Placement::interleaved;
     }
   }
-  const ShapeFlags& shape = flags.shape;
+  return std::nullopt;
+}
 
+// The executor's options from the flags, each checked; and the output files checked writable
+// before the run and any write.
+ExecOptions checked_exec_options(const RunFlags& flags) {
   ExecOptions exec_options;
-  exec_options.model = shape.model;
+  exec_options.model = flags.shape.model;
   exec_options.steps = flags.steps;
   exec_options.mode = parse_sync_mode(flags.mode);
   exec_options.optimizer.kind = parse_optimizer_kind(flags.optimizer);
@@ -159,43 +167,55 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   if (!(flags.setup_timeout > 0) || !std::isfinite(flags.setup_timeout)) {
     throw InputError(fmt::format("--setup-timeout {}: expected a finite number of seconds > 0", flags.setup_timeout));
   }
-  check_shape(shape);
+  check_shape(flags.shape);
   for (const std::string* output : {&flags.trace_path, &flags.chrome_path, &flags.svg_path}) {
     if (!output->empty()) zb::check_writable(*output);  // all outputs before the run and any write
   }
+  return exec_options;
+}
 
-  // MPI starts before the backend exists (the backend's devices run on the group's clock).
-  if (const std::string reason = mpi_launch_reason(parse_mpi_mode(flags.mpi)); !reason.empty()) {
-    if (flags.predict && flags.calibration_path.empty()) {
-      throw InputError("--predict in a multi-process run needs --calibration FILE (calibrate in one "
-                       "process: zbexec calibrate ... --out FILE)");
-    }
-    GroupOptions group_options;
-    group_options.silence_timeout_s = flags.silence_timeout;
-    group_options.setup_timeout_s = flags.setup_timeout;
-    // A rank that cannot end its run after a failure (a send to a stopped rank never returns)
-    // exits this long after it: past the 3 s in which the others leave with it.
-    group_options.exit_after_failure_s = 5;
-    group = std::make_unique<ProcessGroup>(start_mpi(reason), group_options);
-    if (group->world() != shape.devices) {
-      throw InputError(fmt::format("the MPI job has {} ranks but --p is {}: a multi-process run has "
-                                   "one rank per pipeline device", group->world(), shape.devices));
-    }
-    fmt::print("rank {} of {}: {}; clock aligned to rank 0 within {:.0f} us\n", group->rank(),
-               group->world(), group->describe(), group->clock_error_us());
-    std::fflush(stdout);
+// MPI starts before the backend exists (the backend's devices run on the group's clock): the
+// group when this process is one rank of an MPI job, else nothing.
+void join_mpi_job(const RunFlags& flags, std::unique_ptr<ProcessGroup>& group) {
+  const std::string reason = mpi_launch_reason(parse_mpi_mode(flags.mpi));
+  if (reason.empty()) return;
+  if (flags.predict && flags.calibration_path.empty()) {
+    throw InputError("--predict in a multi-process run needs --calibration FILE (calibrate in one "
+                     "process: zbexec calibrate ... --out FILE)");
   }
-  const std::unique_ptr<Backend> backend = make_backend(shape.backend, shape.devices, backend_flags, group.get());
+  GroupOptions group_options;
+  group_options.silence_timeout_s = flags.silence_timeout;
+  group_options.setup_timeout_s = flags.setup_timeout;
+  // A rank that cannot end its run after a failure (a send to a stopped rank never returns)
+  // exits this long after it: past the 3 s in which the others leave with it.
+  group_options.exit_after_failure_s = 5;
+  group = std::make_unique<ProcessGroup>(start_mpi(reason), group_options);
+  if (group->world() != flags.shape.devices) {
+    throw InputError(fmt::format("the MPI job has {} ranks but --p is {}: a multi-process run has "
+                                 "one rank per pipeline device", group->world(), flags.shape.devices));
+  }
+  fmt::print("rank {} of {}: {}; clock aligned to rank 0 within {:.0f} us\n", group->rank(),
+             group->world(), group->describe(), group->clock_error_us());
+  std::fflush(stdout);
+}
 
-  // The problem: its shape from the flags; its costs from a calibration when predicting (the
-  // memory-aware generators then also see real memory), unit costs otherwise.
+// The problem's costs: from a calibration file, from a calibration made now (--predict), or unit.
+struct RunCosts {
   zb::ProblemSpec spec;
   std::optional<Calibration> calibration;  // when calibrated in this run: its spread goes with the error
   std::optional<CalibrationNoise> noise;   // the spread and outliers of the calibration, from either
+};
+
+// The problem: its shape from the flags; its costs from a calibration when predicting (the
+// memory-aware generators then also see real memory), unit costs otherwise.
+RunCosts run_costs(const RunFlags& flags, zb::Placement placement, const ExecOptions& exec_options, Backend& backend) {
+  const ShapeFlags& shape = flags.shape;
+  RunCosts costs;
+  zb::ProblemSpec& spec = costs.spec;
   if (!flags.calibration_path.empty()) {
     CalibrationFile file = read_calibration_file(flags.calibration_path);
     spec = std::move(file.spec);
-    noise = std::move(file.noise);
+    costs.noise = std::move(file.noise);
     if (spec.devices != shape.devices || spec.chunks != shape.chunks) {
       throw InputError(fmt::format("--calibration {}: calibrated for p = {}, chunks = {}, but the run "
                                    "has p = {}, chunks = {}", flags.calibration_path, spec.devices,
@@ -211,8 +231,8 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
     calibration_options.repeats = flags.repeats;
     calibration_options.concurrent = flags.concurrent_calibration;
     calibration_options.optimizer = exec_options.optimizer;
-    calibration = calibrate(*backend, calibration_options);
-    spec = calibration->spec;
+    costs.calibration = calibrate(backend, calibration_options);
+    spec = costs.calibration->spec;
   } else {
     spec.devices = shape.devices;
     spec.chunks = shape.chunks;
@@ -223,60 +243,52 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
   spec.microbatches = shape.microbatches;
   spec.placement = placement;
   if (!flags.mem_limit.empty()) spec.mem_limit = zb::MemoryLimit::parse(flags.mem_limit, "--mem-limit");
-  const zb::Problem problem = spec.build("zbexec run");
+  return costs;
+}
 
-  const zb::Schedule schedule =
-      from_file ? *from_file : zb::generate(zb::catalog::generators(), flags.schedule, problem);
-  label_actions(*backend, schedule);  // NVTX ranges F3, B3, W3, F3.1 in Nsight Systems (CUDA)
+// Every rank of an MPI job must run the same thing: one flag a line, so that a difference is
+// named by its flag; then the schedule itself.
+void agree_on_run(ProcessGroup& group, const RunFlags& flags, const std::string& description,
+                  const zb::Schedule& schedule) {
+  group.agree(fmt::format("run {}\n--seed {}\n--lr {}\n--momentum {}\n--weight-decay {}\n--clip {}\n"
+                          "--inject-nonfinite '{}'\n--verify {}\n--mem-limit '{}'\nschedule:\n{}",
+                          description, flags.shape.model.seed, flags.lr, flags.momentum, flags.weight_decay,
+                          flags.clip, flags.inject, flags.verify, flags.mem_limit, zb::to_text(schedule)));
+}
 
-  const std::string description = fmt::format(
-      "schedule {}, p={} m={} v={} ({}), backend {}, {} layers x hidden {}, microbatch {}, {} {}, {} steps",
-      schedule.name, problem.devices, problem.microbatches, problem.chunks,
-      zb::placement_name(problem.placement), backend->name(), shape.model.layers, shape.model.hidden,
-      shape.model.microbatch_size, flags.optimizer, flags.mode, flags.steps);
-  if (group) {
-    exec_options.gather_weights = flags.verify;
-    // One flag a line, so that a difference is named by its flag; then the schedule itself.
-    group->agree(fmt::format("run {}\n--seed {}\n--lr {}\n--momentum {}\n--weight-decay {}\n--clip {}\n"
-                             "--inject-nonfinite '{}'\n--verify {}\n--mem-limit '{}'\nschedule:\n{}",
-                             description, shape.model.seed, flags.lr, flags.momentum, flags.weight_decay,
-                             flags.clip, flags.inject, flags.verify, flags.mem_limit, zb::to_text(schedule)));
-  }
-  if (!group || group->rank() == 0) fmt::print("zbexec run: {}\n", description);
-  std::fflush(stdout);
-  const ExecResult result = run_schedule(*backend, problem, schedule, exec_options);
-  if (group) group->finish();  // every result is at rank 0 now: the others may go
-  if (!result.gathered) {
-    fmt::print("rank {}: ran device {} for {} steps; rank 0 reports the results\n", group->rank(),
-               group->rank(), flags.steps);
-    return 0;
-  }
+// The steps' losses, then the last step's span, bubble rate and peak activation memory per device.
+void print_steps(const ExecResult& result, SyncMode mode, const zb::Trace& last) {
   for (std::size_t k = 0; k < result.steps.size(); ++k) {
-    fmt::print("{}\n", describe_step(static_cast<int>(k), result.steps[k], exec_options.mode));
+    fmt::print("{}\n", describe_step(static_cast<int>(k), result.steps[k], mode));
   }
-  zb::Trace last = result.traces.back();
-  last.meta.problem_json = zb::to_json(spec).dump();
   fmt::print("last step: span {:.3f} ms, bubble rate {:.1f}%, peak activation memory per device:",
              last.metrics.span, 100.0 * last.metrics.bubble_rate);
   for (double bytes : result.peak_activation_bytes) fmt::print(" {:.2f} MiB", bytes / (1024.0 * 1024.0));
   fmt::print("\n");
+}
 
-  std::optional<zb::Trace> predicted;
-  if (flags.predict || !flags.calibration_path.empty()) {
-    PredictionReport report =
-        compare_prediction(problem, schedule, exec_options, result.traces, result.step_origins_ms);
-    if (calibration) noise = CalibrationNoise{calibration->relative_spread(problem), calibration->outliers};
-    if (noise) {
-      report.calibration_spread = noise->spread;
-      report.calibration_outliers = noise->outliers;
-    }
-    fmt::print("\npredicted (evaluator on the calibration) vs measured:\n{}", format_prediction(report));
-    predicted = zb::evaluate(problem, schedule);  // one step, drawn beside the measured last step
-    predicted->meta.problem_json = last.meta.problem_json;
+// The evaluator's prediction from the calibration against the measured steps, printed; returns
+// the predicted step, drawn beside the measured last step.
+zb::Trace report_prediction(const zb::Problem& problem, const zb::Schedule& schedule, const ExecOptions& exec_options,
+                            const ExecResult& result, RunCosts& costs, const zb::Trace& last) {
+  PredictionReport report =
+      compare_prediction(problem, schedule, exec_options, result.traces, result.step_origins_ms);
+  if (costs.calibration) {
+    costs.noise = CalibrationNoise{costs.calibration->relative_spread(problem), costs.calibration->outliers};
   }
+  if (costs.noise) {
+    report.calibration_spread = costs.noise->spread;
+    report.calibration_outliers = costs.noise->outliers;
+  }
+  fmt::print("\npredicted (evaluator on the calibration) vs measured:\n{}", format_prediction(report));
+  zb::Trace predicted = zb::evaluate(problem, schedule);  // one step
+  predicted.meta.problem_json = last.meta.problem_json;
+  return predicted;
+}
 
-  std::vector<zb::LabeledTrace> labeled{{fmt::format("{} measured ({})", schedule.name, backend->name()), &last}};
-  if (predicted) labeled.push_back({fmt::format("{} predicted (eval)", schedule.name), &*predicted});
+// The trace files asked for: the last step (our JSON), every step on one clock (Chrome), the SVG.
+void write_trace_files(const RunFlags& flags, const ExecResult& result, const std::vector<zb::LabeledTrace>& labeled,
+                       const zb::Trace& last) {
   if (!flags.trace_path.empty()) {
     zb::write_file_atomically(flags.trace_path, zb::to_json(last).dump(1) + "\n");
     fmt::print("trace written: {}\n", flags.trace_path);
@@ -294,25 +306,83 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
     zb::write_file_atomically(flags.svg_path, zb::to_svg(labeled));
     fmt::print("svg timeline written: {}\n", flags.svg_path);
   }
+}
 
-  if (flags.verify) {
-    // The reference runs on device 0 of the same backend: the same kernels, all layers on one device.
-    const ReferenceResult reference =
-        run_reference(backend->device(0), shape.model, exec_options.optimizer, problem.microbatches,
-                      flags.steps, exec_options.inject_nonfinite, problem.stages());
-    const double diff = max_abs_difference(result.weights, reference.weights);
-    bool losses_equal = true;
-    for (std::size_t k = 0; k < reference.steps.size(); ++k) {
-      losses_equal = losses_equal && reference.steps[k].loss == result.steps[k].loss;
-    }
-    fmt::print("verify: single-device reference ({} layers, microbatches in order, same optimizer): "
-               "max |dw| = {:g}, losses {}\n",
-               shape.model.layers, diff, losses_equal ? "equal" : "DIFFERENT");
-    if (diff != 0 || !losses_equal) {
-      fmt::print(stderr, "zbexec run: verification failed: the pipeline's weights differ from the reference\n");
-      return 1;
-    }
+// --verify: the reference runs on device 0 of the same backend (the same kernels, all layers on
+// one device); 0 when its weights and losses equal the pipeline's, else 1.
+int verify_against_reference(Backend& backend, const RunFlags& flags, const zb::Problem& problem,
+                             const ExecOptions& exec_options, const ExecResult& result) {
+  const ReferenceResult reference =
+      run_reference(backend.device(0), flags.shape.model, exec_options.optimizer, problem.microbatches,
+                    flags.steps, exec_options.inject_nonfinite, problem.stages());
+  const double diff = max_abs_difference(result.weights, reference.weights);
+  bool losses_equal = true;
+  for (std::size_t k = 0; k < reference.steps.size(); ++k) {
+    losses_equal = losses_equal && reference.steps[k].loss == result.steps[k].loss;
   }
+  fmt::print("verify: single-device reference ({} layers, microbatches in order, same optimizer): "
+             "max |dw| = {:g}, losses {}\n",
+             flags.shape.model.layers, diff, losses_equal ? "equal" : "DIFFERENT");
+  if (diff != 0 || !losses_equal) {
+    fmt::print(stderr, "zbexec run: verification failed: the pipeline's weights differ from the reference\n");
+    return 1;
+  }
+  return 0;
+}
+
+// `group` is the caller's: on a failure the caller tells the other ranks why, after the backend
+// (which uses the group) is gone.
+int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) {
+  RunFlags flags;
+  BackendFlags backend_flags;
+  const po::options_description options = run_options(flags, backend_flags);
+  const auto values = parse_or_help(argc, argv, options, "usage: zbexec run [options]",
+                                    "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify");
+  if (!values) return 0;
+  if (values->count("mem-limit")) flags.mem_limit = (*values)["mem-limit"].as<std::string>();
+  zb::Placement placement = resolve_shape(flags.shape, *values);
+  const std::optional<zb::Schedule> from_file = shape_from_schedule(flags, *values, placement);
+  const ShapeFlags& shape = flags.shape;
+  ExecOptions exec_options = checked_exec_options(flags);
+  join_mpi_job(flags, group);
+  const std::unique_ptr<Backend> backend = make_backend(shape.backend, shape.devices, backend_flags, group.get());
+  RunCosts costs = run_costs(flags, placement, exec_options, *backend);
+  const zb::Problem problem = costs.spec.build("zbexec run");
+
+  const zb::Schedule schedule =
+      from_file ? *from_file : zb::generate(zb::catalog::generators(), flags.schedule, problem);
+  label_actions(*backend, schedule);  // NVTX ranges F3, B3, W3, F3.1 in Nsight Systems (CUDA)
+
+  const std::string description = fmt::format(
+      "schedule {}, p={} m={} v={} ({}), backend {}, {} layers x hidden {}, microbatch {}, {} {}, {} steps",
+      schedule.name, problem.devices, problem.microbatches, problem.chunks,
+      zb::placement_name(problem.placement), backend->name(), shape.model.layers, shape.model.hidden,
+      shape.model.microbatch_size, flags.optimizer, flags.mode, flags.steps);
+  if (group) {
+    exec_options.gather_weights = flags.verify;
+    agree_on_run(*group, flags, description, schedule);
+  }
+  if (!group || group->rank() == 0) fmt::print("zbexec run: {}\n", description);
+  std::fflush(stdout);
+  const ExecResult result = run_schedule(*backend, problem, schedule, exec_options);
+  if (group) group->finish();  // every result is at rank 0 now: the others may go
+  if (!result.gathered) {
+    fmt::print("rank {}: ran device {} for {} steps; rank 0 reports the results\n", group->rank(),
+               group->rank(), flags.steps);
+    return 0;
+  }
+  zb::Trace last = result.traces.back();
+  last.meta.problem_json = zb::to_json(costs.spec).dump();
+  print_steps(result, exec_options.mode, last);
+
+  std::optional<zb::Trace> predicted;
+  if (flags.predict || !flags.calibration_path.empty()) {
+    predicted = report_prediction(problem, schedule, exec_options, result, costs, last);
+  }
+  std::vector<zb::LabeledTrace> labeled{{fmt::format("{} measured ({})", schedule.name, backend->name()), &last}};
+  if (predicted) labeled.push_back({fmt::format("{} predicted (eval)", schedule.name), &*predicted});
+  write_trace_files(flags, result, labeled, last);
+  if (flags.verify) return verify_against_reference(*backend, flags, problem, exec_options, result);
   return 0;
 }
 

@@ -63,11 +63,59 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
                              QWidget* parent)
     : QWidget(parent) {
   auto* outer = new QVBoxLayout(this);
+  outer->addWidget(problem_group());
+  outer->addWidget(device_costs_group());
+  outer->addWidget(preset_group());
+  outer->addWidget(schedules_group(schedule_names, engines));
+  outer->addStretch(1);
 
+  ProblemSpec initial;
+  initial.devices = 4;
+  initial.microbatches = 8;
+  initial.t_f = initial.t_b = initial.t_w = {1.0};
+  set_spec(initial);
+}
+
+QGroupBox* ExplorerPanel::problem_group() {
   auto* shape = new QGroupBox("Problem");
   auto* form = new QFormLayout(shape);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  add_shape_rows(form);
+  costs_.reserve(5);
+  add_cost(form, "t_f", "forward time per device (split over its chunks)", &ProblemSpec::t_f);
+  add_cost(form, "t_b", "input-gradient backward time per device", &ProblemSpec::t_b);
+  add_cost(form, "t_w", "weight-gradient backward time per device", &ProblemSpec::t_w);
+  add_cost(form, "t_comm", "transfer time between neighbouring devices", &ProblemSpec::t_comm);
+  // The overlapped F&B pair (DualPipe's): the MoE all-to-all each pass waits for, and how much of a
+  // pair's two computations run at once. Tooltips are the problem fields' own help (as zbsim --help).
+  add_cost(form, "t_a2a", field_help("t_a2a"), &ProblemSpec::t_a2a);
+  add_overlap_row(form);
+  // What a cluster run sends per microbatch and stage boundary; 0 leaves transfers at link latency
+  // (the window warns, as zbsim simulate does).
+  bytes_act_ = new QDoubleSpinBox;
+  bytes_act_->setObjectName("bytes_act");
+  bytes_act_->setRange(0, 1e15);
+  bytes_act_->setDecimals(0);
+  bytes_act_->setSingleStep(1 << 20);
+  bytes_act_->setSuffix(" B");
+  bytes_act_->setToolTip(field_help("bytes_act"));
+  connect(bytes_act_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double value) {
+    spec_.bytes_act = value;
+    if (model_choice()) explicit_fields_.insert("bytes_act");
+    emit changed();
+  });
+  form->addRow("bytes per activation", bytes_act_);
 
+  limit_ = new QLineEdit;
+  limit_->setObjectName("mem_limit");
+  limit_->setPlaceholderText("none (e.g. 2p or 12)");
+  limit_->setToolTip("activation memory limit: a number, or a multiple of p x M_B written like 1p, 2p");
+  connect(limit_, &QLineEdit::editingFinished, this, [this] { limit_edited(); });
+  form->addRow("memory limit", limit_);
+  return shape;
+}
+
+void ExplorerPanel::add_shape_rows(QFormLayout* form) {
   p_ = new QSpinBox;
   p_->setObjectName("p");
   p_->setRange(1, 128);
@@ -105,15 +153,9 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
     connect(spin, qOverload<int>(&QSpinBox::valueChanged), this, [this] { shape_edited(); });
   }
   connect(placement_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { shape_edited(); });
+}
 
-  costs_.reserve(5);
-  add_cost(form, "t_f", "forward time per device (split over its chunks)", &ProblemSpec::t_f);
-  add_cost(form, "t_b", "input-gradient backward time per device", &ProblemSpec::t_b);
-  add_cost(form, "t_w", "weight-gradient backward time per device", &ProblemSpec::t_w);
-  add_cost(form, "t_comm", "transfer time between neighbouring devices", &ProblemSpec::t_comm);
-  // The overlapped F&B pair (DualPipe's): the MoE all-to-all each pass waits for, and how much of a
-  // pair's two computations run at once. Tooltips are the problem fields' own help (as zbsim --help).
-  add_cost(form, "t_a2a", field_help("t_a2a"), &ProblemSpec::t_a2a);
+void ExplorerPanel::add_overlap_row(QFormLayout* form) {
   overlap_ = new QDoubleSpinBox;
   overlap_->setObjectName("overlap");
   overlap_->setRange(0, 1);
@@ -134,31 +176,9 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
   auto* overlap_label = new QLabel("overlap");
   overlap_label->setToolTip(field_help("overlap"));
   form->addRow(overlap_label, pair_widget(overlap_, overlap_slider_));
+}
 
-  // What a cluster run sends per microbatch and stage boundary; 0 leaves transfers at link latency
-  // (the window warns, as zbsim simulate does).
-  bytes_act_ = new QDoubleSpinBox;
-  bytes_act_->setObjectName("bytes_act");
-  bytes_act_->setRange(0, 1e15);
-  bytes_act_->setDecimals(0);
-  bytes_act_->setSingleStep(1 << 20);
-  bytes_act_->setSuffix(" B");
-  bytes_act_->setToolTip(field_help("bytes_act"));
-  connect(bytes_act_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double value) {
-    spec_.bytes_act = value;
-    if (model_choice()) explicit_fields_.insert("bytes_act");
-    emit changed();
-  });
-  form->addRow("bytes per activation", bytes_act_);
-
-  limit_ = new QLineEdit;
-  limit_->setObjectName("mem_limit");
-  limit_->setPlaceholderText("none (e.g. 2p or 12)");
-  limit_->setToolTip("activation memory limit: a number, or a multiple of p x M_B written like 1p, 2p");
-  connect(limit_, &QLineEdit::editingFinished, this, [this] { limit_edited(); });
-  form->addRow("memory limit", limit_);
-  outer->addWidget(shape);
-
+QGroupBox* ExplorerPanel::device_costs_group() {
   auto* per_device = new QGroupBox("Per-device costs");
   per_device->setToolTip("edit a cell to give one device its own cost (the spin boxes above set all devices); "
                          "with v chunks a device's cost is split evenly over its chunks");
@@ -169,43 +189,47 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
   device_costs_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   device_costs_->verticalHeader()->setDefaultSectionSize(20);
   device_costs_->setMaximumHeight(150);
-  connect(device_costs_, &QTableWidget::cellChanged, this, [this](int row, int column) { device_cell_edited(row, column); });
+  connect(device_costs_, &QTableWidget::cellChanged, this,
+          [this](int row, int column) { device_cell_edited(row, column); });
   per_device_layout->addWidget(device_costs_);
-  outer->addWidget(per_device);
+  return per_device;
+}
 
-  {
-    auto* preset = new QGroupBox("Model preset (models/)");
-    preset->setToolTip("derive t_f, t_b, t_w, t_comm, memory and the limit from a transformer on a GPU; they are "
-                       "derived again when p, chunks or the placement change; a cost you edit keeps your value");
-    auto* preset_form = new QFormLayout(preset);
-    model_ = new QComboBox;
-    model_->setObjectName("model");
-    model_->addItem("none (costs from the boxes above)");
-    for (const std::string& name : model_preset_names("transformers")) model_->addItem(qstr(name));
-    hardware_ = new QComboBox;
-    hardware_->setObjectName("hardware");
-    for (const std::string& name : model_preset_names("hardware")) hardware_->addItem(qstr(name));
-    microbatch_size_ = new QSpinBox;
-    microbatch_size_->setObjectName("microbatch_size");
-    microbatch_size_->setRange(1, 256);
-    preset_form->addRow("model", model_);
-    preset_form->addRow("hardware", hardware_);
-    preset_form->addRow("microbatch size", microbatch_size_);
-    auto model_changed = [this] {
-      explicit_fields_.clear();
-      const bool active = model_->currentIndex() > 0;
-      hardware_->setEnabled(active);
-      microbatch_size_->setEnabled(active);
-      emit changed();
-    };
-    connect(model_, qOverload<int>(&QComboBox::currentIndexChanged), this, model_changed);
-    connect(hardware_, qOverload<int>(&QComboBox::currentIndexChanged), this, model_changed);
-    connect(microbatch_size_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
-    hardware_->setEnabled(false);
-    microbatch_size_->setEnabled(false);
-    outer->addWidget(preset);
-  }
+QGroupBox* ExplorerPanel::preset_group() {
+  auto* preset = new QGroupBox("Model preset (models/)");
+  preset->setToolTip("derive t_f, t_b, t_w, t_comm, memory and the limit from a transformer on a GPU; they are "
+                     "derived again when p, chunks or the placement change; a cost you edit keeps your value");
+  auto* preset_form = new QFormLayout(preset);
+  model_ = new QComboBox;
+  model_->setObjectName("model");
+  model_->addItem("none (costs from the boxes above)");
+  for (const std::string& name : model_preset_names("transformers")) model_->addItem(qstr(name));
+  hardware_ = new QComboBox;
+  hardware_->setObjectName("hardware");
+  for (const std::string& name : model_preset_names("hardware")) hardware_->addItem(qstr(name));
+  microbatch_size_ = new QSpinBox;
+  microbatch_size_->setObjectName("microbatch_size");
+  microbatch_size_->setRange(1, 256);
+  preset_form->addRow("model", model_);
+  preset_form->addRow("hardware", hardware_);
+  preset_form->addRow("microbatch size", microbatch_size_);
+  auto model_changed = [this] {
+    explicit_fields_.clear();
+    const bool active = model_->currentIndex() > 0;
+    hardware_->setEnabled(active);
+    microbatch_size_->setEnabled(active);
+    emit changed();
+  };
+  connect(model_, qOverload<int>(&QComboBox::currentIndexChanged), this, model_changed);
+  connect(hardware_, qOverload<int>(&QComboBox::currentIndexChanged), this, model_changed);
+  connect(microbatch_size_, qOverload<int>(&QSpinBox::valueChanged), this, [this] { emit changed(); });
+  hardware_->setEnabled(false);
+  microbatch_size_->setEnabled(false);
+  return preset;
+}
 
+QGroupBox* ExplorerPanel::schedules_group(const std::vector<std::string>& schedule_names,
+                                          const std::vector<std::string>& engines) {
   auto* chosen = new QGroupBox("Schedules");
   auto* list_layout = new QVBoxLayout(chosen);
   schedules_ = new QListWidget;
@@ -229,14 +253,7 @@ ExplorerPanel::ExplorerPanel(const std::vector<std::string>& schedule_names, con
   engine_row->addWidget(new QLabel("also run on"));
   engine_row->addWidget(engine_, 1);
   list_layout->addLayout(engine_row);
-  outer->addWidget(chosen);
-  outer->addStretch(1);
-
-  ProblemSpec initial;
-  initial.devices = 4;
-  initial.microbatches = 8;
-  initial.t_f = initial.t_b = initial.t_w = {1.0};
-  set_spec(initial);
+  return chosen;
 }
 
 void ExplorerPanel::add_cost(QFormLayout* form, const char* name, const QString& tip,

@@ -14,6 +14,7 @@
 
 class QComboBox;
 class QFormLayout;
+class QGroupBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -65,6 +66,14 @@ class ExplorerPanel : public QWidget {
     std::vector<double> ProblemSpec::*field = nullptr;
   };
 
+  // The panel's groups of widgets, top to bottom: the problem (shape, costs, overlap, bytes per
+  // activation, memory limit), the per-device costs, the model preset, the schedules and engine.
+  QGroupBox* problem_group();
+  void add_shape_rows(QFormLayout* form);  // p, m, chunks and placement
+  void add_overlap_row(QFormLayout* form);  // a spin box and a slider in steps of 0.01
+  QGroupBox* device_costs_group();
+  QGroupBox* preset_group();
+  QGroupBox* schedules_group(const std::vector<std::string>& schedule_names, const std::vector<std::string>& engines);
   void add_cost(QFormLayout* form, const char* name, const QString& tip, std::vector<double> ProblemSpec::*field);
   void show_cost(CostControl& control);
   void cost_edited(CostControl& control, double value);

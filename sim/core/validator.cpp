@@ -48,6 +48,161 @@ std::optional<std::string> pair_error(const std::vector<Action>& actions, std::s
   return std::nullopt;
 }
 
+// The report's errors as they are found: every one counted, messages made only while the report
+// has room (a file missing millions of actions must not format millions of messages).
+class ErrorList {
+ public:
+  explicit ErrorList(std::vector<std::string>& errors) : errors_(errors) {}
+
+  template <typename Message>
+  void add(Message&& message) {
+    ++total_;
+    if (errors_.size() < kMaxErrors) errors_.push_back(message());
+  }
+
+  // The line that says how many were counted but not kept.
+  void close() {
+    if (total_ > errors_.size()) errors_.push_back(fmt::format("... and {} more errors", total_ - errors_.size()));
+  }
+
+ private:
+  std::vector<std::string>& errors_;
+  std::size_t total_ = 0;
+};
+
+// A schedule made for another shape (devices, placement, chunks), or one far too short to fill
+// a large table of (stage, microbatch) cells (one stray "F999999999" makes m 10^9): the one error
+// that says so, checked before anything is counted.
+std::optional<std::string> shape_error(const Problem& problem, const Schedule& schedule) {
+  if (schedule.device_count() != problem.devices) {
+    return fmt::format("schedule has {} devices but the problem has p={}", schedule.device_count(), problem.devices);
+  }
+  if (schedule.placement && *schedule.placement != problem.placement) {
+    return fmt::format("schedule '{}' was made for placement {} but the problem has placement {}", schedule.name,
+                       placement_name(*schedule.placement), placement_name(problem.placement));
+  }
+  if (schedule.chunks && *schedule.chunks != problem.chunks) {
+    return fmt::format("schedule '{}' was made for chunks={} but the problem has chunks={}", schedule.name,
+                       *schedule.chunks, problem.chunks);
+  }
+  // Every (stage, microbatch) on the microbatch's path needs an F and a backward.
+  const int m = problem.microbatches;
+  const std::size_t cells = static_cast<std::size_t>(problem.stages()) * static_cast<std::size_t>(m);
+  if (cells > kMaxDenseCells && schedule.action_count() < 2 * cells) {
+    return fmt::format(
+        "schedule '{}' has {} actions, but p={} chunks={} m={} needs at least {} (an F and a "
+        "backward per stage and microbatch)",
+        schedule.name, schedule.action_count(), problem.devices, problem.chunks, m, 2 * cells);
+  }
+  return std::nullopt;
+}
+
+// Where each pass of every (stage, microbatch) sits, indexed stage * m + microbatch; actions
+// outside the problem, off their microbatch's path or in a broken overlapped pair are errors.
+std::vector<Occurrence> find_occurrences(const Problem& problem, const Schedule& schedule, ErrorList& errors) {
+  const int m = problem.microbatches;
+  std::vector<Occurrence> seen(static_cast<std::size_t>(problem.stages()) * static_cast<std::size_t>(m));
+  for (int d = 0; d < problem.devices; ++d) {
+    const auto& actions = schedule.devices[d];
+    for (std::size_t step = 0; step < actions.size(); ++step) {
+      const Action& action = actions[step];
+      if (action.chunk < 0 || action.chunk >= problem.chunks || action.microbatch < 0 || action.microbatch >= m) {
+        errors.add([&] {
+          return fmt::format("d{} step {}: {} is outside the problem (m={}, chunks={})", d, step, to_token(action), m,
+                             problem.chunks);
+        });
+        continue;
+      }
+      if (action.overlap_next) {
+        if (auto error = pair_error(actions, step)) {
+          errors.add([&] { return fmt::format("d{} step {}: {}", d, step, *error); });
+        }
+      }
+      const int stage = problem.stage_of(d, action.chunk);
+      if (const StagePath path = problem.path(action.microbatch); !path.contains(stage)) {
+        errors.add([&] {
+          return fmt::format("d{} step {}: {} is on stage {}, but microbatch {} runs stages {}..{} (placement {})", d,
+                             step, to_token(action), stage, action.microbatch, path.first, path.last,
+                             placement_name(problem.placement));
+        });
+        continue;
+      }
+      Occurrence& occurrence = seen[static_cast<std::size_t>(stage) * m + action.microbatch];
+      const int k = index_of(action.pass);
+      if (occurrence.count[k]++ == 0) occurrence.step[k] = static_cast<int>(step);
+    }
+  }
+  return seen;
+}
+
+// One (stage, microbatch)'s passes: each at most once, an F, one backward (B and W, or BW), and
+// the backward after its F, the W after its B.
+void check_passes(const Occurrence& o, int stage, int mb, const Problem& problem, ErrorList& errors) {
+  const int d = problem.device_of_stage(stage);
+  const int chunk = problem.chunk_of_stage(stage);
+  const auto where = [&](Pass pass) {
+    return fmt::format("d{}: {} (stage {})", d, to_token({pass, mb, chunk}), stage);
+  };
+  auto count = [&](Pass pass) { return o.count[index_of(pass)]; };
+  auto step = [&](Pass pass) { return o.step[index_of(pass)]; };
+  for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
+    if (count(pass) > 1) errors.add([&] { return fmt::format("{} appears {} times", where(pass), count(pass)); });
+  }
+  if (count(Pass::F) == 0) errors.add([&] { return fmt::format("{} is missing", where(Pass::F)); });
+  const bool split = count(Pass::B) > 0 || count(Pass::W) > 0;
+  const bool fused = count(Pass::BW) > 0;
+  if (split && fused) {
+    errors.add([&] { return fmt::format("{} has both a fused BW and a split B/W backward", where(Pass::BW)); });
+  } else if (!split && !fused) {
+    errors.add([&] {
+      return fmt::format("{} is missing (no backward for this microbatch: need B and W, or BW)", where(Pass::B));
+    });
+  } else if (split && count(Pass::B) == 0) {
+    errors.add([&] { return fmt::format("{} is missing (its W is there)", where(Pass::B)); });
+  } else if (split && count(Pass::W) == 0) {
+    errors.add([&] { return fmt::format("{} is missing (its B is there)", where(Pass::W)); });
+  }
+  const Pass backward = fused ? Pass::BW : Pass::B;
+  if (step(Pass::F) != kAbsent && step(backward) != kAbsent && step(backward) < step(Pass::F)) {
+    errors.add([&] {
+      return fmt::format("d{}: {} at step {} comes before its forward {} at step {}", d,
+                         to_token({backward, mb, chunk}), step(backward), to_token({Pass::F, mb, chunk}),
+                         step(Pass::F));
+    });
+  }
+  if (step(Pass::B) != kAbsent && step(Pass::W) != kAbsent && step(Pass::W) < step(Pass::B)) {
+    errors.add([&] {
+      return fmt::format("d{}: {} at step {} comes before its {} at step {}", d, to_token({Pass::W, mb, chunk}),
+                         step(Pass::W), to_token({Pass::B, mb, chunk}), step(Pass::B));
+    });
+  }
+}
+
+// The order run with unit times (whether it deadlocks does not depend on the durations), the
+// FIFO channel rule when asked, and the memory against the limit when asked.
+void check_run(const Problem& problem, const Schedule& schedule, MemoryCheck memory, ChannelCheck channels,
+               ValidationReport& report) {
+  Problem unit = problem;
+  std::fill(unit.t_f.begin(), unit.t_f.end(), 1.0);
+  std::fill(unit.t_b.begin(), unit.t_b.end(), 1.0);
+  std::fill(unit.t_w.begin(), unit.t_w.end(), 1.0);
+  std::fill(unit.t_bw.begin(), unit.t_bw.end(), 2.0);
+  std::fill(unit.t_comm.begin(), unit.t_comm.end(), 0.0);
+  try {
+    evaluate(unit, schedule, {.record_spans = false, .record_transfers = false, .record_memory = false});
+  } catch (const ScheduleError& e) {
+    report.errors.emplace_back(e.what());
+  }
+  if (channels == ChannelCheck::fifo) {
+    if (auto violation = channel_order_violation(problem, schedule)) report.errors.push_back(std::move(*violation));
+  }
+  if (memory == MemoryCheck::against_limit) {
+    if (const auto over = first_over_limit(problem, report.peak_memory)) {
+      report.errors.push_back("over-limit: " + over->reason());
+    }
+  }
+}
+
 }  // namespace
 
 std::string ValidationReport::message() const {
@@ -76,162 +231,23 @@ std::vector<double> peak_memory_by_order(const Problem& problem, const Schedule&
 ValidationReport check_schedule(const Problem& problem, const Schedule& schedule, MemoryCheck memory,
                                 ChannelCheck channels) {
   ValidationReport report;
-  // Messages are made only while the report has room: a file missing millions of actions must
-  // not format millions of messages.
-  auto fail = [&](auto&& message) {
-    if (report.errors.size() < kMaxErrors) report.errors.push_back(message());
-  };
-  if (schedule.device_count() != problem.devices) {
-    fail([&] {
-      return fmt::format("schedule has {} devices but the problem has p={}", schedule.device_count(), problem.devices);
-    });
+  if (std::optional<std::string> error = shape_error(problem, schedule)) {
+    report.errors.push_back(std::move(*error));
     return report;
   }
-  if (schedule.placement && *schedule.placement != problem.placement) {
-    fail([&] {
-      return fmt::format("schedule '{}' was made for placement {} but the problem has placement {}", schedule.name,
-                         placement_name(*schedule.placement), placement_name(problem.placement));
-    });
-    return report;
-  }
-  if (schedule.chunks && *schedule.chunks != problem.chunks) {
-    fail([&] {
-      return fmt::format("schedule '{}' was made for chunks={} but the problem has chunks={}", schedule.name,
-                         *schedule.chunks, problem.chunks);
-    });
-    return report;
-  }
+  ErrorList errors(report.errors);
+  const std::vector<Occurrence> seen = find_occurrences(problem, schedule, errors);
   const int m = problem.microbatches;
-  // Every (stage, microbatch) on the microbatch's path needs an F and a backward. When the schedule is far shorter than that
-  // and the table would be large (one stray "F999999999" makes m 10^9), say so without the table.
-  const std::size_t cells = static_cast<std::size_t>(problem.stages()) * static_cast<std::size_t>(m);
-  if (cells > kMaxDenseCells && schedule.action_count() < 2 * cells) {
-    fail([&] {
-      return fmt::format(
-          "schedule '{}' has {} actions, but p={} chunks={} m={} needs at least {} (an F and a "
-          "backward per stage and microbatch)",
-          schedule.name, schedule.action_count(), problem.devices, problem.chunks, m, 2 * cells);
-    });
-    return report;
-  }
-  std::vector<Occurrence> seen(cells);
-  std::size_t total_errors = 0;
-  for (int d = 0; d < problem.devices; ++d) {
-    const auto& actions = schedule.devices[d];
-    for (std::size_t step = 0; step < actions.size(); ++step) {
-      const Action& action = actions[step];
-      if (action.chunk < 0 || action.chunk >= problem.chunks || action.microbatch < 0 || action.microbatch >= m) {
-        ++total_errors;
-        fail([&] {
-          return fmt::format("d{} step {}: {} is outside the problem (m={}, chunks={})", d, step, to_token(action), m,
-                             problem.chunks);
-        });
-        continue;
-      }
-      if (action.overlap_next) {
-        if (auto error = pair_error(actions, step)) {
-          ++total_errors;
-          fail([&] { return fmt::format("d{} step {}: {}", d, step, *error); });
-        }
-      }
-      const int stage = problem.stage_of(d, action.chunk);
-      if (const StagePath path = problem.path(action.microbatch); !path.contains(stage)) {
-        ++total_errors;
-        fail([&] {
-          return fmt::format("d{} step {}: {} is on stage {}, but microbatch {} runs stages {}..{} (placement {})", d,
-                             step, to_token(action), stage, action.microbatch, path.first, path.last,
-                             placement_name(problem.placement));
-        });
-        continue;
-      }
-      Occurrence& occurrence = seen[static_cast<std::size_t>(stage) * m + action.microbatch];
-      const int k = index_of(action.pass);
-      if (occurrence.count[k]++ == 0) occurrence.step[k] = static_cast<int>(step);
-    }
-  }
   for (int stage = 0; stage < problem.stages(); ++stage) {
-    const int d = problem.device_of_stage(stage);
-    const int chunk = problem.chunk_of_stage(stage);
     for (int mb = 0; mb < m; ++mb) {
-      if (!problem.path(mb).contains(stage)) continue;
-      const Occurrence& o = seen[static_cast<std::size_t>(stage) * m + mb];
-      const auto where = [&](Pass pass) {
-        return fmt::format("d{}: {} (stage {})", d, to_token({pass, mb, chunk}), stage);
-      };
-      auto count = [&](Pass pass) { return o.count[index_of(pass)]; };
-      auto step = [&](Pass pass) { return o.step[index_of(pass)]; };
-      for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
-        if (count(pass) > 1) {
-          ++total_errors;
-          fail([&] { return fmt::format("{} appears {} times", where(pass), count(pass)); });
-        }
-      }
-      if (count(Pass::F) == 0) {
-        ++total_errors;
-        fail([&] { return fmt::format("{} is missing", where(Pass::F)); });
-      }
-      const bool split = count(Pass::B) > 0 || count(Pass::W) > 0;
-      const bool fused = count(Pass::BW) > 0;
-      if (split && fused) {
-        ++total_errors;
-        fail([&] { return fmt::format("{} has both a fused BW and a split B/W backward", where(Pass::BW)); });
-      } else if (!split && !fused) {
-        ++total_errors;
-        fail([&] {
-          return fmt::format("{} is missing (no backward for this microbatch: need B and W, or BW)", where(Pass::B));
-        });
-      } else if (split && count(Pass::B) == 0) {
-        ++total_errors;
-        fail([&] { return fmt::format("{} is missing (its W is there)", where(Pass::B)); });
-      } else if (split && count(Pass::W) == 0) {
-        ++total_errors;
-        fail([&] { return fmt::format("{} is missing (its B is there)", where(Pass::W)); });
-      }
-      const Pass backward = fused ? Pass::BW : Pass::B;
-      if (step(Pass::F) != kAbsent && step(backward) != kAbsent && step(backward) < step(Pass::F)) {
-        ++total_errors;
-        fail([&] {
-          return fmt::format("d{}: {} at step {} comes before its forward {} at step {}", d,
-                             to_token({backward, mb, chunk}), step(backward), to_token({Pass::F, mb, chunk}),
-                             step(Pass::F));
-        });
-      }
-      if (step(Pass::B) != kAbsent && step(Pass::W) != kAbsent && step(Pass::W) < step(Pass::B)) {
-        ++total_errors;
-        fail([&] {
-          return fmt::format("d{}: {} at step {} comes before its {} at step {}", d, to_token({Pass::W, mb, chunk}),
-                             step(Pass::W), to_token({Pass::B, mb, chunk}), step(Pass::B));
-        });
-      }
+      if (problem.path(mb).contains(stage))
+        check_passes(seen[static_cast<std::size_t>(stage) * m + mb], stage, mb, problem, errors);
     }
   }
-  if (total_errors > report.errors.size()) {
-    report.errors.push_back(fmt::format("... and {} more errors", total_errors - report.errors.size()));
-  }
+  errors.close();
   report.peak_memory = peak_memory_by_order(problem, schedule);
   if (!report.errors.empty()) return report;
-
-  // Dry run with unit times: whether the order deadlocks does not depend on the durations.
-  Problem unit = problem;
-  std::fill(unit.t_f.begin(), unit.t_f.end(), 1.0);
-  std::fill(unit.t_b.begin(), unit.t_b.end(), 1.0);
-  std::fill(unit.t_w.begin(), unit.t_w.end(), 1.0);
-  std::fill(unit.t_bw.begin(), unit.t_bw.end(), 2.0);
-  std::fill(unit.t_comm.begin(), unit.t_comm.end(), 0.0);
-  try {
-    evaluate(unit, schedule, {.record_spans = false, .record_transfers = false, .record_memory = false});
-  } catch (const ScheduleError& e) {
-    report.errors.emplace_back(e.what());
-  }
-  if (channels == ChannelCheck::fifo) {
-    if (auto violation = channel_order_violation(problem, schedule)) report.errors.push_back(std::move(*violation));
-  }
-
-  if (memory == MemoryCheck::against_limit) {
-    if (const auto over = first_over_limit(problem, report.peak_memory)) {
-      report.errors.push_back("over-limit: " + over->reason());
-    }
-  }
+  check_run(problem, schedule, memory, channels, report);
   return report;
 }
 

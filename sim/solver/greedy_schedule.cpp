@@ -18,6 +18,7 @@
 #include "sim/solver/lower_bound.h"
 #include "sim/solver/split_1f1b.h"
 #include "sim/solver/time_grid.h"
+#include "sim/solver/split_pass.h"
 
 namespace zb {
 
@@ -166,7 +167,7 @@ class GreedyRun {
 
   // Places the next pass of its kind on stage s, list-scheduled after its input.
   void put(int s, Pass pass) {
-    const int kind = pass == Pass::F ? 0 : pass == Pass::B ? 1 : 2;
+    const int kind = split_index(pass);
     const int mb = count_[idx(s)][idx(kind)];
     const Ticks no_wait_end = clock_[idx(s)] + cost(s, pass);
     Ticks end = no_wait_end;

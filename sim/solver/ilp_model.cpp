@@ -10,6 +10,7 @@
 
 #include "sim/support/error.h"
 #include "sim/solver/list_timing.h"
+#include "sim/solver/split_pass.h"
 
 namespace zb {
 
@@ -95,14 +96,16 @@ class ModelBuilder {
   }
 
  private:
+  // A pass id is kind * m + microbatch, its kind the split_index of its pass (split_pass.h).
   int kind_of(int pass) const { return pass / m_; }
   int mb_of(int pass) const { return pass % m_; }
   double cost(int s, int kind) const {
-    return kind == 0 ? problem_.t_f[idx(s)] : kind == 1 ? problem_.t_b[idx(s)] : problem_.t_w[idx(s)];
+    return of_pass(split_pass(kind), problem_.t_f[idx(s)], problem_.t_b[idx(s)], problem_.t_w[idx(s)]);
   }
   double delta(int s, int kind) const {
-    return kind == 0 ? problem_.mem_f[idx(s)] : kind == 1 ? problem_.mem_b[idx(s)] : problem_.mem_w[idx(s)];
+    return of_pass(split_pass(kind), problem_.mem_f[idx(s)], problem_.mem_b[idx(s)], problem_.mem_w[idx(s)]);
   }
+  std::string_view name_of(int pass) const { return pass_name(split_pass(kind_of(pass))); }
   double pass_cost(int s, int pass) const { return cost(s, kind_of(pass)); }
   int node(int s, int pass) const { return s * 3 * m_ + pass; }
 
@@ -128,8 +131,7 @@ class ModelBuilder {
       }
       for (int pos = 0; pos < total; ++pos) {
         const Action& a = list[idx(pos)];
-        const int kind = a.pass == Pass::F ? 0 : a.pass == Pass::B ? 1 : 2;
-        const int pass = kind * m_ + a.microbatch;
+        const int pass = split_index(a.pass) * m_ + a.microbatch;
         lay.position[idx(pass)] = pos;
         const int block = pos < head ? kHead : pos >= total - tail ? kTail : kMiddle;
         lay.block[idx(pass)] = block;
@@ -215,7 +217,7 @@ class ModelBuilder {
     auto add_edge = [&](int from, int to, double lag) { edges_.push_back(Edge{from, to, lag}); };
     for (int s = 0; s < p_; ++s) {
       for (int i = 0; i < m_; ++i) {
-        for (int k = 0; k < 3; ++k) {
+        for (int k = 0; k < kSplitPassCount; ++k) {
           if (i > 0) add_edge(node(s, k * m_ + i - 1), node(s, k * m_ + i), 0);
           if (k > 0) add_edge(node(s, (k - 1) * m_ + i), node(s, k * m_ + i), 0);
         }
@@ -309,13 +311,12 @@ class ModelBuilder {
   }
 
   void columns() {
-    static constexpr char kKind[3] = {'F', 'B', 'W'};
     model_.end_column.assign(idx(p_ * 3 * m_), -1);
     for (int s = 0; s < p_; ++s) {
       for (int pass = 0; pass < 3 * m_; ++pass) {
         const int n = node(s, pass);
         model_.end_column[idx(n)] = model_.lp.add_column(
-            fmt::format("E_{}_{}{}", s, kKind[kind_of(pass)], mb_of(pass)), model_.earliest_end[idx(n)],
+            fmt::format("E_{}_{}{}", s, name_of(pass), mb_of(pass)), model_.earliest_end[idx(n)],
             model_.latest_end[idx(n)], 0, false);
       }
     }
@@ -367,9 +368,8 @@ class ModelBuilder {
               ++model_.fixed_by_windows;
               continue;
             }
-            static constexpr char kKind[3] = {'F', 'B', 'W'};
-            const int z = model_.lp.add_column(fmt::format("x_{}_{}{}_{}{}", s, kKind[kind_of(a)], mb_of(a),
-                                                           kKind[kind_of(b)], mb_of(b)),
+            const int z = model_.lp.add_column(
+                fmt::format("x_{}_{}{}_{}{}", s, name_of(a), mb_of(a), name_of(b), mb_of(b)),
                                                0, 1, 0, true);
             columns[pair_key(a, b)] = z;
             ++model_.order_pairs;
@@ -410,7 +410,7 @@ class ModelBuilder {
         const int ka = kind_of(a), ia = mb_of(a), kb = kind_of(b), ib = mb_of(b);
         // z = 1 iff a before b.
         if (ib + 1 < m_) implication(s, z, a, kb * m_ + ib + 1);
-        if (kb < 2) implication(s, z, a, (kb + 1) * m_ + ib);
+        if (kb < split_index(Pass::W)) implication(s, z, a, (kb + 1) * m_ + ib);
         if (ia > 0) implication(s, z, ka * m_ + ia - 1, b);
         if (ka > 0) implication(s, z, (ka - 1) * m_ + ia, b);
       }
@@ -580,8 +580,7 @@ Schedule ilp_solution_order(const IlpModel& model, const std::vector<double>& va
     });
     auto& list = schedule.devices[idx(s)];
     for (int pass : passes) {
-      const int kind = pass / m;
-      list.push_back(Action{kind == 0 ? Pass::F : kind == 1 ? Pass::B : Pass::W, pass % m, 0});
+      list.push_back(Action{split_pass(pass / m), pass % m, 0});
     }
   }
   return schedule;

@@ -9,6 +9,7 @@
 
 #include "sim/core/problem.h"
 #include "sim/core/schedule.h"
+#include "sim/solver/split_pass.h"
 
 namespace zb {
 
@@ -36,12 +37,6 @@ struct LinearProgram {
   double max_violation(const std::vector<double>& values) const;
 };
 
-// A pass on a stage: kind 0 = F, 1 = B, 2 = W; microbatch i.
-struct StagePass {
-  int kind = 0;
-  int microbatch = 0;
-};
-
 struct IlpModelOptions {
   double memory_limit = 0;      // absolute
   double incumbent_span = 0;    // U: the reference order's span
@@ -65,7 +60,7 @@ struct IlpModel {
   int stages = 0;
   int microbatches = 0;
   bool decomposed = false;                  // some pairs fixed by the reference order
-  std::vector<int> end_column;              // [(s * 3 + kind) * m + i] -> column of its end time
+  std::vector<int> end_column;              // [(s * 3 + split_index(pass)) * m + i] -> column of its end time
   int span_column = -1;
   std::vector<double> first_start;          // c_s: start of F0 on stage s (fixed)
   std::vector<double> earliest_end;         // per pass, time windows used for the big-M
@@ -78,11 +73,11 @@ struct IlpModel {
   bool empty_windows = false;
 
   // Per stage, the relation of every pair that has a variable: key (a, b) with a < b as pass ids
-  // (kind * m + i) -> column; the variable is 1 iff a runs before b.
+  // (split_index(pass) * m + i) -> column; the variable is 1 iff a runs before b.
   std::vector<std::unordered_map<std::uint64_t, int>> order_column;
 
-  int pass_id(int kind, int i) const { return kind * microbatches + i; }
-  int node(int s, int kind, int i) const { return (s * 3 + kind) * microbatches + i; }
+  int pass_id(Pass pass, int i) const { return split_index(pass) * microbatches + i; }
+  int node(int s, Pass pass, int i) const { return (s * kSplitPassCount + split_index(pass)) * microbatches + i; }
 };
 
 // The ILP's order variables and memory rows are per stage, and a stage is a device only with one

@@ -12,6 +12,7 @@
 #include "sim/support/error.h"
 #include "sim/solver/head_chain.h"
 #include "sim/solver/list_timing.h"
+#include "sim/solver/split_pass.h"
 
 namespace zb {
 
@@ -100,7 +101,7 @@ class Search {
     return table_[(idx(f) * side + idx(b)) * side + idx(w)];
   }
   int timed(const Node& node, int s, int kind) const {
-    const int count = kind == 0 ? node.f[idx(s)] : kind == 1 ? node.b[idx(s)] : node.w[idx(s)];
+    const int count = of_pass(split_pass(kind), node.f[idx(s)], node.b[idx(s)], node.w[idx(s)]);
     return count - (node.pending[idx(s)] == kind ? 1 : 0);
   }
   double memory(int s, int f, int b, int w) const {
@@ -144,7 +145,7 @@ class Search {
   // Appends `kind` to device s's order; times it now if its input is known, else commits the
   // device to it. Then times every commitment whose input has become known.
   void apply(Node& node, int s, int kind) {
-    int& count = kind == 0 ? node.f[idx(s)] : kind == 1 ? node.b[idx(s)] : node.w[idx(s)];
+    int& count = of_pass(split_pass(kind), node.f[idx(s)], node.b[idx(s)], node.w[idx(s)]);
     const int i = count++;
     const double ready = ready_time(node, s, kind, i);
     if (ready < 0) {
@@ -373,7 +374,7 @@ class Search {
     for (int d = 0; d < depth; ++d) {
       const auto [s, kind] = path_[idx(d)];
       const int i = counts[idx(3 * s + kind)]++;
-      schedule.devices[idx(s)].push_back({kind == 0 ? Pass::F : kind == 1 ? Pass::B : Pass::W, i, 0});
+      schedule.devices[idx(s)].push_back({split_pass(kind), i, 0});
     }
     const double span = list_timing(problem_, schedule).span;
     if (span <= goal_) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "sim/support/error.h"
 #include "sim/core/memory.h"
@@ -18,6 +19,7 @@
 #include "sim/solver/list_timing.h"
 #include "sim/solver/lower_bound.h"
 #include "sim/solver/order_local_search.h"
+#include "sim/solver/split_pass.h"
 
 namespace zb {
 
@@ -104,8 +106,7 @@ bool order_is_complete(const Problem& problem, const Schedule& schedule) {
     for (const Action& action : list) {
       if (action.chunk != 0 || action.microbatch < 0 || static_cast<std::size_t>(action.microbatch) >= m) return false;
       int& done = seen[static_cast<std::size_t>(action.microbatch)];
-      const int expected = action.pass == Pass::F ? 0 : action.pass == Pass::B ? 1 : action.pass == Pass::W ? 2 : -1;
-      if (expected != done) return false;
+      if (action.pass == Pass::BW || split_index(action.pass) != done) return false;
       ++done;
     }
   }
@@ -166,172 +167,263 @@ IlpResult solve_chunked(const Problem& problem, const IlpOptions& options, Clock
   return result;
 }
 
-}  // namespace
+// What the steps of one solve share: the problem and the caller's options, the memory limit and
+// the bounds, the best order so far (`reference`, the next model's warm start) and the result.
+struct Solve {
+  Solve(const Problem& problem_, const IlpOptions& options_, Clock::time_point start_)
+      : problem(problem_), options(options_), start(start_) {}
 
-IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
-  const auto start = Clock::now();
-  if (problem.chunks != 1) return solve_chunked(problem, options, start);
+  const Problem& problem;
+  const IlpOptions& options;
+  Clock::time_point start;
+  double limit = 0;
+  double lower = 0;           // over all schedules
+  double in_order_lower = 0;  // over in-order schedules (the search's and the MILP's scope)
+  double step = 0;            // the costs' grid, when only strictly shorter spans are searched
+  Schedule reference;
   IlpResult result;
-  const std::optional<double> requested = options.memory_limit ? options.memory_limit : problem.memory_limit();
+};
+
+// The limit below what one microbatch in flight per stage needs: the result that says so, else nullopt.
+std::optional<IlpResult> refuse_infeasible_limit(const Problem& problem, const std::optional<double>& requested,
+                                                 Clock::time_point start) {
   const double needed = minimum_memory(problem);
-  if (requested && *requested + 1e-9 < needed) {
-    result.memory_limit = *requested;
-    result.message = fmt::format(
-        "memory limit {} is infeasible: one microbatch in flight per stage already needs {} (raise --mem-limit "
-        "to at least {})",
-        *requested, needed, needed);
-    result.solve_seconds = seconds_since(start);
-    return result;
-  }
-  // zb-auto fits every limit from `needed` up (its split-1F1B fallback, section 5).
-  const double limit = greedy_memory_limit(problem, requested);
-  GreedyResult greedy = greedy_schedule(problem, limit);
-  Schedule reference = std::move(greedy.schedule);
-  result.heuristic_span = greedy.span;
-  result.memory_limit = limit;
-  result.span = result.heuristic_span;
-  // A caller's schedule (e.g. the optimum at a smaller limit) replaces zb-auto as the warm start
-  // when it is valid here and strictly shorter.
-  if (options.warm_start) {
-    try {
-      const ListTiming timing = list_timing(problem, *options.warm_start);
-      const bool fits = !first_over_limit(peak_memory_by_order(problem, *options.warm_start), limit);
-      if (fits && order_is_complete(problem, *options.warm_start) && timing.span < result.span) {
-        reference = *options.warm_start;
-        result.span = timing.span;
-      }
-    } catch (const InputError&) {
-      // Not a schedule of this problem: zb-auto stands.
+  if (!requested || *requested + 1e-9 >= needed) return std::nullopt;
+  IlpResult result;
+  result.memory_limit = *requested;
+  result.message = fmt::format(
+      "memory limit {} is infeasible: one microbatch in flight per stage already needs {} (raise --mem-limit "
+      "to at least {})",
+      *requested, needed, needed);
+  result.solve_seconds = seconds_since(start);
+  return result;
+}
+
+// A caller's schedule (e.g. the optimum at a smaller limit) replaces zb-auto as the warm start
+// when it is valid here and strictly shorter.
+void take_callers_warm_start(Solve& solve) {
+  const std::optional<Schedule>& warm_start = solve.options.warm_start;
+  if (!warm_start) return;
+  try {
+    const ListTiming timing = list_timing(solve.problem, *warm_start);
+    const bool fits = !first_over_limit(peak_memory_by_order(solve.problem, *warm_start), solve.limit);
+    if (fits && order_is_complete(solve.problem, *warm_start) && timing.span < solve.result.span) {
+      solve.reference = *warm_start;
+      solve.result.span = timing.span;
     }
+  } catch (const InputError&) {
+    // Not a schedule of this problem: zb-auto stands.
   }
-  // The closed-form bounds, then the single-stage program over pass counts (lower_bound.h).
-  const double lower = std::max(span_lower_bound(problem, limit).span, sequence_lower_bound(problem, limit));
-  // The memory-capped 1F1B orders (capped_1f1b.h) where one is strictly shorter: where memory
-  // is tight they beat zb-auto's rounds, and the search and CBC start from the better order.
-  // Not searched where the start already meets the bound: nothing can be shorter there.
+}
+
+// Which start the best order so far came from (it names who met the bound).
+enum class StartFrom { zb_auto, capped_1f1b, local_search };
+
+// The memory-capped 1F1B orders (capped_1f1b.h) where one is strictly shorter: where memory is
+// tight they beat zb-auto's rounds, and the search and CBC start from the better order. Then moves
+// of short blocks of actions within each device's order (order_local_search.h), from the best
+// start and from the capped order too when that is another one: the descents end in different
+// places, and the capped order's often lower although it starts longer (1.5B costs, p=8 m=32
+// 1.5p: from zb-auto 0.14% above the bound, from the capped order on it). Neither is searched
+// where the start already meets the bound, and once one meets it, nothing can be strictly
+// shorter, so the other is not run.
+StartFrom improve_start(Solve& solve) {
+  IlpResult& result = solve.result;
+  StartFrom from = StartFrom::zb_auto;
   bool capped_won = false;
   std::optional<Capped1f1bResult> capped;
-  if (!close_enough(result.span, lower)) {
-    capped = best_capped_1f1b(problem, limit);
+  if (!close_enough(result.span, solve.lower)) {
+    capped = best_capped_1f1b(solve.problem, solve.limit);
     if (capped && capped->span < result.span && !close_enough(capped->span, result.span)) {
-      reference = capped->schedule;
+      solve.reference = capped->schedule;
       result.span = capped->span;
       capped_won = true;
+      from = StartFrom::capped_1f1b;
     }
   }
-  // Then moves of short blocks of actions within each device's order (order_local_search.h), from
-  // the best start and from the capped order too when that is another one: the descents end in
-  // different places, and the capped order's often lower although it starts longer (1.5B costs,
-  // p=8 m=32 1.5p: from zb-auto 0.14% above the bound, from the capped order on it). Once one
-  // meets the bound, nothing can be strictly shorter, so the other is not run.
-  bool local_won = false;
-  if (options.local_search_evaluations > 0 && !close_enough(result.span, lower)) {
-    std::vector<Schedule> starts{reference};
+  if (solve.options.local_search_evaluations > 0 && !close_enough(result.span, solve.lower)) {
+    std::vector<Schedule> starts{solve.reference};
     if (capped && !capped_won) starts.push_back(capped->schedule);
     for (const Schedule& origin : starts) {
-      if (close_enough(result.span, lower)) break;
-      const LocalSearchResult local = improve_order_locally(problem, origin, limit, options.local_search_evaluations);
+      if (close_enough(result.span, solve.lower)) break;
+      const LocalSearchResult local =
+          improve_order_locally(solve.problem, origin, solve.limit, solve.options.local_search_evaluations);
       if (local.span < result.span && !close_enough(local.span, result.span)) {
-        reference = local.schedule;
+        solve.reference = local.schedule;
         result.span = local.span;
-        local_won = true;
+        from = StartFrom::local_search;
       }
     }
   }
-  result.schedule = reference;
-  result.schedule.name = "zb-ilp";
-  result.status = IlpStatus::feasible;
+  return from;
+}
 
-  result.best_bound = std::min(lower, result.span);
-  auto finish = [&]() {
-    result.gap = result.span > 0 ? (result.span - result.best_bound) / result.span : 0.0;
-    if (close_enough(result.span, result.best_bound)) {
-      result.status = IlpStatus::optimal;
-      result.best_bound = result.span;
-      result.gap = 0;
-      // The bound certifies on its own whenever it is met, whoever found the schedule.
-      if (close_enough(result.span, lower)) result.proof = IlpProof::lower_bound;
-    }
-    if (result.status != IlpStatus::optimal) result.proof = IlpProof::none;
-    result.solve_seconds = seconds_since(start);
-    return result;
-  };
-  if (close_enough(result.span, lower)) {
-    result.message = local_won    ? "a locally improved order meets the lower bound"
-                     : capped_won ? "a memory-capped 1F1B order meets the lower bound"
-                                  : "zb-auto meets the lower bound";
-    return finish();
+// The result with its gap, status and proof settled, and the time taken.
+IlpResult finished(Solve& solve) {
+  IlpResult& result = solve.result;
+  result.gap = result.span > 0 ? (result.span - result.best_bound) / result.span : 0.0;
+  if (close_enough(result.span, result.best_bound)) {
+    result.status = IlpStatus::optimal;
+    result.best_bound = result.span;
+    result.gap = 0;
+    // The bound certifies on its own whenever it is met, whoever found the schedule.
+    if (close_enough(result.span, solve.lower)) result.proof = IlpProof::lower_bound;
   }
-  // With costs on a grid every span is on it too: search only for spans at least one step
-  // shorter (tighter windows), and round the bound up to the grid.
-  const double step = options.strict_improvement ? time_granularity(problem) : 0.0;
-  // The exact search first (it needs no CBC): finished, it proves the best order optimal over
-  // in-order schedules; cut short, its best order becomes CBC's warm start.
-  // The search's root bound holds over in-order schedules (the scope of the MILP too).
-  double in_order_lower = lower;
-  if (options.search_node_limit > 0) {
-    OrderSearchOptions search;
-    search.memory_limit = limit;
-    search.step = step;
-    search.lower_bound = lower;
-    search.node_limit = options.search_node_limit;
-    search.work_limit = options.search_work_limit;
-    search.time_limit_s = options.time_limit_s;
-    const OrderSearchResult found = search_in_order_schedules(problem, result.span, search);
-    result.search_nodes = found.nodes;
-    if (found.better && !first_over_limit(peak_memory_by_order(problem, *found.better), limit)) {
-      reference = *found.better;
-      result.schedule = *found.better;
-      result.span = found.span;
-    }
-    in_order_lower = std::max(lower, found.root_bound);
-    if (found.complete || close_enough(result.span, in_order_lower)) {
-      result.best_bound = result.span;
-      result.proof = IlpProof::search;
-      result.message = fmt::format("branch and bound over in-order schedules finished in {} nodes", found.nodes);
-      return finish();
-    }
-    result.best_bound = std::min(in_order_lower, result.span);
-    result.stopped_by_wall_clock = found.stopped_by_wall_clock;
-  }
-  if (!ilp_available()) {
-    result.message = "built without COIN-OR CBC (Debian: coinor-libcbc-dev): zb-auto and its lower bound only";
-    return finish();
-  }
+  if (result.status != IlpStatus::optimal) result.proof = IlpProof::none;
+  result.solve_seconds = seconds_since(solve.start);
+  return result;
+}
 
+// The exact search (it needs no CBC): finished, it proves the best order optimal over in-order
+// schedules (returns true); cut short, its best order becomes CBC's warm start. Its root bound
+// holds over in-order schedules (the scope of the MILP too).
+bool search_orders(Solve& solve) {
+  IlpResult& result = solve.result;
+  OrderSearchOptions search;
+  search.memory_limit = solve.limit;
+  search.step = solve.step;
+  search.lower_bound = solve.lower;
+  search.node_limit = solve.options.search_node_limit;
+  search.work_limit = solve.options.search_work_limit;
+  search.time_limit_s = solve.options.time_limit_s;
+  const OrderSearchResult found = search_in_order_schedules(solve.problem, result.span, search);
+  result.search_nodes = found.nodes;
+  if (found.better && !first_over_limit(peak_memory_by_order(solve.problem, *found.better), solve.limit)) {
+    solve.reference = *found.better;
+    result.schedule = *found.better;
+    result.span = found.span;
+  }
+  solve.in_order_lower = std::max(solve.lower, found.root_bound);
+  if (found.complete || close_enough(result.span, solve.in_order_lower)) {
+    result.best_bound = result.span;
+    result.proof = IlpProof::search;
+    result.message = fmt::format("branch and bound over in-order schedules finished in {} nodes", found.nodes);
+    return true;
+  }
+  result.best_bound = std::min(solve.in_order_lower, result.span);
+  result.stopped_by_wall_clock = found.stopped_by_wall_clock;
+  return false;
+}
+
+// One round's model around the best order so far: the full model, or with `decompose` the first
+// and last actions of every stage free within the order-variable budget. The time windows fix
+// most pairs of a decomposed model, so its free blocks grow while the variables stay well inside
+// the budget (building a model takes milliseconds). `model_options` receives the options built with.
+IlpModel round_model(const Solve& solve, bool decompose, std::size_t budget, IlpModelOptions& model_options) {
+  const int largest_block = 3 * solve.problem.microbatches / 2;
+  model_options = IlpModelOptions{};
+  model_options.memory_limit = solve.limit;
+  model_options.incumbent_span = solve.result.span;
+  model_options.search_span = solve.step > 0 ? solve.result.span - solve.step : 0.0;
+  model_options.lower_bound = solve.in_order_lower;
+  if (decompose) {
+    model_options.free_head = model_options.free_tail = decomposition_block(solve.problem, budget);
+  }
+  IlpModel model = build_ilp_model(solve.problem, solve.reference, model_options);
+  while (model.decomposed && !model.empty_windows && model.order_pairs < budget / 3 &&
+         model_options.free_head < largest_block) {
+    IlpModelOptions grown = model_options;
+    grown.free_head = grown.free_tail = std::min(largest_block, grown.free_head * 3 / 2 + 1);
+    IlpModel bigger = build_ilp_model(solve.problem, solve.reference, grown);
+    if (bigger.order_pairs > budget) break;
+    model_options = grown;
+    model = std::move(bigger);
+  }
+  return model;
+}
+
+// CBC's order read back: taken as the best order when it fits the limit and is strictly shorter.
+// Returns whether it was.
+bool take_mip_order(Solve& solve, const IlpModel& model, const MipOutcome& outcome) {
+  if (outcome.values.empty()) return false;
+  IlpResult& result = solve.result;
+  Schedule order = ilp_solution_order(model, outcome.values);
+  try {
+    const ListTiming timing = list_timing(solve.problem, order);
+    const bool fits = !first_over_limit(peak_memory_by_order(solve.problem, order), solve.limit);
+    if (fits && timing.span < result.span && !close_enough(timing.span, result.span)) {
+      order.name = "zb-ilp";
+      solve.reference = order;
+      result.schedule = std::move(order);
+      result.span = timing.span;
+      return true;
+    }
+  } catch (const ScheduleError&) {
+    // A degenerate tie order that deadlocks: keep the warm start.
+  }
+  return false;
+}
+
+// What a finished or stopped CBC run on the full model proves: the bound and the proof, and why
+// it stopped.
+void record_full_model_outcome(Solve& solve, const MipOutcome& outcome) {
+  IlpResult& result = solve.result;
+  const double step = solve.step;
   auto on_grid = [&](double value) { return step > 0 ? std::ceil(value / step - 1e-6) * step : value; };
-  const double m = problem.microbatches;
-  const double full_pairs = problem.devices * 3.0 * m * (m - 1) / 2.0;
+  // Nothing one step shorter exists (only when CBC finished: a stopped one proves nothing).
+  const bool no_better = step > 0 && outcome.proven_infeasible && !outcome.stopped_on_time && !outcome.crashed;
+  if (outcome.proven_optimal || no_better) {
+    result.best_bound = result.span;
+    result.proof = IlpProof::milp;
+  } else {
+    result.best_bound =
+        std::clamp(on_grid(outcome.best_bound), std::min(solve.in_order_lower, result.span), result.span);
+  }
+  if (outcome.crashed) {
+    result.message = "CBC stopped abnormally; the best schedule so far stands";
+  } else if (outcome.stopped_on_time && !outcome.proven_optimal) {
+    result.message = wall_clock_message(solve.options, "during the search");
+  } else if (outcome.stopped_on_nodes && !outcome.proven_optimal) {
+    result.message = fmt::format("node budget of {} reached", solve.options.node_limit);
+  }
+}
+
+// One CBC run on the round's model within the time and nodes left; false when no time is left to
+// start it (the result says so). `improved`: CBC's order became the best one.
+bool run_mip(Solve& solve, const IlpModel& model, MipOutcome& outcome, bool& improved) {
+  IlpResult& result = solve.result;
+  const IlpOptions& options = solve.options;
+  const double remaining = options.time_limit_s - seconds_since(solve.start);
+  if (remaining <= 0) {
+    result.stopped_by_wall_clock = true;
+    result.message = wall_clock_message(options, "before the solver started");
+    return false;
+  }
+  result.solver_called = true;
+  MipSettings settings;
+  settings.node_limit = options.node_limit - result.nodes;
+  settings.time_limit_s = remaining;
+  settings.threads = options.threads;
+  settings.lp_file = options.lp_file;
+  settings.isolate = options.isolate;
+  settings.objective_step = solve.step;
+  settings.use_warm_start = solve.step <= 0;  // the warm start lies outside a strict-improvement search
+  outcome = solve_mip(model, settings);
+  result.nodes += outcome.nodes;
+  result.stopped_by_nodes = result.stopped_by_nodes || outcome.stopped_on_nodes || result.nodes >= options.node_limit;
+  result.stopped_by_wall_clock = result.stopped_by_wall_clock || outcome.stopped_on_time;
+  improved = take_mip_order(solve, model, outcome);
+  if (!model.decomposed) record_full_model_outcome(solve, outcome);
+  return true;
+}
+
+// CBC on the full model (one solve) or, when that has too many order pairs, as a large-
+// neighbourhood search: each round frees the first and last actions of every stage within an
+// order-variable budget; an improvement becomes the next reference, no improvement doubles the
+// budget, until the time is spent or the blocks cover everything (which is the full model).
+void solve_with_mip(Solve& solve) {
+  IlpResult& result = solve.result;
+  const IlpOptions& options = solve.options;
+  const double m = solve.problem.microbatches;
+  const double full_pairs = solve.problem.devices * 3.0 * m * (m - 1) / 2.0;
   const bool decompose = full_pairs > static_cast<double>(options.max_full_pairs);
-  const int largest_block = 3 * problem.microbatches / 2;
+  const int largest_block = 3 * solve.problem.microbatches / 2;
   std::size_t budget = options.decomposed_pairs;
   int rounds = 0;
   int widest_block = 0;
-  // Full model: one solve. Decomposed: a large-neighbourhood search. Each round frees the first
-  // and last actions of every stage within an order-variable budget; an improvement becomes the
-  // next reference, no improvement doubles the budget, until the time is spent or the blocks
-  // cover everything (which is the full model).
   for (;;) {
     IlpModelOptions model_options;
-    model_options.memory_limit = limit;
-    model_options.incumbent_span = result.span;
-    model_options.search_span = step > 0 ? result.span - step : 0.0;
-    model_options.lower_bound = in_order_lower;
-    if (decompose) {
-      model_options.free_head = model_options.free_tail = decomposition_block(problem, budget);
-    }
-    IlpModel model = build_ilp_model(problem, reference, model_options);
-    // The time windows fix most pairs of a decomposed model: grow the free blocks while the
-    // variables stay well inside the budget (building a model takes milliseconds).
-    while (model.decomposed && !model.empty_windows && model.order_pairs < budget / 3 &&
-           model_options.free_head < largest_block) {
-      IlpModelOptions grown = model_options;
-      grown.free_head = grown.free_tail = std::min(largest_block, grown.free_head * 3 / 2 + 1);
-      IlpModel bigger = build_ilp_model(problem, reference, grown);
-      if (bigger.order_pairs > budget) break;
-      model_options = grown;
-      model = std::move(bigger);
-    }
+    const IlpModel model = round_model(solve, decompose, budget, model_options);
     ++rounds;
     widest_block = std::max(widest_block, model_options.free_head);
     result.decomposed = model.decomposed;
@@ -346,64 +438,13 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
         result.proof = IlpProof::time_windows;
         result.message = "time windows rule out any shorter span";
       }
-    } else {
-      const double remaining = options.time_limit_s - seconds_since(start);
-      if (remaining <= 0) {
-        result.stopped_by_wall_clock = true;
-        result.message = wall_clock_message(options, "before the solver started");
-        break;
-      }
-      result.solver_called = true;
-      MipSettings settings;
-      settings.node_limit = options.node_limit - result.nodes;
-      settings.time_limit_s = remaining;
-      settings.threads = options.threads;
-      settings.lp_file = options.lp_file;
-      settings.isolate = options.isolate;
-      settings.objective_step = step;
-      settings.use_warm_start = step <= 0;  // the warm start lies outside a strict-improvement search
-      outcome = solve_mip(model, settings);
-      result.nodes += outcome.nodes;
-      result.stopped_by_nodes = result.stopped_by_nodes || outcome.stopped_on_nodes || result.nodes >= options.node_limit;
-      result.stopped_by_wall_clock = result.stopped_by_wall_clock || outcome.stopped_on_time;
-      if (!outcome.values.empty()) {
-        Schedule order = ilp_solution_order(model, outcome.values);
-        try {
-          const ListTiming timing = list_timing(problem, order);
-          const bool fits = !first_over_limit(peak_memory_by_order(problem, order), limit);
-          if (fits && timing.span < result.span && !close_enough(timing.span, result.span)) {
-            order.name = "zb-ilp";
-            reference = order;
-            result.schedule = std::move(order);
-            result.span = timing.span;
-            improved = true;
-          }
-        } catch (const ScheduleError&) {
-          // A degenerate tie order that deadlocks: keep the warm start.
-        }
-      }
-      if (!model.decomposed) {
-        // Nothing one step shorter exists (only when CBC finished: a stopped one proves nothing).
-        const bool no_better = step > 0 && outcome.proven_infeasible && !outcome.stopped_on_time && !outcome.crashed;
-        if (outcome.proven_optimal || no_better) {
-          result.best_bound = result.span;
-          result.proof = IlpProof::milp;
-        } else {
-          result.best_bound = std::clamp(on_grid(outcome.best_bound), std::min(in_order_lower, result.span), result.span);
-        }
-        if (outcome.crashed) {
-          result.message = "CBC stopped abnormally; the best schedule so far stands";
-        } else if (outcome.stopped_on_time && !outcome.proven_optimal) {
-          result.message = wall_clock_message(options, "during the search");
-        } else if (outcome.stopped_on_nodes && !outcome.proven_optimal) {
-          result.message = fmt::format("node budget of {} reached", options.node_limit);
-        }
-      }
+    } else if (!run_mip(solve, model, outcome, improved)) {
+      break;
     }
     if (!model.decomposed) break;
-    if (close_enough(result.span, in_order_lower)) break;
+    if (close_enough(result.span, solve.in_order_lower)) break;
     if (result.stopped_by_nodes || outcome.stopped_on_time) break;
-    if (options.time_limit_s - seconds_since(start) < 0.2) {
+    if (options.time_limit_s - seconds_since(solve.start) < 0.2) {
       result.stopped_by_wall_clock = true;
       break;
     }
@@ -421,7 +462,49 @@ IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
         : result.stopped_by_nodes    ? fmt::format("; node budget of {} reached", options.node_limit)
                                      : std::string());
   }
-  return finish();
+}
+
+}  // namespace
+
+IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
+  const auto start = Clock::now();
+  if (problem.chunks != 1) return solve_chunked(problem, options, start);
+  const std::optional<double> requested = options.memory_limit ? options.memory_limit : problem.memory_limit();
+  if (std::optional<IlpResult> refused = refuse_infeasible_limit(problem, requested, start)) return std::move(*refused);
+  Solve solve(problem, options, start);
+  IlpResult& result = solve.result;
+  // zb-auto fits every limit from the minimum memory up (its split-1F1B fallback, section 5).
+  solve.limit = greedy_memory_limit(problem, requested);
+  GreedyResult greedy = greedy_schedule(problem, solve.limit);
+  solve.reference = std::move(greedy.schedule);
+  result.heuristic_span = greedy.span;
+  result.memory_limit = solve.limit;
+  result.span = result.heuristic_span;
+  take_callers_warm_start(solve);
+  // The closed-form bounds, then the single-stage program over pass counts (lower_bound.h).
+  solve.lower = std::max(span_lower_bound(problem, solve.limit).span, sequence_lower_bound(problem, solve.limit));
+  const StartFrom from = improve_start(solve);
+  result.schedule = solve.reference;
+  result.schedule.name = "zb-ilp";
+  result.status = IlpStatus::feasible;
+  result.best_bound = std::min(solve.lower, result.span);
+  if (close_enough(result.span, solve.lower)) {
+    result.message = from == StartFrom::local_search  ? "a locally improved order meets the lower bound"
+                     : from == StartFrom::capped_1f1b ? "a memory-capped 1F1B order meets the lower bound"
+                                                      : "zb-auto meets the lower bound";
+    return finished(solve);
+  }
+  // With costs on a grid every span is on it too: search only for spans at least one step
+  // shorter (tighter windows), and round the bound up to the grid.
+  solve.step = options.strict_improvement ? time_granularity(problem) : 0.0;
+  solve.in_order_lower = solve.lower;
+  if (options.search_node_limit > 0 && search_orders(solve)) return finished(solve);
+  if (!ilp_available()) {
+    result.message = "built without COIN-OR CBC (Debian: coinor-libcbc-dev): zb-auto and its lower bound only";
+    return finished(solve);
+  }
+  solve_with_mip(solve);
+  return finished(solve);
 }
 
 }  // namespace zb

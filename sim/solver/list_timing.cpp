@@ -7,20 +7,20 @@
 #include <limits>
 #include <numeric>
 
+#include "sim/solver/split_pass.h"
 #include "sim/support/error.h"
 
 namespace zb {
 
 namespace {
 std::size_t idx(int i) { return static_cast<std::size_t>(i); }
-int pass_index(Pass pass) {
-  switch (pass) {
-    case Pass::F: return 0;
-    case Pass::B: return 1;
-    case Pass::W: return 2;
-    default: throw InputError("solver: fused BW actions are not supported; split B and W");
-  }
+// The action's split pass (split_pass.h); a fused BW has none.
+Pass split_pass_of(const Action& action) {
+  if (action.pass == Pass::BW) throw InputError("solver: fused BW actions are not supported; split B and W");
+  return action.pass;
 }
+constexpr std::size_t kF = split_index(Pass::F);
+constexpr std::size_t kB = split_index(Pass::B);
 
 // The costs the rule runs on: the problem's own (double) or the time grid's (Ticks).
 template <class Time>
@@ -45,7 +45,7 @@ Timed<Time> run_list(const Problem& problem, const Costs<Time>& costs, const Sch
   }
   constexpr Time kNotDone = -1;
   Timed<Time> timing;
-  timing.end.assign(idx(p), std::vector<std::vector<Time>>(3, std::vector<Time>(idx(m), kNotDone)));
+  timing.end.assign(idx(p), std::vector<std::vector<Time>>(kSplitPassCount, std::vector<Time>(idx(m), kNotDone)));
   std::vector<std::size_t> next(idx(p), 0);
   std::vector<Time> clock(idx(p), 0);
   std::vector<Time> first_start(idx(p), 0);
@@ -56,28 +56,28 @@ Timed<Time> run_list(const Problem& problem, const Costs<Time>& costs, const Sch
       const auto& list = schedule.devices[idx(s)];
       while (next[idx(s)] < list.size()) {
         const Action& action = list[next[idx(s)]];
-        const int k = pass_index(action.pass);
+        const Pass pass = split_pass_of(action);
         const int i = action.microbatch;
         if (i < 0 || i >= m) throw ScheduleError(fmt::format("solver: microbatch {} out of range", i));
         Time ready = clock[idx(s)];
-        if (action.pass == Pass::F && s > 0) {
-          const Time input = timing.end[idx(s - 1)][0][idx(i)];
+        if (pass == Pass::F && s > 0) {
+          const Time input = timing.end[idx(s - 1)][kF][idx(i)];
           if (input < 0) break;
           ready = std::max(ready, input + costs.comm_after[idx(s - 1)]);
-        } else if (action.pass == Pass::B) {
-          if (timing.end[idx(s)][0][idx(i)] < 0) break;
+        } else if (pass == Pass::B) {
+          if (timing.end[idx(s)][kF][idx(i)] < 0) break;
           if (s + 1 < p) {
-            const Time input = timing.end[idx(s + 1)][1][idx(i)];
+            const Time input = timing.end[idx(s + 1)][kB][idx(i)];
             if (input < 0) break;
             ready = std::max(ready, input + costs.comm_after[idx(s)]);
           }
-        } else if (action.pass == Pass::W && timing.end[idx(s)][1][idx(i)] < 0) {
+        } else if (pass == Pass::W && timing.end[idx(s)][kB][idx(i)] < 0) {
           break;
         }
-        const Time cost = k == 0 ? costs.f[idx(s)] : k == 1 ? costs.b[idx(s)] : costs.w[idx(s)];
+        const Time cost = of_pass(pass, costs.f[idx(s)], costs.b[idx(s)], costs.w[idx(s)]);
         if (next[idx(s)] == 0) first_start[idx(s)] = ready;
         clock[idx(s)] = ready + cost;
-        timing.end[idx(s)][idx(k)][idx(i)] = clock[idx(s)];
+        timing.end[idx(s)][idx(split_index(pass))][idx(i)] = clock[idx(s)];
         ++next[idx(s)];
         ++progressed;
       }
@@ -117,7 +117,7 @@ ListSpanTicks list_spans_ticks(const Problem& problem, const StageTicks& ticks, 
   ListSpanTicks result;
   result.span = timed.span;
   for (const auto& stage : timed.end) {
-    for (std::size_t k = 0; k < 3; ++k) result.end_sum[k] = std::accumulate(stage[k].begin(), stage[k].end(), result.end_sum[k]);
+    for (std::size_t k = 0; k < kSplitPassCount; ++k) result.end_sum[k] = std::accumulate(stage[k].begin(), stage[k].end(), result.end_sum[k]);
   }
   return result;
 }

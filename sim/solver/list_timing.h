@@ -8,11 +8,12 @@
 
 #include "sim/core/problem.h"
 #include "sim/core/schedule.h"
+#include "sim/solver/split_pass.h"
 #include "sim/solver/time_grid.h"
 
 namespace zb {
 
-// End times indexed [stage][pass 0..2 = F, B, W][microbatch], and each stage's span.
+// End times indexed [stage][split_index(pass): F, B, W][microbatch], and each stage's span.
 struct ListTiming {
   std::vector<std::vector<std::vector<double>>> end;
   std::vector<double> stage_span;  // end of last - start of first action
@@ -37,7 +38,7 @@ std::int64_t timings_of_equal_work(const Problem& problem, std::int64_t timings)
 // tie-breakers).
 struct ListSpanTicks {
   Ticks span = 0;
-  std::array<Ticks, 3> end_sum{};
+  std::array<Ticks, kSplitPassCount> end_sum{};  // [split_index(pass)]
 };
 ListSpanTicks list_spans_ticks(const Problem& problem, const StageTicks& ticks, const Schedule& schedule);
 

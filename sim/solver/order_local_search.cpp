@@ -9,6 +9,7 @@
 #include "sim/core/memory.h"
 #include "sim/solver/list_timing.h"
 #include "sim/solver/time_grid.h"
+#include "sim/solver/split_pass.h"
 
 namespace zb {
 
@@ -28,12 +29,10 @@ struct Score {
   Ticks ends = 0;
   bool operator<(const Score& other) const { return span != other.span ? span < other.span : ends < other.ends; }
 };
-using Weights = std::array<Ticks, 3>;  // F, B, W
+using Weights = std::array<Ticks, kSplitPassCount>;  // [split_index(pass)]
 constexpr std::array<Weights, 3> kPhases = {{{1, 0, 0}, {1, 1, 0}, {1, 1, 1}}};
 
 constexpr int kLongestBlock = 3;  // consecutive actions moved as one (descend)
-
-int pass_slot(Pass pass) { return pass == Pass::F ? 0 : pass == Pass::B ? 1 : 2; }
 
 class Searcher {
  public:
@@ -64,7 +63,7 @@ class Searcher {
     const auto& delta = delta_[static_cast<std::size_t>(device)];
     double memory = 0;
     for (const Action& action : order) {
-      memory += delta[static_cast<std::size_t>(pass_slot(action.pass))];
+      memory += delta[static_cast<std::size_t>(split_index(action.pass))];
       if (!fits_limit(memory, limit_)) return false;
     }
     return true;
@@ -74,7 +73,7 @@ class Searcher {
   const Problem& problem_;
   StageTicks ticks_;
   double limit_;
-  std::vector<std::array<double, 3>> delta_;
+  std::vector<std::array<double, kSplitPassCount>> delta_;
 };
 
 // Whether `moving` may pass over `other` on one device (later: to after it): another pass, and of
@@ -82,7 +81,7 @@ class Searcher {
 bool may_pass(const Action& moving, const Action& other, bool later) {
   if (moving.pass == other.pass) return false;
   if (moving.microbatch != other.microbatch) return true;
-  const int a = pass_slot(moving.pass), b = pass_slot(other.pass);
+  const int a = split_index(moving.pass), b = split_index(other.pass);
   return later ? a > b : a < b;
 }
 

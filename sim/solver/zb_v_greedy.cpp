@@ -13,18 +13,15 @@
 
 #include "sim/support/error.h"
 #include "sim/core/memory.h"
+#include "sim/solver/split_pass.h"
 #include "sim/solver/time_grid.h"
 
 namespace zb {
 
 namespace {
 
-enum Cat { kF = 0, kB = 1, kW = 2 };
-
 // Which fill flag decides a wait's extra W (chunk 0's B always takes it).
 enum class FillFlag { before_b = 0, before_f = 1, none = 2 };
-
-constexpr Pass kPassOf[3] = {Pass::F, Pass::B, Pass::W};
 
 // A candidate ran out of memory: no W is left to free any before a pass that must go next.
 struct OutOfMemory {};
@@ -48,8 +45,8 @@ class VRun {
   VRun(const Problem& problem, const StageTicks& costs)
       : problem_(problem), p_(problem.devices), m_(problem.microbatches), clock_(ix(p_), 0), first_start_(ix(p_), 0), memory_(ix(p_), 0.0),
         bubble_(ix(p_), 0), b_reserve_(ix(p_), 0.0), pending_(ix(p_)), oldest_pending_(ix(p_), 0), count_(ix(p_)), order_(ix(p_)) {
-    for (auto& per_cat : end_) {
-      for (auto& per_chunk : per_cat) per_chunk.assign(ix(p_ * m_), 0);
+    for (auto& per_pass : end_) {
+      for (auto& per_chunk : per_pass) per_chunk.assign(ix(p_ * m_), 0);
     }
     // Costs, memory deltas and links looked up once: each run places 6pm passes.
     lanes_.resize(ix(p_));
@@ -58,10 +55,10 @@ class VRun {
         const auto s = ix(stage(d, chunk));
         Lane& lane = lanes_[ix(d)][ix(chunk)];
         lane.cost = {costs.f[s], costs.b[s], costs.w[s]};
-        for (int cat = 0; cat < 3; ++cat) {
-          lane.delta[ix(cat)] = memory_delta(problem, kPassOf[cat], static_cast<int>(s)).net();
+        for (Pass pass : kSplitPasses) {
+          lane.delta[ix(pass)] = memory_delta(problem, pass, static_cast<int>(s)).net();
         }
-        b_reserve_[ix(d)] = std::max(b_reserve_[ix(d)], lane.delta[ix(kB)]);
+        b_reserve_[ix(d)] = std::max(b_reserve_[ix(d)], lane.delta[ix(Pass::B)]);
       }
       pending_[ix(d)].reserve(ix(2 * m_));
     }
@@ -160,22 +157,23 @@ class VRun {
   }
 
   static std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+  static std::size_t ix(Pass pass) { return static_cast<std::size_t>(split_index(pass)); }
   // The one memory check of a run; remembers the largest level it let through.
   bool fits(double level) {
     if (!fits_limit(level, limit_)) return false;
     accepted_level_ = std::max(accepted_level_, level);
     return true;
   }
-  int count(int d, int cat, int chunk) const { return count_[ix(d)][ix(cat)][ix(chunk)]; }
+  int count(int d, Pass pass, int chunk) const { return count_[ix(d)][ix(pass)][ix(chunk)]; }
   int stage(int d, int chunk) const { return problem_.stage_of(d, chunk); }
-  Ticks cost(int cat, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].cost[ix(cat)]; }
-  double delta(int cat, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].delta[ix(cat)]; }
-  Ticks& end(int cat, int chunk, int d, int mb) { return end_[ix(cat)][ix(chunk)][ix(d * m_ + mb)]; }
+  Ticks cost(Pass pass, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].cost[ix(pass)]; }
+  double delta(Pass pass, int chunk, int d) const { return lanes_[ix(d)][ix(chunk)].delta[ix(pass)]; }
+  Ticks& end(Pass pass, int chunk, int d, int mb) { return end_[ix(pass)][ix(chunk)][ix(d * m_ + mb)]; }
 
   // The device this pass's input comes from: chunk 0's forward and chunk 1's backward travel up
   // the V's left arm (from d-1), the others down (from d+1); -1 at the V's ends.
-  int upstream(int cat, int chunk, int d) const {
-    const bool from_below = (cat == kF) == (chunk == 0);
+  int upstream(Pass pass, int chunk, int d) const {
+    const bool from_below = (pass == Pass::F) == (chunk == 0);
     const int up = from_below ? d - 1 : d + 1;
     return up >= 0 && up < p_ ? up : -1;
   }
@@ -183,47 +181,49 @@ class VRun {
 
   Ticks worst_allowed_bubble(int d) const { return std::max(worst_bubble_, max_approved_ - approved_[ix(d)]); }
 
-  // Whether the next `cat` pass of `chunk` on d has its inputs placed: its own device's earlier
+  // Whether the next `pass` pass of `chunk` on d has its inputs placed: its own device's earlier
   // passes of the microbatch and the upstream device's pass.
-  bool ready(int cat, int chunk, int d) const {
-    const int mb = count(d, cat, chunk);
+  bool ready(Pass pass, int chunk, int d) const {
+    const int mb = count(d, pass, chunk);
     bool ready = mb < m_;
-    if (cat == kF && chunk == 1) ready = ready && count(d, kF, 0) > mb;
-    if (cat == kB && chunk == 1) ready = ready && count(d, kF, 1) > mb;
-    if (cat == kB && chunk == 0) ready = ready && count(d, kB, 1) > mb;
-    if (cat == kW) ready = ready && count(d, kB, chunk) > mb;
-    const int up = upstream(cat, chunk, d);
-    if (cat != kW && up >= 0) ready = ready && count(up, cat, chunk) > mb;
+    if (pass == Pass::F && chunk == 1) ready = ready && count(d, Pass::F, 0) > mb;
+    if (pass == Pass::B && chunk == 1) ready = ready && count(d, Pass::F, 1) > mb;
+    if (pass == Pass::B && chunk == 0) ready = ready && count(d, Pass::B, 1) > mb;
+    if (pass == Pass::W) ready = ready && count(d, Pass::B, chunk) > mb;
+    const int up = upstream(pass, chunk, d);
+    if (pass != Pass::W && up >= 0) ready = ready && count(up, pass, chunk) > mb;
     return ready;
   }
 
-  void put(int cat, int chunk, int d) {
-    const int mb = count(d, cat, chunk);
-    if (!ready(cat, chunk, d)) {
-      throw Error(fmt::format("zb-v: internal error: {}{}.{} on d{} placed before its inputs", "FBW"[cat], mb,
+  void put(Pass pass, int chunk, int d) {
+    const int mb = count(d, pass, chunk);
+    if (!ready(pass, chunk, d)) {
+      throw Error(fmt::format("zb-v: internal error: {}{}.{} on d{} placed before its inputs", pass_name(pass), mb,
                               chunk, d));
     }
-    const double change = delta(cat, chunk, d);
+    const double change = delta(pass, chunk, d);
     if (!fits(memory_[ix(d)] + change)) throw OutOfMemory{};
-    const Ticks no_wait = clock_[ix(d)] + cost(cat, chunk, d);
+    const Ticks no_wait = clock_[ix(d)] + cost(pass, chunk, d);
     Ticks finish = no_wait;
-    const int up = upstream(cat, chunk, d);
-    if (cat != kW && up >= 0) finish = std::max(finish, end(cat, chunk, up, mb) + comm(chunk, d, up) + cost(cat, chunk, d));
+    const int up = upstream(pass, chunk, d);
+    if (pass != Pass::W && up >= 0) {
+      finish = std::max(finish, end(pass, chunk, up, mb) + comm(chunk, d, up) + cost(pass, chunk, d));
+    }
     // Idle before a device's first forward is the pipeline's fill, not this device's bubble.
-    if (count(d, kF, 0) > 0 && finish > no_wait) {
+    if (count(d, Pass::F, 0) > 0 && finish > no_wait) {
       bubble_[ix(d)] += finish - no_wait;
       worst_bubble_ = std::max(worst_bubble_, bubble_[ix(d)]);
       // Bubbles only grow: this run can no longer be kept.
       if (worst_bubble_ >= to_beat_) throw CannotWin{};
     }
-    if (cat != kW) end(cat, chunk, d, mb) = finish;
-    if (order_[ix(d)].empty()) first_start_[ix(d)] = finish - cost(cat, chunk, d);
+    if (pass != Pass::W) end(pass, chunk, d, mb) = finish;
+    if (order_[ix(d)].empty()) first_start_[ix(d)] = finish - cost(pass, chunk, d);
     clock_[ix(d)] = finish;
     memory_[ix(d)] += change;
-    order_[ix(d)].push_back({kPassOf[cat], mb, chunk});
-    if (cat == kB) pending_[ix(d)].push_back(chunk);
-    ++count_[ix(d)][ix(cat)][ix(chunk)];
-    if (cat != kW) ++forwards_and_backwards_;
+    order_[ix(d)].push_back({pass, mb, chunk});
+    if (pass == Pass::B) pending_[ix(d)].push_back(chunk);
+    ++count_[ix(d)][ix(pass)][ix(chunk)];
+    if (pass != Pass::W) ++forwards_and_backwards_;
   }
 
   bool has_pending(int d) const { return oldest_pending_[ix(d)] < pending_[ix(d)].size(); }
@@ -234,7 +234,7 @@ class VRun {
     if (!has_pending(d)) throw OutOfMemory{};
     const int chunk = oldest_pending_chunk(d);
     ++oldest_pending_[ix(d)];
-    put(kW, chunk, d);
+    put(Pass::W, chunk, d);
   }
 
   void make_room(int d, double change) {
@@ -243,12 +243,12 @@ class VRun {
 
   // Ws into the time this pass would wait for its input: whole Ws while they end before it
   // arrives, then one more when the gap left is larger than the device may still idle.
-  void fill_wait(int cat, int chunk, int d, bool allow_extra, FillFlag flag) {
-    const int up = upstream(cat, chunk, d);
+  void fill_wait(Pass pass, int chunk, int d, bool allow_extra, FillFlag flag) {
+    const int up = upstream(pass, chunk, d);
     // At the V's ends the input is local: nothing to wait for, nothing to fill.
-    if (up < 0 || count(up, cat, chunk) <= count(d, cat, chunk)) return;
-    const Ticks arrival = end(cat, chunk, up, count(d, cat, chunk)) + comm(chunk, d, up);
-    while (has_pending(d) && arrival >= clock_[ix(d)] + cost(kW, oldest_pending_chunk(d), d)) put_w(d);
+    if (up < 0 || count(up, pass, chunk) <= count(d, pass, chunk)) return;
+    const Ticks arrival = end(pass, chunk, up, count(d, pass, chunk)) + comm(chunk, d, up);
+    while (has_pending(d) && arrival >= clock_[ix(d)] + cost(Pass::W, oldest_pending_chunk(d), d)) put_w(d);
     if (!has_pending(d)) return;
     if (flag != FillFlag::none) consulted_[static_cast<std::size_t>(flag)] = true;
     if (!allow_extra) return;
@@ -262,37 +262,37 @@ class VRun {
   // Always when B frees memory; else the F waits for a round in which a B comes first (the B fits:
   // the F before it left the room; its W then frees).
   bool leaves_room_for_b(int chunk, int d) {
-    return b_reserve_[ix(d)] <= 0 || fits(memory_[ix(d)] + delta(kF, chunk, d) + b_reserve_[ix(d)]);
+    return b_reserve_[ix(d)] <= 0 || fits(memory_[ix(d)] + delta(Pass::F, chunk, d) + b_reserve_[ix(d)]);
   }
 
   void warm_up() {
-    for (int d = 0; d < p_; ++d) put(kF, 0, d);
+    for (int d = 0; d < p_; ++d) put(Pass::F, 0, d);
     // From the V's bottom up: device i takes chunk-0 forwards (devices below it too, so they stay
     // ahead) while they fit in memory and end before chunk 1's first forward reaches it.
     for (int i = p_ - 1; i >= 0; --i) {
       if (i < p_ - 1) {
-        const Ticks arrival = end(kF, 1, i + 1, 0) + comm(1, i, i + 1);
-        while (fits(memory_[ix(i)] + delta(kF, 0, i) * (2 + 2 * i) + b_reserve_[ix(i)]) &&
-               clock_[ix(i)] + cost(kF, 0, i) <= arrival && count(i, kF, 0) < m_) {
-          for (int j = 0; j <= i; ++j) put(kF, 0, j);
+        const Ticks arrival = end(Pass::F, 1, i + 1, 0) + comm(1, i, i + 1);
+        while (fits(memory_[ix(i)] + delta(Pass::F, 0, i) * (2 + 2 * i) + b_reserve_[ix(i)]) &&
+               clock_[ix(i)] + cost(Pass::F, 0, i) <= arrival && count(i, Pass::F, 0) < m_) {
+          for (int j = 0; j <= i; ++j) put(Pass::F, 0, j);
         }
       }
-      put(kF, 1, i);
+      put(Pass::F, 1, i);
     }
     // Balance: each device holds no fewer forwards than the one below it, alternating chunks.
     int chunk = 0;
     for (int i = 1; i < p_; ++i) {
       auto behind = [&] {
-        const int mine = count(i, kF, 0) + count(i, kF, 1);
-        const int below = count(i - 1, kF, 0) + count(i - 1, kF, 1);
-        return mine < below || (count(i, kF, 1) <= count(i - 1, kF, 1) && count(i - 1, kF, 1) < m_);
+        const int mine = count(i, Pass::F, 0) + count(i, Pass::F, 1);
+        const int below = count(i - 1, Pass::F, 0) + count(i - 1, Pass::F, 1);
+        return mine < below || (count(i, Pass::F, 1) <= count(i - 1, Pass::F, 1) && count(i - 1, Pass::F, 1) < m_);
       };
       int idle_passes = 0;
       while (behind()) {
         bool placed = false;
         for (int j = p_ - 1; j >= i; --j) {
-          if (ready(kF, chunk, j) && leaves_room_for_b(chunk, j)) {
-            put(kF, chunk, j);
+          if (ready(Pass::F, chunk, j) && leaves_room_for_b(chunk, j)) {
+            put(Pass::F, chunk, j);
             placed = true;
           }
         }
@@ -306,10 +306,10 @@ class VRun {
 
   // Which backward a device runs next (chunks in model terms: chunk 1's backward comes first).
   int next_backward_chunk(int d) const {
-    if (count(d, kB, 0) >= count(d, kB, 1)) return 1;
+    if (count(d, Pass::B, 0) >= count(d, Pass::B, 1)) return 1;
     if (d == p_ - 1) return 0;
-    const bool upstream_done = count(d + 1, kB, 0) > count(d, kB, 0);
-    return upstream_done || count(d, kB, 1) >= m_ ? 0 : 1;
+    const bool upstream_done = count(d + 1, Pass::B, 0) > count(d, Pass::B, 0);
+    return upstream_done || count(d, Pass::B, 1) >= m_ ? 0 : 1;
   }
 
   void backward_step() {
@@ -318,45 +318,45 @@ class VRun {
     chunk0.clear();
     chunk1.clear();
     for (int d = 0; d < p_; ++d) {
-      if (count(d, kB, 0) + count(d, kB, 1) == 2 * m_) continue;
-      make_room(d, std::max(delta(kB, 0, d), delta(kB, 1, d)));
+      if (count(d, Pass::B, 0) + count(d, Pass::B, 1) == 2 * m_) continue;
+      make_room(d, std::max(delta(Pass::B, 0, d), delta(Pass::B, 1, d)));
       (next_backward_chunk(d) == 0 ? chunk0 : chunk1).push_back(d);
     }
     // Chunk 0's backwards travel down (high devices first), then chunk 1's up (low first).
     std::reverse(chunk0.begin(), chunk0.end());
     for (int d : chunk0) {
-      if (!ready(kB, 0, d)) continue;
-      fill_wait(kB, 0, d, true, FillFlag::none);
-      put(kB, 0, d);
+      if (!ready(Pass::B, 0, d)) continue;
+      fill_wait(Pass::B, 0, d, true, FillFlag::none);
+      put(Pass::B, 0, d);
     }
     for (int d : chunk1) {
-      if (!ready(kB, 1, d)) continue;
-      fill_wait(kB, 1, d, fill_.before_b, FillFlag::before_b);
-      put(kB, 1, d);
+      if (!ready(Pass::B, 1, d)) continue;
+      fill_wait(Pass::B, 1, d, fill_.before_b, FillFlag::before_b);
+      put(Pass::B, 1, d);
     }
   }
 
   // Which forward a device runs next; -1: none is ready this round.
   int next_forward_chunk(int d) const {
-    if (count(d, kF, 1) >= count(d, kF, 0)) return 0;
-    if (d == p_ - 1 || count(d + 1, kF, 1) > count(d, kF, 1)) return 1;
-    if (count(d, kF, 0) < m_ && (d == 0 || count(d - 1, kF, 0) > count(d, kF, 0))) return 0;
+    if (count(d, Pass::F, 1) >= count(d, Pass::F, 0)) return 0;
+    if (d == p_ - 1 || count(d + 1, Pass::F, 1) > count(d, Pass::F, 1)) return 1;
+    if (count(d, Pass::F, 0) < m_ && (d == 0 || count(d - 1, Pass::F, 0) > count(d, Pass::F, 0))) return 0;
     return -1;
   }
 
   void forward_step() {
     for (int d = 0; d < p_; ++d) {
-      if (count(d, kF, 1) >= m_) continue;
+      if (count(d, Pass::F, 1) >= m_) continue;
       const int chunk = next_forward_chunk(d);
-      if (chunk < 0 || !ready(kF, chunk, d)) continue;
-      make_room(d, delta(kF, chunk, d));
+      if (chunk < 0 || !ready(Pass::F, chunk, d)) continue;
+      make_room(d, delta(Pass::F, chunk, d));
       while (!leaves_room_for_b(chunk, d) && has_pending(d)) put_w(d);
       if (!leaves_room_for_b(chunk, d)) {
         waited_for_memory_ = true;
         continue;
       }
-      fill_wait(kF, chunk, d, fill_.before_f, FillFlag::before_f);
-      put(kF, chunk, d);
+      fill_wait(Pass::F, chunk, d, fill_.before_f, FillFlag::before_f);
+      put(Pass::F, chunk, d);
     }
   }
 
@@ -379,12 +379,13 @@ class VRun {
   std::vector<std::vector<int>> pending_;
   std::vector<std::size_t> oldest_pending_;
   std::vector<int> chunk0_backwards_, chunk1_backwards_;  // backward_step's devices, kept for their capacity
-  std::vector<std::array<std::array<int, 2>, 3>> count_;  // [device][cat][chunk]: passes placed
-  std::array<std::array<std::vector<Ticks>, 2>, 2> end_;  // [cat F/B][chunk][device * m + mb]
+  // [device][split_index(pass)][chunk]: passes placed
+  std::vector<std::array<std::array<int, 2>, kSplitPassCount>> count_;
+  std::array<std::array<std::vector<Ticks>, 2>, 2> end_;  // [split_index(pass): F, B][chunk][device * m + mb]
   std::vector<std::vector<Action>> order_;
   struct Lane {
-    std::array<Ticks, 3> cost{};    // per cat F/B/W on this device's stage of the chunk
-    std::array<double, 3> delta{};  // memory, likewise
+    std::array<Ticks, kSplitPassCount> cost{};    // per pass F/B/W on this device's stage of the chunk
+    std::array<double, kSplitPassCount> delta{};  // memory, likewise
   };
   std::vector<std::array<Lane, 2>> lanes_;  // [device][chunk]
   std::array<std::vector<Ticks>, 2> link_;  // [chunk][d]: transfer between d and d+1

@@ -6,6 +6,7 @@
 
 #include "sim/core/evaluator.h"
 #include "sim/solver/list_timing.h"
+#include "sim/solver/split_pass.h"
 #include "tests/testing/problems.h"
 
 namespace zb {
@@ -68,7 +69,7 @@ TEST(ListTiming, EqualsTheEvaluatorOverRandomOrdersCostsAndTransfers) {
     const Trace trace = evaluate(problem, order);
     for (const Span& span : trace.spans) {
       if (span.stream != Stream::compute) continue;
-      const int pass = span.pass == Pass::F ? 0 : span.pass == Pass::B ? 1 : 2;
+      const int pass = split_index(span.pass);
       ASSERT_NEAR(timing.end[span.stage][pass][span.microbatch], span.end, 1e-9 * (1 + span.end))
           << "round " << round << " p=" << p << " m=" << m;
     }
