@@ -27,12 +27,12 @@
 #include <string_view>
 
 #include "sim/core/problem_spec.h"
-#include "sim/solver/capped_1f1b.h"
-#include "sim/solver/greedy_schedule.h"
-#include "sim/solver/ilp_order_search.h"
+#include "sim/solver/detail/capped_1f1b.h"
+#include "sim/solver/detail/greedy_schedule.h"
+#include "sim/solver/detail/ilp_order_search.h"
 #include "sim/solver/ilp_solver.h"
-#include "sim/solver/lower_bound.h"
-#include "sim/solver/order_local_search.h"
+#include "sim/solver/detail/lower_bound.h"
+#include "sim/solver/detail/order_local_search.h"
 
 namespace {
 

@@ -21,8 +21,8 @@
 #include "sim/core/schedule.h"
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/frontier.h"
-#include "sim/solver/v_controllable.h"
-#include "sim/solver/zb_v_greedy.h"
+#include "sim/solver/detail/v_controllable.h"
+#include "sim/solver/detail/zb_v_greedy.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Solver benchmarks: zb-auto (8 variants) at paper scale, zb-ilp time to a proof on small problems.
 #include <benchmark/benchmark.h>
 
-#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/detail/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
 #include "sim/core/problem_spec.h"
 

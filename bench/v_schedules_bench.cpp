@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "sim/core/problem_spec.h"
-#include "sim/solver/v_controllable.h"
-#include "sim/solver/zb_v_greedy.h"
+#include "sim/solver/detail/v_controllable.h"
+#include "sim/solver/detail/zb_v_greedy.h"
 
 namespace {
 

@@ -14,10 +14,10 @@
 #include "sim/core/generators/generators.h"
 #include "sim/core/memory.h"
 #include "sim/core/validator.h"
-#include "sim/solver/greedy_schedule.h"
-#include "sim/solver/time_grid.h"
-#include "sim/solver/v_controllable.h"
-#include "sim/solver/zb_v_greedy.h"
+#include "sim/solver/detail/greedy_schedule.h"
+#include "sim/solver/detail/time_grid.h"
+#include "sim/solver/detail/v_controllable.h"
+#include "sim/solver/detail/zb_v_greedy.h"
 
 namespace zb {
 

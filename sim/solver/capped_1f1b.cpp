@@ -1,5 +1,5 @@
 // Memory-capped 1F1B orders and the descent over their warm-up depths.
-#include "sim/solver/capped_1f1b.h"
+#include "sim/solver/detail/capped_1f1b.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "sim/support/error.h"
 #include "sim/core/memory.h"
 #include "sim/core/validator.h"
-#include "sim/solver/list_timing.h"
+#include "sim/solver/detail/list_timing.h"
 
 namespace zb {
 

@@ -1,5 +1,5 @@
 // The memory-aware greedy heuristic: warm-up, one round per microbatch, W in the gaps, W tail.
-#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/detail/greedy_schedule.h"
 
 #include <fmt/format.h>
 
@@ -14,11 +14,11 @@
 #include "sim/core/memory.h"
 #include "sim/core/validator.h"
 #include "sim/core/generators/generators.h"
-#include "sim/solver/list_timing.h"
-#include "sim/solver/lower_bound.h"
-#include "sim/solver/split_1f1b.h"
-#include "sim/solver/time_grid.h"
-#include "sim/solver/split_pass.h"
+#include "sim/solver/detail/list_timing.h"
+#include "sim/solver/detail/lower_bound.h"
+#include "sim/solver/detail/split_1f1b.h"
+#include "sim/solver/detail/time_grid.h"
+#include "sim/solver/detail/split_pass.h"
 
 namespace zb {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/solver/ilp_cbc_module.h"
+#include "sim/solver/detail/ilp_cbc_module.h"
 
 namespace zb {
 

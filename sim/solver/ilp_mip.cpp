@@ -10,8 +10,8 @@
 
 #include "sim/support/child_process.h"
 #include "sim/support/error.h"
-#include "sim/solver/ilp_cbc_module.h"
-#include "sim/solver/ilp_model.h"
+#include "sim/solver/detail/ilp_cbc_module.h"
+#include "sim/solver/detail/ilp_model.h"
 #include "sim/solver/ilp_solver.h"
 
 namespace zb {

@@ -1,5 +1,5 @@
 // Builds the zb-ilp model: end times, order variables, big-M from time windows, memory, span.
-#include "sim/solver/ilp_model.h"
+#include "sim/solver/detail/ilp_model.h"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <limits>
 
 #include "sim/support/error.h"
-#include "sim/solver/list_timing.h"
-#include "sim/solver/split_pass.h"
+#include "sim/solver/detail/list_timing.h"
+#include "sim/solver/detail/split_pass.h"
 
 namespace zb {
 

@@ -1,5 +1,5 @@
 // Branch and bound over in-order schedules: one pass at a time, cut by a per-device program and dominance.
-#include "sim/solver/ilp_order_search.h"
+#include "sim/solver/detail/ilp_order_search.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,8 +11,8 @@
 
 #include "sim/support/error.h"
 #include "sim/solver/head_chain.h"
-#include "sim/solver/list_timing.h"
-#include "sim/solver/split_pass.h"
+#include "sim/solver/detail/list_timing.h"
+#include "sim/solver/detail/split_pass.h"
 
 namespace zb {
 

@@ -12,14 +12,14 @@
 #include "sim/core/memory.h"
 #include "sim/core/validator.h"
 #include "sim/solver/auto_schedule.h"
-#include "sim/solver/capped_1f1b.h"
-#include "sim/solver/greedy_schedule.h"
-#include "sim/solver/ilp_model.h"
-#include "sim/solver/ilp_order_search.h"
-#include "sim/solver/list_timing.h"
-#include "sim/solver/lower_bound.h"
-#include "sim/solver/order_local_search.h"
-#include "sim/solver/split_pass.h"
+#include "sim/solver/detail/capped_1f1b.h"
+#include "sim/solver/detail/greedy_schedule.h"
+#include "sim/solver/detail/ilp_model.h"
+#include "sim/solver/detail/ilp_order_search.h"
+#include "sim/solver/detail/list_timing.h"
+#include "sim/solver/detail/lower_bound.h"
+#include "sim/solver/detail/order_local_search.h"
+#include "sim/solver/detail/split_pass.h"
 
 namespace zb {
 

@@ -1,5 +1,5 @@
 // List scheduling of a split-pass order: repeatedly run every device as far as its inputs allow.
-#include "sim/solver/list_timing.h"
+#include "sim/solver/detail/list_timing.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <limits>
 #include <numeric>
 
-#include "sim/solver/split_pass.h"
+#include "sim/solver/detail/split_pass.h"
 #include "sim/support/error.h"
 
 namespace zb {

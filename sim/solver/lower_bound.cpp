@@ -1,5 +1,5 @@
 // The head lower bound: forwards are all a stage can run before its first gradient comes back.
-#include "sim/solver/lower_bound.h"
+#include "sim/solver/detail/lower_bound.h"
 
 #include <algorithm>
 #include <cmath>

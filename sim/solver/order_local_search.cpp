@@ -1,5 +1,5 @@
 // First-improvement local search over moves of short blocks of actions within a device's order.
-#include "sim/solver/order_local_search.h"
+#include "sim/solver/detail/order_local_search.h"
 
 #include <algorithm>
 #include <array>
@@ -7,9 +7,9 @@
 
 #include "sim/support/error.h"
 #include "sim/core/memory.h"
-#include "sim/solver/list_timing.h"
-#include "sim/solver/time_grid.h"
-#include "sim/solver/split_pass.h"
+#include "sim/solver/detail/list_timing.h"
+#include "sim/solver/detail/time_grid.h"
+#include "sim/solver/detail/split_pass.h"
 
 namespace zb {
 

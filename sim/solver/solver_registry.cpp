@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include "sim/solver/auto_schedule.h"
-#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/detail/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
-#include "sim/solver/v_controllable.h"
-#include "sim/solver/zb_v_greedy.h"
+#include "sim/solver/detail/v_controllable.h"
+#include "sim/solver/detail/zb_v_greedy.h"
 
 namespace zb {
 

@@ -1,5 +1,5 @@
 // 1F1B's order with B and W split, in-flight forwards capped by the limit (see split_1f1b.h).
-#include "sim/solver/split_1f1b.h"
+#include "sim/solver/detail/split_1f1b.h"
 
 #include <algorithm>
 #include <vector>

@@ -1,5 +1,5 @@
 // The decimal time grid of the solvers (see time_grid.h).
-#include "sim/solver/time_grid.h"
+#include "sim/solver/detail/time_grid.h"
 
 #include <fmt/format.h>
 

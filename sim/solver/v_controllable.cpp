@@ -1,7 +1,7 @@
 // Building-block V schedules (see v_controllable.h): the fixed blocks, the steady phase repeated,
 // and v-auto's search over the blocks. Each block's schedule is made on its slot grid
 // (detail/v_grid.h); its peak before the squeeze comes from detail/v_block_peaks.h.
-#include "sim/solver/v_controllable.h"
+#include "sim/solver/detail/v_controllable.h"
 
 #include <fmt/format.h>
 
@@ -17,7 +17,7 @@
 #include "sim/core/validator.h"
 #include "sim/solver/detail/v_block_peaks.h"
 #include "sim/solver/detail/v_grid.h"
-#include "sim/solver/time_grid.h"
+#include "sim/solver/detail/time_grid.h"
 
 namespace zb {
 

@@ -1,7 +1,7 @@
 // The greedy ZB-V scheduler (see zb_v_greedy.h). The algorithm is the official runtime's, read
 // from its description (../shared/V-SCHEDULES.md) and re-derived here: a clock per device, passes
 // placed one at a time in rounds, W used to fill the gaps before passes that must wait.
-#include "sim/solver/zb_v_greedy.h"
+#include "sim/solver/detail/zb_v_greedy.h"
 
 #include <fmt/format.h>
 
@@ -13,8 +13,8 @@
 
 #include "sim/support/error.h"
 #include "sim/core/memory.h"
-#include "sim/solver/split_pass.h"
-#include "sim/solver/time_grid.h"
+#include "sim/solver/detail/split_pass.h"
+#include "sim/solver/detail/time_grid.h"
 
 namespace zb {
 

@@ -27,7 +27,7 @@ def expect(files, code, words):
 
 
 expect({"sim/core/a.h": '#include "sim/support/error.h"\n#include <vector>\n#include "sim/core/b.h"\n'}, 0, ["0 include"])
-expect({"sim/core/a.cpp": 'x\n#include "sim/solver/list_timing.h"\n'}, 1, ["sim/core/a.cpp:2: sim/core -> sim/solver (up)"])
+expect({"sim/core/a.cpp": 'x\n#include "sim/solver/auto_schedule.h"\n'}, 1, ["sim/core/a.cpp:2: sim/core -> sim/solver (up)"])
 expect({"sim/app/plan/a.cpp": '#include "sim/app/sweep/grid.h"\n'}, 1, ["sim/app/plan -> sim/app/sweep (sideways)"])
 expect({"models/a.cpp": '#include "sim/core/problem.h"\n'}, 1, ["models -> sim/core (up)"])
 expect({"exec/cpu/a.cpp": '#include "tests/testing/problems.h"\n'}, 1, ["outside the house"])

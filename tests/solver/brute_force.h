@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sim/support/error.h"
-#include "sim/solver/list_timing.h"
+#include "sim/solver/detail/list_timing.h"
 #include "sim/core/problem.h"
 #include "sim/core/schedule.h"
 

@@ -18,8 +18,8 @@
 #include "sim/core/schedule.h"
 #include "sim/core/validator.h"
 #include "sim/solver/frontier.h"
-#include "sim/solver/greedy_schedule.h"
-#include "sim/solver/time_grid.h"
+#include "sim/solver/detail/greedy_schedule.h"
+#include "sim/solver/detail/time_grid.h"
 
 namespace zb {
 namespace {

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "sim/solver/ilp_solver.h"
-#include "sim/solver/lower_bound.h"
+#include "sim/solver/detail/lower_bound.h"
 #include "tests/solver/brute_force.h"
 #include "tests/solver/solver_test_support.h"
 

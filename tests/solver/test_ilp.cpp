@@ -7,7 +7,7 @@
 #include "sim/support/error.h"
 #include "sim/core/evaluator.h"
 #include "sim/core/generators/generators.h"
-#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/detail/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
 #include "tests/solver/solver_test_support.h"
 #include "sim/core/validator.h"

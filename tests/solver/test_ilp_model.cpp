@@ -1,11 +1,11 @@
 // The ILP model as data: the warm start is feasible, windows and decomposition behave.
 #include <gtest/gtest.h>
 
-#include "sim/solver/greedy_schedule.h"
-#include "sim/solver/ilp_model.h"
-#include "sim/solver/ilp_order_search.h"
-#include "sim/solver/list_timing.h"
-#include "sim/solver/lower_bound.h"
+#include "sim/solver/detail/greedy_schedule.h"
+#include "sim/solver/detail/ilp_model.h"
+#include "sim/solver/detail/ilp_order_search.h"
+#include "sim/solver/detail/list_timing.h"
+#include "sim/solver/detail/lower_bound.h"
 #include "tests/solver/solver_test_support.h"
 
 namespace zb {

@@ -5,8 +5,8 @@
 #include <random>
 
 #include "sim/core/evaluator.h"
-#include "sim/solver/list_timing.h"
-#include "sim/solver/split_pass.h"
+#include "sim/solver/detail/list_timing.h"
+#include "sim/solver/detail/split_pass.h"
 #include "tests/testing/problems.h"
 
 namespace zb {

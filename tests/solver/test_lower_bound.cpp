@@ -5,9 +5,9 @@
 #include "sim/core/evaluator.h"
 #include "sim/core/generators/generators.h"
 #include "sim/solver/auto_schedule.h"
-#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/detail/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
-#include "sim/solver/lower_bound.h"
+#include "sim/solver/detail/lower_bound.h"
 #include "tests/solver/solver_test_support.h"
 #include "tests/testing/problems.h"
 

@@ -4,12 +4,12 @@
 
 #include "sim/core/memory.h"
 #include "sim/core/validator.h"
-#include "sim/solver/capped_1f1b.h"
-#include "sim/solver/greedy_schedule.h"
+#include "sim/solver/detail/capped_1f1b.h"
+#include "sim/solver/detail/greedy_schedule.h"
 #include "sim/solver/ilp_solver.h"
-#include "sim/solver/list_timing.h"
-#include "sim/solver/lower_bound.h"
-#include "sim/solver/order_local_search.h"
+#include "sim/solver/detail/list_timing.h"
+#include "sim/solver/detail/lower_bound.h"
+#include "sim/solver/detail/order_local_search.h"
 #include "tests/solver/solver_test_support.h"
 
 namespace zb {

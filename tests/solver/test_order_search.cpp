@@ -6,8 +6,8 @@
 
 #include "sim/core/memory.h"
 #include "sim/core/validator.h"
-#include "sim/solver/ilp_order_search.h"
-#include "sim/solver/list_timing.h"
+#include "sim/solver/detail/ilp_order_search.h"
+#include "sim/solver/detail/list_timing.h"
 #include "tests/solver/brute_force.h"
 #include "tests/solver/solver_test_support.h"
 

@@ -8,8 +8,8 @@
 #include "sim/core/memory.h"
 #include "sim/core/problem_spec.h"
 #include "sim/core/validator.h"
-#include "sim/solver/greedy_schedule.h"
-#include "sim/solver/split_1f1b.h"
+#include "sim/solver/detail/greedy_schedule.h"
+#include "sim/solver/detail/split_1f1b.h"
 
 namespace zb {
 namespace {

@@ -1,4 +1,4 @@
-// V-Min, V-Half and V-Auto (sim/solver/v_controllable.h): the checks of ../shared/V-SCHEDULES.md.
+// V-Min, V-Half and V-Auto (sim/solver/detail/v_controllable.h): the checks of ../shared/V-SCHEDULES.md.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,8 +13,8 @@
 #include "sim/core/memory.h"
 #include "sim/core/validator.h"
 #include "sim/solver/solver_registry.h"
-#include "sim/solver/time_grid.h"
-#include "sim/solver/v_controllable.h"
+#include "sim/solver/detail/time_grid.h"
+#include "sim/solver/detail/v_controllable.h"
 #include "tests/testing/problems.h"
 
 namespace zb {

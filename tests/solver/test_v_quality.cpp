@@ -15,9 +15,9 @@
 #include "sim/core/evaluator.h"
 #include "sim/core/problem_spec.h"
 #include "sim/core/schedule.h"
-#include "sim/solver/time_grid.h"
-#include "sim/solver/v_controllable.h"
-#include "sim/solver/zb_v_greedy.h"
+#include "sim/solver/detail/time_grid.h"
+#include "sim/solver/detail/v_controllable.h"
+#include "sim/solver/detail/zb_v_greedy.h"
 
 namespace zb {
 namespace {

@@ -8,8 +8,8 @@
 #include "sim/support/error.h"
 #include "sim/core/evaluator.h"
 #include "sim/core/validator.h"
-#include "sim/solver/time_grid.h"
-#include "sim/solver/zb_v_greedy.h"
+#include "sim/solver/detail/time_grid.h"
+#include "sim/solver/detail/zb_v_greedy.h"
 #include "tests/testing/problems.h"
 
 namespace zb {

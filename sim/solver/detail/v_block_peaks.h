@@ -9,7 +9,7 @@
 
 #include "sim/core/problem.h"
 #include "sim/solver/detail/v_kinds.h"
-#include "sim/solver/v_controllable.h"
+#include "sim/solver/detail/v_controllable.h"
 
 namespace zb::detail {
 

@@ -5,7 +5,7 @@
 
 #include "sim/core/problem.h"
 #include "sim/core/schedule.h"
-#include "sim/solver/v_controllable.h"
+#include "sim/solver/detail/v_controllable.h"
 
 namespace zb::detail {
 

@@ -6,7 +6,7 @@
 #include "sim/core/action.h"
 #include "sim/core/memory.h"
 #include "sim/core/problem.h"
-#include "sim/solver/v_controllable.h"
+#include "sim/solver/detail/v_controllable.h"
 
 namespace zb::detail {
 

@@ -8,8 +8,8 @@
 
 #include "sim/core/problem.h"
 #include "sim/core/schedule.h"
-#include "sim/solver/split_pass.h"
-#include "sim/solver/time_grid.h"
+#include "sim/solver/detail/split_pass.h"
+#include "sim/solver/detail/time_grid.h"
 
 namespace zb {
 

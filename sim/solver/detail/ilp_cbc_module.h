@@ -6,7 +6,7 @@
 #include <string>
 
 #include "sim/support/module_loader.h"
-#include "sim/solver/ilp_model.h"
+#include "sim/solver/detail/ilp_model.h"
 #include "sim/solver/ilp_solver.h"
 
 namespace zb {

@@ -9,7 +9,7 @@
 
 #include "sim/core/problem.h"
 #include "sim/core/schedule.h"
-#include "sim/solver/split_pass.h"
+#include "sim/solver/detail/split_pass.h"
 
 namespace zb {
 
