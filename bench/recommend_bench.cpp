@@ -13,7 +13,7 @@
 #include "sim/app/plan/plan_search.h"
 
 int main(int argc, char** argv) {
-  zb::catalog::PlanQuery query;
+  zb::plan::PlanQuery query;
   query.model = "llama3-70b";
   query.hardware = "h100-sxm";
   query.cluster = "8x8-ib400";
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--exhaustive")) query.prune = false;
   }
   const auto start = std::chrono::steady_clock::now();
-  const zb::catalog::PlanSearch search = zb::catalog::search_plans(query);
+  const zb::plan::PlanSearch search = zb::plan::search_plans(query);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("recommend {} on {} GPUs ({}), global batch {}, {} jobs{}{}\n", query.model, search.gpus, query.cluster,
              query.global_batch, query.jobs, query.confirm_simgrid ? ", SimGrid for the top" : "",

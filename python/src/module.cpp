@@ -309,7 +309,7 @@ py::list sweep_grid(const py::object& grid_arg, std::optional<int> jobs_arg) {
 // The object `zbsim recommend --format json` prints, for the same flags.
 py::dict recommend(const std::string& model, const std::string& cluster, int global_batch, const std::string& hardware,
                    std::optional<int> seq, std::optional<int> gpus, int top, std::optional<int> jobs, bool simgrid) {
-  catalog::PlanQuery query;
+  plan::PlanQuery query;
   query.model = model;
   query.cluster = cluster;
   query.hardware = hardware;
@@ -323,7 +323,7 @@ py::dict recommend(const std::string& model, const std::string& cluster, int glo
   nlohmann::json result;
   {
     py::gil_scoped_release release;
-    result = catalog::plan_search_json(catalog::search_plans(query));
+    result = plan::plan_search_json(plan::search_plans(query));
   }
   return python_from_json(result);
 }

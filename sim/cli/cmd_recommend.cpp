@@ -25,7 +25,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-std::string table_text(const catalog::PlanSearch& search) {
+std::string table_text(const plan::PlanSearch& search) {
   std::string out = fmt::format("{} on {} GPUs ({}, {}, {:g} GB each), global batch {}, sequence {}\n",
                                 search.model_label, search.gpus, search.cluster_label, search.hardware_label,
                                 search.device_GB, search.global_batch, search.seq_len);
@@ -86,7 +86,7 @@ int run_recommend(int argc, char** argv) {
   if (format != "table" && format != "json") {
     throw InputError(fmt::format("--format: unknown format '{}' (expected table or json)", format));
   }
-  catalog::PlanQuery query;
+  plan::PlanQuery query;
   query.model = values["model"].as<std::string>();
   query.cluster = values["cluster"].as<std::string>();
   if (values.count("hardware")) query.hardware = values["hardware"].as<std::string>();
@@ -110,16 +110,16 @@ int run_recommend(int argc, char** argv) {
   std::optional<sweep::Progress> progress;
   long shown = 0;
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
-  const catalog::PlanSearch search = catalog::search_plans(query, [&](long done, long total) {
+  const plan::PlanSearch search = plan::search_plans(query, [&](long done, long total) {
     if (!terminal) return;
     if (!progress) progress.emplace(total, true);
     for (; shown < done; ++shown) progress->tick();
   });
   if (progress) progress->finish();
-  if (values.count("svg")) write_file_atomically(values["svg"].as<std::string>(), catalog::pareto_svg(search));
+  if (values.count("svg")) write_file_atomically(values["svg"].as<std::string>(), plan::pareto_svg(search));
   std::string written;
-  if (values.count("out")) written = catalog::write_plan_files(search, values["out"].as<std::string>());
-  std::cout << (format == "json" ? catalog::plan_search_json(search).dump(2) + "\n" : table_text(search));
+  if (values.count("out")) written = plan::write_plan_files(search, values["out"].as<std::string>());
+  std::cout << (format == "json" ? plan::plan_search_json(search).dump(2) + "\n" : table_text(search));
   if (format == "table" && !written.empty()) std::cout << "\nwrote\n" << written;
   return 0;
 }

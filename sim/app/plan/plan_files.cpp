@@ -16,7 +16,7 @@
 #include "sim/formats/svg_text.h"
 #include "sim/formats/torchtitan_settings.h"
 
-namespace zb::catalog {
+namespace zb::plan {
 
 namespace {
 
@@ -86,7 +86,7 @@ std::string write_plan_files(const PlanSearch& search, const std::string& dir) {
     written += path + "\n";
   };
   write("plan.json", search.winner_scenario);
-  const NamedSchedule named = generate_named(best.candidate.schedule, scenario);
+  const catalog::NamedSchedule named = catalog::generate_named(best.candidate.schedule, scenario);
   const std::string csv_path = (std::filesystem::path(dir) / "schedule.csv").string();
   std::string torchtitan;
   try {
@@ -165,4 +165,4 @@ std::string pareto_svg(const PlanSearch& search) {
   return out;
 }
 
-}  // namespace zb::catalog
+}  // namespace zb::plan

@@ -6,7 +6,7 @@
 
 #include "sim/app/plan/plan_search.h"
 
-namespace zb::catalog {
+namespace zb::plan {
 
 // Writes into `dir` (created): plan.json (the scenario), schedule.csv (PyTorch's _load_csv format;
 // left out, with a line in the settings saying why, for a schedule that cannot be exported),
@@ -20,4 +20,4 @@ std::string megatron_settings(const PlanCandidate& plan, int global_batch, int s
 // Step throughput (samples/s/GPU) against memory per device: every Pareto plan, the winner marked.
 std::string pareto_svg(const PlanSearch& search);
 
-}  // namespace zb::catalog
+}  // namespace zb::plan

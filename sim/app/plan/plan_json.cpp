@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace zb::catalog {
+namespace zb::plan {
 
 namespace {
 
@@ -52,4 +52,4 @@ nlohmann::json plan_search_json(const PlanSearch& search) {
   return out;
 }
 
-}  // namespace zb::catalog
+}  // namespace zb::plan

@@ -6,10 +6,10 @@
 
 #include "sim/app/plan/plan_search.h"
 
-namespace zb::catalog {
+namespace zb::plan {
 
 // {model, hardware, cluster, gpus, global_batch, seq_len, device_GB, search {candidates,
 // pruned_memory, pruned_bound, evaluated, over_limit, unsupported}, top [...], pareto [...]}.
 nlohmann::json plan_search_json(const PlanSearch& search);
 
-}  // namespace zb::catalog
+}  // namespace zb::plan

@@ -25,7 +25,7 @@
 #include "sim/support/time_units.h"
 #include "sim/app/catalog/preset_files.h"
 
-namespace zb::catalog {
+namespace zb::plan {
 
 namespace {
 
@@ -79,7 +79,7 @@ struct Evaluated {
   double memory_GB = 0;
 };
 
-double extra(const ResultRow& row, const std::string& key) {
+double extra(const catalog::ResultRow& row, const std::string& key) {
   for (const auto& [name, value] : row.extras) {
     if (name == key) return value;
   }
@@ -91,7 +91,7 @@ std::string hardware_for_cluster(const nlohmann::json& cluster, const std::strin
   const double tflops = cluster.value("gpu_tflops", 0.0);
   std::vector<std::string> matches;
   for (const std::string& name : models::preset_names("hardware")) {
-    const auto preset = models::resolve_preset("hardware", name, {}, "--hardware", read_preset_file);
+    const auto preset = models::resolve_preset("hardware", name, {}, "--hardware", catalog::read_preset_file);
     if (preset.object.value("peak_tflops_bf16", -1.0) == tflops) matches.push_back(name);
   }
   if (matches.size() == 1) return matches.front();
@@ -198,10 +198,10 @@ Resolved resolve_query(const PlanQuery& query) {
   }
   if (query.jobs < 1) throw InputError(fmt::format("--jobs: {} (expected 1 or more)", query.jobs));
   Resolved r;
-  r.model = models::resolve_preset("transformers", query.model, {}, "--model", read_preset_file);
-  r.cluster = models::resolve_preset("clusters", query.cluster, {}, "--cluster", read_preset_file);
+  r.model = models::resolve_preset("transformers", query.model, {}, "--model", catalog::read_preset_file);
+  r.cluster = models::resolve_preset("clusters", query.cluster, {}, "--cluster", catalog::read_preset_file);
   r.hardware = query.hardware.empty() ? hardware_for_cluster(r.cluster.object, query.cluster) : query.hardware;
-  r.hardware_preset = models::resolve_preset("hardware", r.hardware, {}, "--hardware", read_preset_file);
+  r.hardware_preset = models::resolve_preset("hardware", r.hardware, {}, "--hardware", catalog::read_preset_file);
   const int nodes = r.cluster.object.value("nodes", 1);
   r.per_node = r.cluster.object.value("gpus_per_node", 1);
   r.gpus = query.gpus.value_or(nodes * r.per_node);
@@ -268,8 +268,8 @@ std::vector<Shape> enumerate_shapes(const PlanQuery& query, const Resolved& reso
             if ((sharding != "none") != (dp > 1)) continue;
             for (const std::string& split : kSplitKinds) {
               if (pp == 1 && split != kSplitKinds.front()) continue;  // one stage: nothing to split
-              for (const std::string& name : generators().names()) {
-                const GeneratorInfo& info = generators().get(name);
+              for (const std::string& name : catalog::generators().names()) {
+                const GeneratorInfo& info = catalog::generators().get(name);
                 if (info.long_running) continue;  // the ILP: seconds per point; zb-auto is its heuristic
                 // Without a pipeline every schedule is gradient accumulation: 1F1B stands for them all.
                 if (pp == 1 && name != "1f1b") continue;
@@ -363,7 +363,7 @@ std::vector<Task> order_tasks(const PlanQuery& query, const std::vector<Shape>& 
 Evaluated evaluate_task(const Task& task, const Shape& shape, const Derived& derived) {
   Evaluated e;
   const Scenario& scenario = *derived.scenario;
-  const ResultRow row = run_generator_row(task.schedule, scenario, EngineOptions{}, nullptr);
+  const catalog::ResultRow row = catalog::run_generator_row(task.schedule, scenario, catalog::EngineOptions{}, nullptr);
   e.status = row.status;
   e.reason = row.reason;
   e.memory_GB = extra(row, "memory_GB");
@@ -482,11 +482,11 @@ Evaluation evaluate_tasks(const PlanQuery& query, const std::vector<Shape>& shap
 void confirm_on_simgrid(const PlanQuery& query, const std::string& hardware, std::vector<PlanResult>& top) {
   for (PlanResult& r : top) {
     Scenario scenario = candidate_scenario(query, hardware, r.candidate);
-    EngineOptions simgrid;
+    catalog::EngineOptions simgrid;
     simgrid.engine = "simgrid";
     simgrid.cluster = scenario_cluster_file(scenario);
     try {
-      const ResultRow row = run_generator_row(r.candidate.schedule, scenario, simgrid, nullptr);
+      const catalog::ResultRow row = catalog::run_generator_row(r.candidate.schedule, scenario, simgrid, nullptr);
       if (row.has_metrics) r.simgrid_step_time_s = extra(row, "step_time") * seconds_per(scenario.spec.time_unit);
     } catch (const InputError&) {
       // A shape SimGrid cannot run (more devices than its limit): the evaluator's figure stands.
@@ -537,11 +537,11 @@ PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, l
   auto& ok = found.ok;
   std::sort(ok.begin(), ok.end(), [](const auto& x, const auto& y) { return better(x.first, y.first, x.second, y.second); });
   for (std::size_t k = 0; k < ok.size() && k < static_cast<std::size_t>(query.top); ++k) search.top.push_back(ok[k].first);
-  if (query.confirm_simgrid && simgrid_available()) confirm_on_simgrid(query, resolved.hardware, search.top);
+  if (query.confirm_simgrid && catalog::simgrid_available()) confirm_on_simgrid(query, resolved.hardware, search.top);
   for (std::size_t k = 1; k < search.top.size(); ++k) search.top[k].loses_because = loses_because(search.top[0], search.top[k]);
   search.pareto = pareto_front(ok);
   search.winner_scenario = plan_scenario_json(query, resolved.hardware, search.top.front().candidate).dump(2) + "\n";
   return search;
 }
 
-}  // namespace zb::catalog
+}  // namespace zb::plan

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace zb::catalog {
+namespace zb::plan {
 
 struct PlanQuery {
   std::string model;     // a transformer preset name or path
@@ -86,4 +86,4 @@ nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& har
 // InputError naming the closest candidate and why it missed.
 PlanSearch search_plans(const PlanQuery& query, const std::function<void(long, long)>& progress = {});
 
-}  // namespace zb::catalog
+}  // namespace zb::plan

@@ -32,7 +32,7 @@
 #include "sim/core/memory.h"
 #include "sim/solver/head_chain.h"
 
-namespace zb::catalog {
+namespace zb::plan {
 
 StepBound step_time_bound(const Problem& problem) {
   StepBound out;
@@ -64,4 +64,4 @@ StepBound step_time_bound(const Problem& problem) {
   return out;
 }
 
-}  // namespace zb::catalog
+}  // namespace zb::plan

@@ -15,8 +15,8 @@ namespace {
 
 const std::string kData = std::string(ZB_SOURCE_DIR) + "/tests/app/plan/data/";
 
-catalog::PlanQuery tiny_query(int gpus, int global_batch) {
-  catalog::PlanQuery query;
+plan::PlanQuery tiny_query(int gpus, int global_batch) {
+  plan::PlanQuery query;
   query.model = kData + "tiny-llama.json";
   query.hardware = kData + "small-gpu.json";
   query.cluster = kData + "16x4-ib200.json";
@@ -26,7 +26,7 @@ catalog::PlanQuery tiny_query(int gpus, int global_batch) {
   return query;
 }
 
-std::vector<std::pair<std::string, double>> ranking(const catalog::PlanSearch& search) {
+std::vector<std::pair<std::string, double>> ranking(const plan::PlanSearch& search) {
   std::vector<std::pair<std::string, double>> out;
   for (const auto& r : search.top) out.emplace_back(r.candidate.label(), r.step_time_s);
   return out;
@@ -35,10 +35,10 @@ std::vector<std::pair<std::string, double>> ranking(const catalog::PlanSearch& s
 TEST(PlanSearch, PrunedSearchFindsTheExhaustiveTopTen) {
   // The last two: few microbatches per pipeline, where the bound's ramp term does the pruning.
   for (const auto& [gpus, batch] : {std::pair{8, 16}, std::pair{4, 8}, std::pair{16, 8}, std::pair{8, 4}}) {
-    catalog::PlanQuery query = tiny_query(gpus, batch);
-    const catalog::PlanSearch pruned = catalog::search_plans(query);
+    plan::PlanQuery query = tiny_query(gpus, batch);
+    const plan::PlanSearch pruned = plan::search_plans(query);
     query.prune = false;
-    const catalog::PlanSearch exhaustive = catalog::search_plans(query);
+    const plan::PlanSearch exhaustive = plan::search_plans(query);
     ASSERT_EQ(pruned.top.size(), 10u);
     EXPECT_EQ(ranking(pruned), ranking(exhaustive)) << gpus << " GPUs, batch " << batch;
     // Pruning did something, and the exhaustive run evaluated every buildable candidate.
@@ -65,10 +65,10 @@ TEST(PlanSearch, PrunedSearchFindsTheExhaustiveTopTen) {
 // terms bite (pp up to 8 with m from 2 to 16).
 TEST(PlanSearch, NoEvaluatedPlanBeatsItsBound) {
   for (const auto& [gpus, batch] : {std::pair{8, 16}, std::pair{8, 4}, std::pair{16, 8}, std::pair{4, 8}}) {
-    catalog::PlanQuery query = tiny_query(gpus, batch);
+    plan::PlanQuery query = tiny_query(gpus, batch);
     query.prune = false;
     query.top = 1 << 20;  // every plan that fits
-    const catalog::PlanSearch all = catalog::search_plans(query);
+    const plan::PlanSearch all = plan::search_plans(query);
     ASSERT_GT(all.top.size(), 50u);
     int ramp_bites = 0;
     for (const auto& r : all.top) {
@@ -82,7 +82,7 @@ TEST(PlanSearch, NoEvaluatedPlanBeatsItsBound) {
 }
 
 TEST(PlanSearch, ParetoPlansAreNotDominated) {
-  const catalog::PlanSearch search = catalog::search_plans(tiny_query(8, 16));
+  const plan::PlanSearch search = plan::search_plans(tiny_query(8, 16));
   ASSERT_FALSE(search.pareto.empty());
   for (std::size_t k = 1; k < search.pareto.size(); ++k) {
     EXPECT_GT(search.pareto[k].memory_GB, search.pareto[k - 1].memory_GB);
@@ -92,20 +92,20 @@ TEST(PlanSearch, ParetoPlansAreNotDominated) {
 }
 
 TEST(PlanSearch, SameAnswerForAnyJobCount) {
-  catalog::PlanQuery query = tiny_query(8, 16);
+  plan::PlanQuery query = tiny_query(8, 16);
   query.jobs = 1;
-  const catalog::PlanSearch one = catalog::search_plans(query);
+  const plan::PlanSearch one = plan::search_plans(query);
   query.jobs = 3;
-  const catalog::PlanSearch three = catalog::search_plans(query);
+  const plan::PlanSearch three = plan::search_plans(query);
   EXPECT_EQ(ranking(one), ranking(three));
   EXPECT_EQ(one.evaluated, three.evaluated);
   EXPECT_EQ(one.pruned_bound, three.pruned_bound);
   EXPECT_EQ(one.winner_scenario, three.winner_scenario);
-  EXPECT_EQ(catalog::pareto_svg(one), catalog::pareto_svg(three));
+  EXPECT_EQ(plan::pareto_svg(one), plan::pareto_svg(three));
 }
 
 TEST(PlanSearch, WinnerScenarioNamesTheWinningPlan) {
-  const catalog::PlanSearch search = catalog::search_plans(tiny_query(8, 16));
+  const plan::PlanSearch search = plan::search_plans(tiny_query(8, 16));
   const auto scenario = nlohmann::json::parse(search.winner_scenario);
   const auto& best = search.top.front().candidate;
   EXPECT_EQ(scenario["tensor_parallel"], best.tp);
@@ -119,26 +119,26 @@ TEST(PlanSearch, WinnerScenarioNamesTheWinningPlan) {
 
 TEST(PlanSearch, ErrorsNameTheFlagAndValue) {
   using testing::error_of;
-  catalog::PlanQuery query = tiny_query(8, 16);
+  plan::PlanQuery query = tiny_query(8, 16);
   query.model = "no-such-model";
-  EXPECT_NE(error_of([&] { catalog::search_plans(query); }).find("no-such-model"), std::string::npos);
+  EXPECT_NE(error_of([&] { plan::search_plans(query); }).find("no-such-model"), std::string::npos);
   query = tiny_query(8, 16);
   query.cluster = "no-such-cluster";
-  EXPECT_NE(error_of([&] { catalog::search_plans(query); }).find("no-such-cluster"), std::string::npos);
+  EXPECT_NE(error_of([&] { plan::search_plans(query); }).find("no-such-cluster"), std::string::npos);
   // 64 GPUs and 8 layers of tensor degree at most 4: dp >= 2, which 3 sequences cannot split into.
   query = tiny_query(64, 3);
-  EXPECT_NE(error_of([&] { catalog::search_plans(query); }).find("--global-batch: 3 is not divisible"), std::string::npos);
+  EXPECT_NE(error_of([&] { plan::search_plans(query); }).find("--global-batch: 3 is not divisible"), std::string::npos);
   query = tiny_query(100, 16);
-  EXPECT_NE(error_of([&] { catalog::search_plans(query); }).find("--gpus: 100"), std::string::npos);
+  EXPECT_NE(error_of([&] { plan::search_plans(query); }).find("--gpus: 100"), std::string::npos);
   // Two hardware presets have the cluster's 312 TFLOPS: the user must choose.
   query = tiny_query(8, 16);
   query.hardware.clear();
-  const std::string ambiguous = error_of([&] { catalog::search_plans(query); });
+  const std::string ambiguous = error_of([&] { plan::search_plans(query); });
   EXPECT_NE(ambiguous.find("--hardware"), std::string::npos) << ambiguous;
   EXPECT_NE(ambiguous.find("a100-80gb-pcie"), std::string::npos) << ambiguous;
   // One GPU of 3 GB cannot hold the model's 3.4 GB of training state: the closest candidate is named.
   query = tiny_query(1, 4);
-  const std::string nothing = error_of([&] { catalog::search_plans(query); });
+  const std::string nothing = error_of([&] { plan::search_plans(query); });
   EXPECT_NE(nothing.find("nothing fits"), std::string::npos) << nothing;
   EXPECT_NE(nothing.find("closest: pp1 tp1 dp1"), std::string::npos) << nothing;
 }
@@ -147,18 +147,18 @@ TEST(PlanSearch, ErrorsNameTheFlagAndValue) {
 // A split that Megatron's first/last-stage flags cannot state is written as its layout string
 // (10 layers evenly over 4 stages: 3, 3, 2, 2; the middle stages differ).
 TEST(PlanFiles, MegatronGetsTheLayoutStringWhenTheMiddleStagesDiffer) {
-  catalog::PlanCandidate plan;
+  plan::PlanCandidate plan;
   plan.pp = 4;
   plan.placement = "linear";
   plan.schedule = "1f1b";
   plan.split = "even";
   plan.recompute = "none";
   plan.sharding = "none";
-  const std::string flags = catalog::megatron_settings(plan, 64, 4096, 10);
+  const std::string flags = plan::megatron_settings(plan, 64, 4096, 10);
   EXPECT_NE(flags.find("--pipeline-model-parallel-layout Et*3|t*3|t*2|t*2L\n"), std::string::npos) << flags;
   EXPECT_EQ(flags.find("--decoder-first-pipeline-num-layers"), std::string::npos) << flags;
   // 9 layers: 3, 2, 2, 2 is stated by the first-stage flag, no layout needed.
-  const std::string even_middle = catalog::megatron_settings(plan, 64, 4096, 9);
+  const std::string even_middle = plan::megatron_settings(plan, 64, 4096, 9);
   EXPECT_NE(even_middle.find("--decoder-first-pipeline-num-layers 3"), std::string::npos) << even_middle;
   EXPECT_EQ(even_middle.find("--pipeline-model-parallel-layout"), std::string::npos) << even_middle;
 }

@@ -25,20 +25,20 @@ double step_time(const catalog::ResultRow& row) {
 // for 2 forwards before that B: it idles 5.
 TEST(StepBound, UnitCostsClosedForm) {
   ProblemSpec spec = testing::uniform_spec(4, 4);
-  catalog::StepBound bound = catalog::step_time_bound(spec.build());
+  plan::StepBound bound = plan::step_time_bound(spec.build());
   EXPECT_DOUBLE_EQ(bound.compute, 12);
   EXPECT_DOUBLE_EQ(bound.bound, 15);
   spec.mem_limit = MemoryLimit{2, false};
-  bound = catalog::step_time_bound(spec.build());
+  bound = plan::step_time_bound(spec.build());
   EXPECT_NEAR(bound.bound, 17, 1e-6);  // less fits_limit's tolerance
   // Transfers lengthen the chain (6 boundaries crossed, 0.5 each) and the update adds to the device.
   spec.mem_limit.reset();
   spec.t_comm = {0.5};
   spec.t_opt = {2};
-  EXPECT_DOUBLE_EQ(catalog::step_time_bound(spec.build()).bound, 12 + (10 - 4) + 2);
+  EXPECT_DOUBLE_EQ(plan::step_time_bound(spec.build()).bound, 12 + (10 - 4) + 2);
   // With m = 8 the forwards fill the ramp: the bound is the compute and the update.
   ProblemSpec long_run = testing::uniform_spec(4, 8);
-  EXPECT_DOUBLE_EQ(catalog::step_time_bound(long_run.build()).bound, 24);
+  EXPECT_DOUBLE_EQ(plan::step_time_bound(long_run.build()).bound, 24);
 }
 
 TEST(StepBound, NoGeneratorRunsBelowIt) {
@@ -75,7 +75,7 @@ TEST(StepBound, NoGeneratorRunsBelowIt) {
           continue;  // the generator cannot build this problem (limit too small, m too short for its shape)
         }
         if (row.status != "ok") continue;
-        const catalog::StepBound bound = catalog::step_time_bound(problem);
+        const plan::StepBound bound = plan::step_time_bound(problem);
         EXPECT_GE(step_time(row), bound.bound * (1 - 1e-12))
             << name << " p=" << problem.devices << " m=" << problem.microbatches << " v=" << problem.chunks;
         ++rows;

@@ -4,7 +4,7 @@
 
 #include "sim/core/problem.h"
 
-namespace zb::catalog {
+namespace zb::plan {
 
 struct StepBound {
   double compute = 0;  // the busiest device's F, B and W per step
@@ -15,4 +15,4 @@ struct StepBound {
 // problem's memory limit); with overlap > 0 two passes may share a device and it is 0.
 StepBound step_time_bound(const Problem& problem);
 
-}  // namespace zb::catalog
+}  // namespace zb::plan
