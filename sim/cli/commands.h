@@ -13,5 +13,6 @@ int run_sweep(int argc, char** argv);
 int run_plot(int argc, char** argv);
 int run_partition(int argc, char** argv);
 int run_recommend(int argc, char** argv);
+int run_validate(int argc, char** argv);   // with zb_validate
 
 }  // namespace zb::cli

@@ -15,6 +15,7 @@ constexpr zb::cli::Subcommand kSubcommands[] = {
     {"partition", "the layer split that runs a schedule fastest within device memory, with torchtitan and Megatron settings", zb::cli::run_partition},
     {"plot", "SVG charts from sweep results: bubble vs m, throughput, peak memory", zb::cli::run_plot},
     {"recommend", "the fastest plans for a model, cluster and global batch: pp, tp, dp, schedule, recompute", zb::cli::run_recommend},
+    {"validate", "predictions against measured training runs (a CSV): errors per source and GPU, rank agreement", zb::cli::run_validate},
 };
 
 }  // namespace

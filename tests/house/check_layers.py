@@ -2,7 +2,7 @@
 """Fails on an #include that goes up a floor or sideways between rooms of one floor.
 
 The floors, bottom up (docs/design.md draws them): models < sim < {exec, gui, python}; inside sim,
-support < core < formats < solver < simgrid < app (catalog < {plan, sweep}) < cli (common < zbsim).
+support < core < formats < solver < simgrid < app (catalog < {plan, sweep, validate}) < cli (common < zbsim).
 A file may include its own folder, any folder on a lower floor, and third-party headers; a
 folder's detail/ headers are for that folder alone. Tests, benchmarks and scripts sit outside the
 house and may include anything. Exit 0 when every include
@@ -24,6 +24,7 @@ FLOORS = {
     "sim/app/catalog": 6,
     "sim/app/plan": 7,
     "sim/app/sweep": 7,
+    "sim/app/validate": 7,
     "sim/cli/common": 8,
     "sim/cli": 9,
     "exec/runtime": 10,

@@ -1,0 +1,148 @@
+// From a measured row's columns to a scenario: what each framework does where the row is silent.
+#include "sim/app/validate/row_scenario.h"
+
+#include <fmt/format.h>
+
+#include "sim/app/validate/detail/row_cells.h"
+#include "sim/support/error.h"
+#include "sim/app/validate/row_machine.h"
+
+namespace zb::validate {
+
+namespace {
+
+struct Degrees {
+  int tp = 0, pp = 0, vp = 1, cp = 1, dp = 0, fsdp = 0, mbs = 0, gbs = 0, gpus = 0;
+};
+
+Degrees degrees(const MeasuredRow& row, std::string_view file) {
+  const auto get = [&](std::string_view column, int otherwise) { return whole_cell(row, column, file).value_or(otherwise); };
+  Degrees d;
+  d.tp = get("tp", 0);
+  d.pp = get("pp", 0);
+  d.vp = std::max(1, get("vp", 1));
+  d.cp = std::max(1, get("cp", 1));
+  d.dp = get("dp", 0);
+  d.fsdp = get("fsdp", 0);
+  d.mbs = get("mbs", 0);
+  d.gbs = get("gbs", 0);
+  d.gpus = get("gpus", 0);
+  return d;
+}
+
+// The zbsim generator of the row's schedule; "" when the row does not say (pp > 1) or zbsim has
+// none.
+std::string generator_of(const std::string& schedule, int pp) {
+  if (pp == 1 && (schedule.empty() || schedule == "none")) return "1f1b";  // no pipeline: any schedule
+  if (schedule == "1f1b") return "1f1b";
+  if (schedule == "interleaved-1f1b") return "1f1b-i";
+  if (schedule == "zb-i") return "zb-i";
+  return "";
+}
+
+// Optimizer sharding without parameter sharding: NeMo and Megatron-Bridge run Megatron's
+// distributed optimizer (ZeRO-1); Megatron-DeepSpeed's BLOOM runs ZeRO-1 unless a note says
+// stage 0; SC21's scripts use plain DDP (--DDP-impl local/torch).
+std::string sharding_of(const MeasuredRow& row, const Degrees& d, std::vector<std::string>& assumptions) {
+  const std::string& framework = row.cell("framework");
+  const std::string& notes = row.cell("notes");
+  if (d.dp <= 1) return "none";
+  if (framework.starts_with("nemo")) return "zero-1";
+  if (framework == "megatron-deepspeed") return contains(notes, "ZeRO stage 0") ? "none" : "zero-1";
+  if (framework == "megatron-lm" && contains(notes, "Megatron-Core")) {
+    assumptions.push_back("distributed optimizer (ZeRO-1) assumed for Megatron-Core");
+    return "zero-1";
+  }
+  return "none";
+}
+
+// Flash attention: every NeMo, Megatron-Core and torchtitan run; not the 2021-2022 Megatron-LM
+// and Megatron-DeepSpeed runs.
+bool flash_attention_of(const MeasuredRow& row) {
+  const std::string& framework = row.cell("framework");
+  return framework.starts_with("nemo") || framework == "torchtitan" || contains(row.cell("notes"), "Megatron-Core");
+}
+
+}  // namespace
+
+RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
+  RowScenario out;
+  const Degrees d = degrees(row, file);
+  auto& why = out.uncovered;
+  auto& assumptions = out.assumptions;
+  if (!row.cell("moe_experts").empty()) why.push_back("mixture of experts (the MoE issue)");
+  const std::string& precision = row.cell("precision");
+  if (precision == "fp8" || precision == "fp8-cs") why.push_back("FP8 precision (no FP8 GEMM rate in the cost model yet)");
+  else if (precision.empty()) assumptions.push_back("16-bit precision (the source says mixed precision)");
+  else if (precision != "bf16" && precision != "fp16") why.push_back(fmt::format("precision '{}'", excerpt(precision)));
+  if (d.cp > 1) why.push_back("context parallelism (not in the cost model yet)");
+  if (d.fsdp > 1) why.push_back("FSDP / ZeRO-3 parameter sharding (its gathers are not priced yet)");
+  const RowMachine machine = row_machine(row);
+  if (!machine.uncovered.empty()) why.push_back(machine.uncovered);
+  out.cluster_key = fmt::format("{} {}", row.cell("gpu"), row.cell("interconnect"));
+  out.model = row_model(row, std::max(d.tp, 1), file);
+  if (!out.model.uncovered.empty()) why.push_back(out.model.uncovered);
+  assumptions.insert(assumptions.end(), out.model.assumptions.begin(), out.model.assumptions.end());
+  if (d.tp == 0 || d.pp == 0 || d.dp == 0) why.push_back("tp, pp or dp not given");
+  if (d.mbs == 0) why.push_back("microbatch size not given");
+  if (d.gbs == 0) why.push_back("global batch not given");
+  out.schedule = generator_of(row.cell("schedule"), d.pp);
+  if (d.pp > 1 && out.schedule.empty()) {
+    why.push_back(row.cell("schedule").empty() ? "schedule not given (pp > 1)"
+                                               : fmt::format("schedule '{}'", excerpt(row.cell("schedule"))));
+  }
+  if (d.tp > 0 && d.pp > 0 && d.dp > 0 && d.gpus > 0 && d.tp * d.pp * d.cp * d.dp != d.gpus) {
+    why.push_back(fmt::format("tp x pp x cp x dp = {} but gpus = {}", d.tp * d.pp * d.cp * d.dp, d.gpus));
+  }
+  const long per_step = static_cast<long>(d.mbs) * d.dp;
+  if (per_step > 0 && d.gbs > 0 && d.gbs % per_step != 0) {
+    why.push_back(fmt::format("gbs {} is not a multiple of mbs x dp = {}", d.gbs, per_step));
+  }
+  if (!why.empty()) return out;
+
+  const bool interleaved = out.schedule == "1f1b-i" || out.schedule == "zb-i";
+  const int chunks = interleaved ? d.vp : 1;
+  if (interleaved && chunks < 2) {
+    why.push_back("an interleaved schedule with vp < 2");
+    return out;
+  }
+  if (out.model.layers % (d.pp * chunks) != 0) {
+    assumptions.push_back(fmt::format("{} layers over {} stages: the first stages take one more", out.model.layers,
+                                      d.pp * chunks));
+  }
+  std::string recompute = row.cell("recompute");
+  if (recompute.empty()) {
+    recompute = "none";
+    assumptions.push_back("no recomputation (not stated)");
+  }
+  bool sequence_parallel = row.cell("sequence_parallel") == "1";
+  if (row.cell("sequence_parallel").empty() && d.tp > 1) {
+    sequence_parallel = row.cell("framework").starts_with("nemo") || row.cell("framework") == "torchtitan";
+    assumptions.push_back(fmt::format("sequence parallel {} (not stated)", sequence_parallel ? "on" : "off"));
+  }
+  nlohmann::json s;
+  s["name"] = row.id();
+  s["description"] = fmt::format("{} on {} GPUs ({})", row.cell("model"), d.gpus, row.cell("source"));
+  s["model"] = out.model.object;
+  s["hardware"] = machine.hardware;
+  s["cluster"] = machine.cluster;
+  s["microbatch_size"] = d.mbs;
+  s["split"] = row.cell("notes").find("type:transformer|embed") != std::string::npos ? "paper" : "even";
+  s["flash_attention"] = flash_attention_of(row);
+  s["tensor_parallel"] = d.tp;
+  s["sequence_parallel"] = sequence_parallel;
+  s["data_parallel"] = d.dp;
+  s["sharding"] = sharding_of(row, d, assumptions);
+  s["recompute"] = recompute;
+  // The row ran: its memory is judged apart from its time (validation.h), so no limit here.
+  s["problem"] = {{"p", d.pp},
+                  {"m", d.gbs / per_step},
+                  {"chunks", chunks},
+                  {"placement", interleaved ? "interleaved" : "linear"},
+                  {"mem_limit", 1e9}};
+  s["schedules"] = nlohmann::json::array({out.schedule});
+  out.scenario = std::move(s);
+  return out;
+}
+
+}  // namespace zb::validate
