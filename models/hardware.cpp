@@ -20,22 +20,53 @@ Link link_from_json(const nlohmann::json& object, std::string_view source) {
   return link;
 }
 
+namespace {
+
+// The efficiency fields `object` gives, over `base`.
+Efficiencies efficiencies_over(const Efficiencies& base, const nlohmann::json& object, std::string_view source) {
+  Efficiencies e = base;
+  e.gemm_sustained_fraction = fraction_field_or(object, "gemm_sustained_fraction", source, e.gemm_sustained_fraction);
+  e.memory_sustained_fraction =
+      fraction_field_or(object, "memory_sustained_fraction", source, e.memory_sustained_fraction);
+  e.kernel_overhead_us = number_field_or(object, "kernel_overhead_us", source, 0, e.kernel_overhead_us);
+  e.collective_efficiency = fraction_field_or(object, "collective_efficiency", source, e.collective_efficiency);
+  return e;
+}
+
+// A preset's fitted efficiencies: the four values and where they came from (documentation).
+Efficiencies calibration_from_json(const nlohmann::json& object, std::string_view source) {
+  const std::string context = fmt::format("{}: field 'calibration'", source);
+  if (!object.is_object()) throw InputError(fmt::format("{}: expected an object", context));
+  check_known_fields(object,
+                     {"gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
+                      "collective_efficiency", "fitted_on", "cross_validation", "command"},
+                     context);
+  for (const char* key : {"gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
+                          "collective_efficiency", "fitted_on", "cross_validation"}) {
+    if (!object.contains(key)) throw InputError(fmt::format("{}: missing field '{}'", context, key));
+  }
+  return efficiencies_over(Efficiencies{}, object, context);
+}
+
+}  // namespace
+
 HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view source,
-                                const std::filesystem::path& base_dir, const ReadJsonFile& read) {
+                                const std::filesystem::path& base_dir, const ReadJsonFile& read, CostModel cost_model) {
   if (!object.is_object()) throw InputError(fmt::format("{}: hardware must be a JSON object", source));
   check_known_fields(object,
                      {"name", "description", "peak_tflops_bf16", "memory_bandwidth_GBps", "sm_count",
-                      "gemm_sustained_fraction", "memory_sustained_fraction", "memory_GB", "reserved_GB", "nvlink",
-                      "gpus_per_node", "nic"},
+                      "gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
+                      "collective_efficiency", "calibration", "memory_GB", "reserved_GB", "nvlink", "gpus_per_node",
+                      "nic"},
                      source);
   HardwareSpec spec;
   spec.name = string_field_or(object, "name", source, "");
   spec.peak_tflops_bf16 = number_field(object, "peak_tflops_bf16", source, 1e-9);
   spec.memory_bandwidth_GBps = number_field(object, "memory_bandwidth_GBps", source, 1e-9);
   spec.sm_count = int_field(object, "sm_count", source, 1);
-  spec.gemm_sustained_fraction = fraction_field_or(object, "gemm_sustained_fraction", source, kGemmSustainedFraction);
-  spec.memory_sustained_fraction =
-      fraction_field_or(object, "memory_sustained_fraction", source, kMemorySustainedFraction);
+  const Efficiencies calibrated =
+      object.contains("calibration") ? calibration_from_json(object["calibration"], source) : Efficiencies{};
+  spec.efficiency = efficiencies_over(cost_model == CostModel::calibrated ? calibrated : Efficiencies{}, object, source);
   spec.memory_GB = number_field(object, "memory_GB", source, 1e-9);
   spec.reserved_GB = number_field_or(object, "reserved_GB", source, 0, 0);
   spec.gpus_per_node = int_field_or(object, "gpus_per_node", source, 1, 8);

@@ -21,19 +21,35 @@ struct Link {
 
 // The share of a datasheet peak that a tuned library kernel sustains on a large, perfectly tiled
 // problem (main-loop prologue and epilogue, clocks under a sustained load). Not on any datasheet:
-// an assumption stated once here, the same for every GPU, never fitted to a throughput table; a
-// preset or a scenario may override it (`gemm_sustained_fraction`, `memory_sustained_fraction`).
+// the roofline's assumption, stated once here, the same for every GPU; a preset's "calibration"
+// replaces it with values fitted to measured runs (Efficiencies below).
 // What the shape of a GEMM costs on top (tile and wave quantisation) is models/detail/kernel_time.h.
 inline constexpr double kGemmSustainedFraction = 0.8;
 inline constexpr double kMemorySustainedFraction = 0.9;
+
+// What a roofline leaves out, as a GPU and its software stack show it: the share of the peaks its
+// GEMM and memory-bound kernels sustain, a fixed cost per kernel (launch, framework dispatch,
+// prologue; what makes small kernels slow) and the share of a link's bandwidth its ring collectives
+// reach (NCCL's bus bandwidth over the link's). The defaults are the roofline (--cost-model
+// roofline); a preset's "calibration" object holds values fitted to tests/data/measured/ with the
+// rows and cross-validated error they came from (zbsim calibrate-model).
+struct Efficiencies {
+  double gemm_sustained_fraction = kGemmSustainedFraction;
+  double memory_sustained_fraction = kMemorySustainedFraction;
+  double kernel_overhead_us = 0;
+  double collective_efficiency = 1;
+};
+
+// Which efficiencies a scenario's cost model uses: the preset's calibration (when it has one), or
+// the plain roofline.
+enum class CostModel { calibrated, roofline };
 
 struct HardwareSpec {
   std::string name;
   double peak_tflops_bf16 = 0;  // dense tensor-core peak (datasheet)
   double memory_bandwidth_GBps = 0;  // HBM, 1e9 bytes per second (datasheet)
   int sm_count = 1;                  // streaming multiprocessors (whitepaper): a GEMM wave's width
-  double gemm_sustained_fraction = kGemmSustainedFraction;
-  double memory_sustained_fraction = kMemorySustainedFraction;
+  Efficiencies efficiency;           // what the cost model uses (see CostModel)
   double memory_GB = 0;         // 1e9 bytes
   double reserved_GB = 0;       // kept free: CUDA context, communication buffers, fragmentation
   int gpus_per_node = 8;
@@ -43,9 +59,11 @@ struct HardwareSpec {
 
 // Reads a hardware preset; "nic" is a network preset name, a path or an object
 // ({"bandwidth_GBps", "latency_us"}) resolved against base_dir and read with `read`. Errors name
-// `source`.
+// `source`. The efficiencies: the roofline's, replaced by the preset's "calibration" under
+// CostModel::calibrated, and by any of their fields the object gives at its top level.
 HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view source,
-                                const std::filesystem::path& base_dir, const ReadJsonFile& read);
+                                const std::filesystem::path& base_dir, const ReadJsonFile& read,
+                                CostModel cost_model = CostModel::calibrated);
 
 // Reads a network preset {"name", "bandwidth_GBps", "latency_us"}.
 Link link_from_json(const nlohmann::json& object, std::string_view source);

@@ -26,7 +26,7 @@ double compute_ms(const HardwareSpec& gpu, const GemmShape& shape, const Tile& t
   const double waves = std::ceil(tiles / gpu.sm_count);
   const double padded_k = std::ceil(shape.k / kTileK) * kTileK;
   const double flops_per_tile = 2 * tile.m * tile.n * padded_k;
-  const double flops_per_ms_per_sm = gpu.peak_tflops_bf16 * 1e9 * gpu.gemm_sustained_fraction / gpu.sm_count;
+  const double flops_per_ms_per_sm = gpu.peak_tflops_bf16 * 1e9 * gpu.efficiency.gemm_sustained_fraction / gpu.sm_count;
   return waves * flops_per_tile / flops_per_ms_per_sm;
 }
 
@@ -53,17 +53,18 @@ double gemm_efficiency(const HardwareSpec& gpu, const GemmShape& shape) {
 }
 
 double memory_pass_ms(const HardwareSpec& gpu, double bytes) {
-  return bytes / (gpu.memory_bandwidth_GBps * 1e6 * gpu.memory_sustained_fraction);
+  return bytes / (gpu.memory_bandwidth_GBps * 1e6 * gpu.efficiency.memory_sustained_fraction);
 }
 
-double all_reduce_ms(const Link& link, int ranks, double bytes) {
-  return 2 * reduce_scatter_ms(link, ranks, bytes);
+double all_reduce_ms(const HardwareSpec& gpu, const Link& link, int ranks, double bytes) {
+  return 2 * reduce_scatter_ms(gpu, link, ranks, bytes);
 }
 
-double reduce_scatter_ms(const Link& link, int ranks, double bytes) {
+double reduce_scatter_ms(const HardwareSpec& gpu, const Link& link, int ranks, double bytes) {
   if (ranks <= 1) return 0;
   const double r = ranks;
-  return (r - 1) * link.latency_us * 1e-3 + (r - 1) / r * bytes / (link.bandwidth_GBps * 1e6);
+  const double bandwidth = link.bandwidth_GBps * gpu.efficiency.collective_efficiency;
+  return (r - 1) * link.latency_us * 1e-3 + (r - 1) / r * bytes / (bandwidth * 1e6);
 }
 
 }  // namespace zb::models

@@ -17,7 +17,7 @@ class Pass {
   void gemm(const GemmShape& shape) {
     const double flops = 2 * shape.batch * shape.m * shape.n * shape.k;
     flops_ += flops;
-    ms_ += mfu_ ? flat_ms(flops) : gemm_ms(gpu_, shape);
+    ms_ += mfu_ ? flat_ms(flops) : gemm_ms(gpu_, shape) + overhead_ms();
   }
   // A fused attention kernel (flash attention): its GEMMs on chip, doing `work` of their tiles
   // (1/2 under a causal mask), reading and writing `bytes` from HBM; `flops` is what it counts
@@ -26,13 +26,16 @@ class Pass {
     double compute = 0;
     for (const GemmShape& shape : shapes) compute += tensor_core_ms(gpu_, shape);
     flops_ += flops;
-    ms_ += mfu_ ? flat_ms(flops) : std::max(work * compute, memory_pass_ms(gpu_, bytes));
+    ms_ += mfu_ ? flat_ms(flops) : std::max(work * compute, memory_pass_ms(gpu_, bytes)) + overhead_ms();
   }
   // Elementwise and reduction kernels: bytes read and written.
   void memory(double bytes) {
-    if (!mfu_) ms_ += memory_pass_ms(gpu_, bytes);
+    if (!mfu_) ms_ += memory_pass_ms(gpu_, bytes) + overhead_ms();
   }
-  void collective(double ms) { ms_ += ms; }
+  // A tensor-parallel collective (none when ms is 0: one GPU per device).
+  void collective(double ms) {
+    if (ms > 0) ms_ += ms + overhead_ms();
+  }
   void add(const Pass& other) {
     flops_ += other.flops_;
     ms_ += other.ms_;
@@ -43,6 +46,7 @@ class Pass {
 
  private:
   double flat_ms(double flops) const { return flops / (gpu_.peak_tflops_bf16 * 1e9 * *mfu_); }
+  double overhead_ms() const { return gpu_.efficiency.kernel_overhead_us * 1e-3; }
 
   const HardwareSpec& gpu_;
   std::optional<double> mfu_;
@@ -87,10 +91,10 @@ struct Collectives {
     const Link& link = setup.interconnect.intra_node;
     const int t = setup.parallel.tensor;
     if (setup.parallel.sequence_parallel) {
-      reduce_ms = reduce_scatter_ms(link, t, bytes);
-      gather_ms = reduce_scatter_ms(link, t, bytes);
+      reduce_ms = reduce_scatter_ms(setup.hardware, link, t, bytes);
+      gather_ms = reduce_scatter_ms(setup.hardware, link, t, bytes);
     } else {
-      reduce_ms = all_reduce_ms(link, t, bytes);
+      reduce_ms = all_reduce_ms(setup.hardware, link, t, bytes);
       gather_ms = 0;
     }
   }
@@ -258,7 +262,7 @@ PieceCosts output_costs(const ModelSetup& setup) {
   // Cross-entropy: read the 16-bit logits, write their fp32 softmax, read it for the sums; the
   // shards agree on the maximum, the sum and the target's logit (three all-reduces of bs floats).
   f.memory(T * 10 * vocab);
-  f.collective(3 * all_reduce_ms(link, t, 4 * T));
+  f.collective(3 * all_reduce_ms(setup.hardware, link, t, 4 * T));
   Pass b(setup);
   b.memory(T * 6 * vocab);                  // softmax - one-hot: read fp32, write the 16-bit gradient
   b.gemm({T, x.h, vocab});

@@ -34,9 +34,15 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
 
   const PresetRef hardware =
       resolve_preset("hardware", scenario["hardware"], base_dir, fmt::format("{}: field 'hardware'", source), read);
+  const std::string cost_model = string_field_or(scenario, "cost_model", source, "calibrated");
+  if (cost_model != "calibrated" && cost_model != "roofline") {
+    throw InputError(fmt::format("{}: field 'cost_model' is \"{}\": expected calibrated or roofline", source,
+                                 excerpt(cost_model)));
+  }
   setup.hardware = hardware_from_json(
       hardware.object, hardware.path.empty() ? fmt::format("{}: field 'hardware'", source) : hardware.path.string(),
-      hardware.path.empty() ? base_dir : hardware.path.parent_path(), read);
+      hardware.path.empty() ? base_dir : hardware.path.parent_path(), read,
+      cost_model == "roofline" ? CostModel::roofline : CostModel::calibrated);
   setup.hardware_label = hardware.label;
 
   if (scenario.contains("cluster") && !scenario["cluster"].is_null()) {

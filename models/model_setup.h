@@ -21,7 +21,8 @@ namespace zb::models {
 inline constexpr std::string_view kModelFields[] = {
     "model",           "hardware",          "cluster",       "microbatch_size", "seq_len",
     "split",           "mfu",               "reserved_GB",   "bytes_per_param", "flash_attention",
-    "tensor_parallel", "sequence_parallel", "data_parallel", "sharding",        "recompute"};
+    "tensor_parallel", "sequence_parallel", "data_parallel", "sharding",        "recompute",
+    "cost_model"};
 bool is_model_field(std::string_view key);
 
 struct ModelSetup {
@@ -45,7 +46,8 @@ struct ModelSetup {
 };
 
 // Reads the model-level fields of a scenario object (other keys are left to the caller). "model"
-// and "hardware" are required; presets resolve by name, or as paths against base_dir, and are
+// and "hardware" are required; "cost_model" is "calibrated" (the default: the hardware preset's
+// fitted efficiencies, models/hardware.h) or "roofline"; presets resolve by name, or as paths against base_dir, and are
 // read with `read`. Errors name `source` and the field; a tensor-parallel degree must divide the
 // heads, key/value heads and MLP width, and the GPUs of a node.
 ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_view source,

@@ -25,7 +25,7 @@ double gemm_ms(const HardwareSpec& gpu, const GemmShape& shape);
 double tensor_core_ms(const HardwareSpec& gpu, const GemmShape& shape);
 
 // Useful flops / (peak flop/s x time): what the shape leaves of the peak (tile, wave and
-// sustained-fraction losses; 0.8 at most with the default fraction).
+// sustained-fraction losses; 0.8 at most with the roofline's fraction).
 double gemm_efficiency(const HardwareSpec& gpu, const GemmShape& shape);
 
 // An elementwise or reduction pass (norm, softmax, activation, dropout, cross-entropy) limited by
@@ -34,9 +34,9 @@ double memory_pass_ms(const HardwareSpec& gpu, double bytes);
 
 // Ring collectives over `ranks` GPUs on one link per GPU (NVLink inside a node), of a tensor of
 // `bytes` in full: an all-reduce moves 2 (r-1)/r of it through every GPU in 2 (r-1) steps, a
-// reduce-scatter or an all-gather (r-1)/r in r-1 steps; each step pays the link's latency.
-// 0 for one rank.
-double all_reduce_ms(const Link& link, int ranks, double bytes);
-double reduce_scatter_ms(const Link& link, int ranks, double bytes);  // = all-gather
+// reduce-scatter or an all-gather (r-1)/r in r-1 steps; each step pays the link's latency, and
+// the data flows at the link's bandwidth times the GPU's collective efficiency. 0 for one rank.
+double all_reduce_ms(const HardwareSpec& gpu, const Link& link, int ranks, double bytes);
+double reduce_scatter_ms(const HardwareSpec& gpu, const Link& link, int ranks, double bytes);  // = all-gather
 
 }  // namespace zb::models

@@ -23,8 +23,9 @@ inline constexpr double kGradientBytesPerParam = 2;
 double optimizer_update_ms(double state_GB, const HardwareSpec& hardware);
 
 // A ring all-reduce of `bytes` over `replicas` GPUs joined by `link`: 2 (n - 1) steps of bytes / n
-// each (a reduce-scatter, then an all-gather), every step a message on the link.
-double ring_all_reduce_ms(double bytes, int replicas, const Link& link);
+// each (a reduce-scatter, then an all-gather), every step a message on the link at its bandwidth
+// times `efficiency` (the GPU's collective efficiency, models/hardware.h).
+double ring_all_reduce_ms(double bytes, int replicas, const Link& link, double efficiency);
 
 // The link device d's data-parallel ring crosses: NVLink when all its replicas share d's node,
 // else the NICs (a ring is as fast as its slowest link). A device's t x d GPUs are contiguous,

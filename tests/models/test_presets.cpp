@@ -148,5 +148,57 @@ TEST(Presets, WhatDoesNotFitIsReportedPartByPart) {
   }
 }
 
+
+// A preset's calibration replaces the roofline's efficiencies unless the scenario asks for the
+// roofline; fields at the hardware object's top level win over both.
+TEST(Presets, CalibrationReplacesTheRooflineUnlessAskedNotTo) {
+  nlohmann::json gpu = nlohmann::json::parse(R"({"peak_tflops_bf16": 100, "memory_bandwidth_GBps": 1000,
+      "sm_count": 10, "memory_GB": 40, "nvlink": {"bandwidth_GBps": 100}, "nic": {"bandwidth_GBps": 10},
+      "calibration": {"gemm_sustained_fraction": 0.6, "memory_sustained_fraction": 0.7, "kernel_overhead_us": 12,
+                      "collective_efficiency": 0.5, "fitted_on": "test rows", "cross_validation": "none"}})");
+  nlohmann::json scenario = {{"model", "gpt-1.5b"}, {"hardware", gpu}};
+  const auto efficiency = [&] {
+    return model_setup_from_json(scenario, "s", ".", catalog::read_preset_file).hardware.efficiency;
+  };
+  EXPECT_DOUBLE_EQ(efficiency().gemm_sustained_fraction, 0.6);
+  EXPECT_DOUBLE_EQ(efficiency().memory_sustained_fraction, 0.7);
+  EXPECT_DOUBLE_EQ(efficiency().kernel_overhead_us, 12);
+  EXPECT_DOUBLE_EQ(efficiency().collective_efficiency, 0.5);
+  scenario["cost_model"] = "roofline";
+  EXPECT_DOUBLE_EQ(efficiency().gemm_sustained_fraction, kGemmSustainedFraction);
+  EXPECT_DOUBLE_EQ(efficiency().kernel_overhead_us, 0);
+  EXPECT_DOUBLE_EQ(efficiency().collective_efficiency, 1);
+  scenario["hardware"]["kernel_overhead_us"] = 3;  // given: wins under either cost model
+  EXPECT_DOUBLE_EQ(efficiency().kernel_overhead_us, 3);
+  scenario.erase("cost_model");
+  EXPECT_DOUBLE_EQ(efficiency().kernel_overhead_us, 3);
+  EXPECT_DOUBLE_EQ(efficiency().gemm_sustained_fraction, 0.6);
+  scenario["cost_model"] = "fitted";
+  EXPECT_EQ(setup_error(scenario), "s.json: field 'cost_model' is \"fitted\": expected calibrated or roofline");
+  scenario.erase("cost_model");
+  scenario["hardware"]["calibration"].erase("fitted_on");
+  EXPECT_EQ(setup_error(scenario), "s.json: field 'hardware': field 'calibration': missing field 'fitted_on'");
+}
+
+// Every kernel of a pass pays the overhead once: a layer's forward grows by a whole number of them.
+TEST(Presets, KernelOverheadIsPaidPerKernel) {
+  nlohmann::json scenario = {{"model", "gpt-1.5b"}, {"hardware", "a100-80gb"}, {"cost_model", "roofline"},
+                             {"tensor_parallel", 2}};
+  const auto t_f = [&](double overhead_us) {
+    nlohmann::json s = scenario;
+    s["hardware"] = catalog::read_preset_file(presets_dir() / "hardware" / "a100-80gb.json", "test");
+    s["hardware"]["kernel_overhead_us"] = overhead_us;
+    const ModelSetup setup = model_setup_from_json(s, "s", ".", catalog::read_preset_file);
+    ProblemSpec spec;
+    spec.devices = 2;
+    spec.microbatches = 4;
+    catalog::apply_model_costs(setup, spec, {}, "s");
+    return spec.t_f[0];
+  };
+  const double kernels = (t_f(10) - t_f(0)) / 0.010;  // 10 us each, in ms
+  EXPECT_NEAR(kernels, std::round(kernels), 1e-6);
+  EXPECT_GT(kernels, 100);  // 11 layers of a dozen kernels and more, plus the embedding
+}
+
 }  // namespace
 }  // namespace zb::models

@@ -50,8 +50,9 @@ TEST(OptimizerCost, TheUpdateMovesEveryStateByteTwiceAtMemoryBandwidth) {
 // A ring of n: 2 (n - 1) messages of bytes / n, each latency + size / bandwidth.
 TEST(OptimizerCost, RingAllReduce) {
   const Link link{10, 5};  // 10 GB/s, 5 us
-  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 1, link), 0);
-  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 4, link), 6 * (0.005 + 1e9 / 10e9 * 1e3));
+  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 1, link, 1), 0);
+  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 4, link, 1), 6 * (0.005 + 1e9 / 10e9 * 1e3));
+  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 4, link, 0.5), 6 * (0.005 + 1e9 / 5e9 * 1e3));
 }
 
 // data_parallel 2, p = 2 on nodes of 2 GPUs: device 0's two replicas on GPUs 0-1 (node 0), device
@@ -69,14 +70,16 @@ TEST(OptimizerCost, DataParallelReducesEachStagesGradients) {
   const StageCosts costs = stage_costs(setup, shape(2), "tiny");
   ASSERT_EQ(spec.t_dp_reduce.size(), 2U);
   for (int s = 0; s < 2; ++s) {
-    EXPECT_DOUBLE_EQ(spec.t_dp_reduce[s], ring_all_reduce_ms(costs.params[s] * 2, 2, setup.interconnect.intra_node));
+    EXPECT_DOUBLE_EQ(spec.t_dp_reduce[s], ring_all_reduce_ms(costs.params[s] * 2, 2, setup.interconnect.intra_node,
+                                                          setup.hardware.efficiency.collective_efficiency));
   }
   ProblemSpec one;
   one.devices = 1;
   one.microbatches = 8;
   catalog::apply_model_costs(setup, one, {}, "tiny");
   const StageCosts single = stage_costs(setup, shape(1), "tiny");
-  EXPECT_DOUBLE_EQ(one.t_dp_reduce[0], ring_all_reduce_ms(single.params[0] * 2, 2, setup.interconnect.intra_node));
+  EXPECT_DOUBLE_EQ(one.t_dp_reduce[0], ring_all_reduce_ms(single.params[0] * 2, 2, setup.interconnect.intra_node,
+                                                      setup.hardware.efficiency.collective_efficiency));
   // A cluster of 4 GPUs holds dp = 2 pipelines of 2, not dp = 3.
   nlohmann::json small = tiny_scenario();
   small["cluster"] = nlohmann::json::parse(R"({"nodes": 2, "gpus_per_node": 2,
