@@ -46,6 +46,9 @@ enum class CostModel { calibrated, roofline };
 
 struct HardwareSpec {
   std::string name;
+  // The GPU generation ("ampere", "hopper"): presets of one share the efficiencies a calibration
+  // fits, since they run the same kernels and libraries (zbsim calibrate-model).
+  std::string architecture;
   double peak_tflops_bf16 = 0;  // dense tensor-core peak (datasheet)
   double memory_bandwidth_GBps = 0;  // HBM, 1e9 bytes per second (datasheet)
   int sm_count = 1;                  // streaming multiprocessors (whitepaper): a GEMM wave's width

@@ -24,12 +24,15 @@ int run_validate(int argc, char** argv) {
   options.add_options()
       ("measured", po::value<std::string>(), "CSV of measured runs (columns: tests/data/measured/README.md)")
       ("engine", po::value<std::string>()->default_value("eval"), "eval | simgrid (one row at a time)")
+      ("cost-model", po::value<std::string>()->default_value("calibrated"),
+       "calibrated (the hardware presets' fitted efficiencies) | roofline (the uncalibrated model, to compare)")
       ("jobs", po::value<int>(), "rows predicted at once on the evaluator (default: the number of cores)")
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv (one line per row)")
       ("svg", po::value<std::string>(), "write the predicted-vs-measured scatter (log axes, y = x) as SVG");
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
-                          "zbsim validate --measured FILE.csv [--engine eval|simgrid] [--jobs N]\n"
+                          "zbsim validate --measured FILE.csv [--engine eval|simgrid] [--cost-model calibrated|roofline]\n"
+                          "       [--jobs N]\n"
                           "       [--format table|json|csv] [--svg FILE]\n"
                           "  Builds a scenario from every measured row (model, GPU, cluster, tp/pp/vp/dp, batch,\n"
                           "  recompute, schedule), predicts its tokens/s per GPU and prints the error of each row,\n"
@@ -44,6 +47,7 @@ int run_validate(int argc, char** argv) {
   const Format format = parse_format(values["format"].as<std::string>());
   validate::ValidationOptions run;
   run.engine = values["engine"].as<std::string>();
+  run.cost_model = parse_cost_model(values["cost-model"].as<std::string>());
   run.jobs = values.count("jobs") ? values["jobs"].as<int>() : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const validate::MeasuredTable table = validate::read_measured_csv(values["measured"].as<std::string>());
 

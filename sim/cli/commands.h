@@ -14,5 +14,6 @@ int run_plot(int argc, char** argv);
 int run_partition(int argc, char** argv);
 int run_recommend(int argc, char** argv);
 int run_validate(int argc, char** argv);   // with zb_validate
+int run_calibrate_model(int argc, char** argv);
 
 }  // namespace zb::cli

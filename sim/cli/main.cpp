@@ -16,6 +16,7 @@ constexpr zb::cli::Subcommand kSubcommands[] = {
     {"plot", "SVG charts from sweep results: bubble vs m, throughput, peak memory", zb::cli::run_plot},
     {"recommend", "the fastest plans for a model, cluster and global batch: pp, tp, dp, schedule, recompute", zb::cli::run_recommend},
     {"validate", "predictions against measured training runs (a CSV): errors per source and GPU, rank agreement", zb::cli::run_validate},
+    {"calibrate-model", "fit the cost model's efficiencies to measured runs, with leave-one-source-out cross-validation", zb::cli::run_calibrate_model},
 };
 
 }  // namespace

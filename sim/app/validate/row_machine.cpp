@@ -77,6 +77,8 @@ RowMachine row_machine(const MeasuredRow& row) {
   const int nodes = std::stoi(match[1].str());
   const int per_node = std::stoi(match[2].str());
   const nlohmann::json hardware = preset("hardware", machine.hardware);
+  machine.hardware_object = hardware;
+  machine.architecture = hardware.value("architecture", "");
   const nlohmann::json network = preset("network", known_link->network);
   nlohmann::json inter = link(network);
   inter["nics_per_node"] = known_link->nics_per_node;

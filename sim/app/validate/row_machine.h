@@ -13,6 +13,8 @@ namespace zb::validate {
 
 struct RowMachine {
   std::string hardware;     // a preset name of models/hardware/
+  nlohmann::json hardware_object;  // that preset as read
+  std::string architecture;        // its "architecture" (what a calibration shares)
   nlohmann::json cluster;   // an inline cluster object (models/clusters/ format)
   std::string uncovered;    // why the row's machine cannot be described ("" when it can)
 };

@@ -79,7 +79,8 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   if (d.fsdp > 1) why.push_back("FSDP / ZeRO-3 parameter sharding (its gathers are not priced yet)");
   const RowMachine machine = row_machine(row);
   if (!machine.uncovered.empty()) why.push_back(machine.uncovered);
-  out.cluster_key = fmt::format("{} {}", row.cell("gpu"), row.cell("interconnect"));
+  out.hardware_object = machine.hardware_object;
+  out.architecture = machine.architecture;
   out.model = row_model(row, std::max(d.tp, 1), file);
   if (!out.model.uncovered.empty()) why.push_back(out.model.uncovered);
   assumptions.insert(assumptions.end(), out.model.assumptions.begin(), out.model.assumptions.end());

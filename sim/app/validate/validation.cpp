@@ -6,113 +6,37 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 
 #include "sim/app/catalog/engines.h"
-#include "sim/app/catalog/run_row.h"
-#include "sim/app/catalog/scenario.h"
-#include "sim/app/validate/detail/row_cells.h"
-#include "sim/app/validate/measured_target.h"
-#include "sim/app/validate/row_scenario.h"
+#include "sim/app/validate/row_prediction.h"
 #include "sim/support/error.h"
 #include "sim/support/parallel_for.h"
-#include "sim/support/time_units.h"
 
 namespace zb::validate {
 
 namespace {
 
-std::optional<double> extra(const catalog::ResultRow& row, const std::string& key) {
-  for (const auto& [name, value] : row.extras) {
-    if (name == key) return value;
-  }
-  return std::nullopt;
-}
-
-// SimGrid reads its cluster from a file: one per row, in a folder removed when validation ends.
-class ClusterFiles {
+// SimGrid's cluster files: a folder for this run, removed when validation ends.
+class ClusterFolder {
  public:
-  explicit ClusterFiles(bool needed) {
+  explicit ClusterFolder(bool needed) {
     if (!needed) return;
-    folder_ = std::filesystem::temp_directory_path() / fmt::format("zbsim-validate-{}", ::getpid());
-    std::filesystem::create_directories(folder_);
+    path_ = std::filesystem::temp_directory_path() / fmt::format("zbsim-validate-{}", ::getpid());
+    std::filesystem::create_directories(path_);
   }
-  ~ClusterFiles() {
+  ~ClusterFolder() {
     std::error_code ignored;
-    if (!folder_.empty()) std::filesystem::remove_all(folder_, ignored);
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
   }
-  ClusterFiles(const ClusterFiles&) = delete;
-  ClusterFiles& operator=(const ClusterFiles&) = delete;
-
-  std::string write(const std::string& id, const nlohmann::json& cluster) const {
-    const std::filesystem::path path = folder_ / (id + ".json");
-    std::ofstream(path) << cluster.dump(2) << "\n";
-    return path.string();
-  }
+  ClusterFolder(const ClusterFolder&) = delete;
+  ClusterFolder& operator=(const ClusterFolder&) = delete;
+  std::string path() const { return path_.string(); }
 
  private:
-  std::filesystem::path folder_;
+  std::filesystem::path path_;
 };
-
-std::string group_key(const RowResult& r, const RowModel& m, const MeasuredRow& row) {
-  const std::string shape = m.layers > 0 ? fmt::format("L{} h{} a{}/{} f{} V{} s{}", m.layers, m.hidden, m.heads,
-                                                       m.kv_heads, m.ffn_hidden, m.vocab, m.seq_len)
-                                         : r.model;
-  const std::string experts = row.cell("moe_experts").empty() ? "" : fmt::format(" E{}", row.cell("moe_experts"));
-  return fmt::format("{}{} | {} {}", shape, experts, r.gpu, row.cell("interconnect"));
-}
-
-// The row's prediction, or the reason zbsim could not make one (added to `r.uncovered`).
-void predict(RowResult& r, const RowScenario& rs, const ValidationOptions& options, const ClusterFiles& clusters,
-             const std::string& label) {
-  try {
-    Scenario scenario = scenario_from_json(*rs.scenario, label, "");
-    derive_model_costs(scenario);
-    catalog::EngineOptions engine;
-    engine.engine = options.engine;
-    if (options.engine == "simgrid") engine.cluster = clusters.write(r.id, (*rs.scenario)["cluster"]);
-    const catalog::ResultRow row = catalog::run_generator_row(rs.schedule, scenario, engine, nullptr);
-    const auto step = extra(row, "step_time");
-    const auto samples = extra(row, "samples_per_s_per_gpu");
-    if (!row.has_metrics || !step || !samples) {
-      r.uncovered.push_back(fmt::format("zbsim could not run it: {} {}", row.status, row.reason));
-      return;
-    }
-    r.step_time_s = *step * seconds_per(scenario.spec.time_unit);
-    r.predicted = *samples * rs.model.seq_len;
-    r.mfu = extra(row, "mfu").value_or(0);
-    r.memory_GB = extra(row, "memory_GB").value_or(0);
-    r.memory_capacity_GB = scenario.model->hardware.memory_GB - scenario.model->hardware.reserved_GB;
-  } catch (const InputError& error) {  // a setup the cost model refuses (SetupInfeasible and the like)
-    r.uncovered.push_back(fmt::format("the cost model refuses it: {}", error.what()));
-  }
-}
-
-RowResult validate_row(const MeasuredRow& row, const std::string& file, const ValidationOptions& options,
-                       const ClusterFiles& clusters) {
-  RowResult r;
-  r.line = row.line;
-  r.id = row.id();
-  r.source = row.cell("source");
-  r.model = row.cell("model");
-  r.gpu = row.cell("gpu");
-  r.precision = row.cell("precision").empty() ? "unstated" : row.cell("precision");
-  r.schedule = row.cell("schedule");
-  const RowScenario rs = row_scenario(row, file);
-  const MeasuredTarget target = measured_target(row, rs.model, file);
-  r.generator = rs.schedule;
-  r.group = group_key(r, rs.model, row);
-  r.assumptions = rs.assumptions;
-  r.uncovered = rs.uncovered;
-  r.measured = target.tokens_per_s_per_gpu;
-  r.measured_how = target.how;
-  r.excluded = target.excluded;
-  if (!target.missing.empty()) r.uncovered.push_back(target.missing);
-  if (r.uncovered.empty()) predict(r, rs, options, clusters, row_label(row, file));
-  return r;
-}
 
 std::vector<SummaryRow> summaries_by(const std::vector<RowResult>& rows, std::string RowResult::*field) {
   std::map<std::string, std::vector<double>> errors;
@@ -149,15 +73,20 @@ Validation validate_measured(const MeasuredTable& table, const ValidationOptions
   if (options.jobs < 1) throw InputError(fmt::format("--jobs: {} (expected 1 or more)", options.jobs));
   Validation v;
   v.path = table.path;
+  v.cost_model = options.cost_model;
   v.engine = options.engine;
   v.rows.resize(table.rows.size());
-  const ClusterFiles clusters(options.engine == "simgrid");
+  const ClusterFolder clusters(options.engine == "simgrid");
+  PredictionSettings settings;
+  settings.engine = options.engine;
+  settings.cost_model = options.cost_model;
+  settings.cluster_folder = clusters.path();
   // SimGrid forks a child per simulation and must not be entered from two threads at once.
   const int jobs = options.engine == "simgrid" ? 1 : options.jobs;
   std::mutex mutex;
   long done = 0;
   parallel_for(table.rows.size(), jobs, [&](std::size_t i) {
-    v.rows[i] = validate_row(table.rows[i], table.path, options, clusters);
+    v.rows[i] = predict_row(prepare_row(table.rows[i], table.path), settings);
     if (!options.progress) return;
     std::lock_guard lock(mutex);
     options.progress(++done, static_cast<long>(table.rows.size()));

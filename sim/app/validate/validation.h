@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/hardware.h"
 #include "sim/app/validate/error_stats.h"
 #include "sim/app/validate/measured_csv.h"
 
@@ -16,6 +17,7 @@ namespace zb::validate {
 
 struct ValidationOptions {
   std::string engine = "eval";  // eval | simgrid
+  models::CostModel cost_model = models::CostModel::calibrated;
   int jobs = 1;                 // rows predicted at once (the evaluator; SimGrid runs one at a time)
   std::function<void(long done, long total)> progress;
 };
@@ -55,6 +57,7 @@ struct RankGroup {
 struct Validation {
   std::string path;
   std::string engine;
+  models::CostModel cost_model = models::CostModel::calibrated;
   std::vector<RowResult> rows;  // in file order
   int covered = 0;              // rows predicted (counted or not)
   ErrorSummary overall;         // over the rows that count

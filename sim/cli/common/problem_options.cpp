@@ -44,6 +44,12 @@ Scenario scenario_from_options(const po::variables_map& options) {
   return catalog::apply_given_fields(std::move(scenario), cli::given_problem_flags(options));
 }
 
+models::CostModel parse_cost_model(const std::string& text) {
+  if (text == "calibrated") return models::CostModel::calibrated;
+  if (text == "roofline") return models::CostModel::roofline;
+  throw InputError(fmt::format("--cost-model: '{}' (expected calibrated or roofline)", excerpt(text)));
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::size_t start = 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/hardware.h"
 #include "sim/app/catalog/engines.h"
 #include "sim/core/problem_spec.h"
 #include "sim/app/catalog/scenario.h"
@@ -33,6 +34,9 @@ Scenario scenario_from_options(const boost::program_options::variables_map& opti
 boost::program_options::options_description step_options();
 // Copies them into an engine's options.
 void apply_step_options(const boost::program_options::variables_map& options, catalog::EngineOptions& engine);
+
+// --cost-model: "calibrated" or "roofline" (models/hardware.h); InputError naming the flag otherwise.
+models::CostModel parse_cost_model(const std::string& text);
 
 // "a,b,c" -> {"a", "b", "c"}.
 std::vector<std::string> split_list(const std::string& text);

@@ -1,0 +1,68 @@
+// zbsim calibrate-model: the efficiencies a roofline leaves out (models/hardware.h, Efficiencies),
+// fitted per GPU architecture to measured runs, and how well they predict a source they were not
+// fitted on (leave-one-source-out cross-validation).
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/hardware.h"
+#include "sim/app/validate/error_stats.h"
+#include "sim/app/validate/measured_csv.h"
+
+namespace zb::validate {
+
+// Each efficiency's range: what a GPU can physically do (fractions of a peak; a launch costs a few
+// microseconds, a framework's dispatch tens), never a bound chosen to steer a fit.
+struct EfficiencyBounds {
+  models::Efficiencies low{0.3, 0.3, 0, 0.2};
+  models::Efficiencies high{0.95, 0.95, 100, 1};
+};
+
+struct CalibrationOptions {
+  int jobs = 1;
+  int max_evaluations = 300;  // per fit
+  EfficiencyBounds bounds;
+  // After each evaluation of the objective: what is being fitted ("all sources", "without S2b") and
+  // the evaluations so far.
+  std::function<void(const std::string& fit, int evaluations)> progress;
+};
+
+// The efficiencies of one architecture, fitted on `rows` (their ids) from `sources`.
+struct ArchitectureFit {
+  std::string architecture;
+  models::Efficiencies values;
+  std::vector<std::string> rows;
+  std::vector<std::string> sources;
+  double loss = 0;  // the source-balanced mean |log(predicted / measured)| at `values`
+  int evaluations = 0;
+};
+
+struct HeldOutSource {
+  std::string source;
+  ErrorSummary errors;  // of its rows, predicted with efficiencies fitted without it
+  std::vector<ArchitectureFit> fits;
+  std::vector<std::string> unfitted;  // architectures of its rows no other source has: roofline there
+};
+
+struct Calibration {
+  std::string path;
+  int rows = 0;                        // rows that count and are predicted
+  std::vector<ArchitectureFit> fits;   // on every source
+  ErrorSummary roofline;               // the uncalibrated model on the same rows
+  ErrorSummary fitted;                 // in sample: with `fits`
+  std::vector<HeldOutSource> folds;    // one per source
+  ErrorSummary cross_validated;        // every fold's held-out errors, pooled
+};
+
+// Fits on every row of `table` that counts (validation.h) and has a GPU architecture.
+Calibration calibrate(const MeasuredTable& table, const CalibrationOptions& options);
+
+// What was fitted and its cross-validated error, as a table; and as JSON, with each architecture's
+// "calibration" object ready for its hardware presets (models/hardware.h).
+std::string calibration_table(const Calibration& c);
+nlohmann::json calibration_json(const Calibration& c);
+
+}  // namespace zb::validate
