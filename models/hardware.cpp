@@ -54,7 +54,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
                                 const std::filesystem::path& base_dir, const ReadJsonFile& read, CostModel cost_model) {
   if (!object.is_object()) throw InputError(fmt::format("{}: hardware must be a JSON object", source));
   check_known_fields(object,
-                     {"name", "description", "architecture", "peak_tflops_bf16", "memory_bandwidth_GBps", "sm_count",
+                     {"name", "description", "architecture", "peak_tflops_bf16", "peak_tflops_fp8", "memory_bandwidth_GBps", "sm_count",
                       "gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
                       "collective_efficiency", "calibration", "memory_GB", "reserved_GB", "nvlink", "gpus_per_node",
                       "nic"},
@@ -63,6 +63,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
   spec.name = string_field_or(object, "name", source, "");
   spec.architecture = string_field_or(object, "architecture", source, "");
   spec.peak_tflops_bf16 = number_field(object, "peak_tflops_bf16", source, 1e-9);
+  spec.peak_tflops_fp8 = number_field_or(object, "peak_tflops_fp8", source, 0, 0);
   spec.memory_bandwidth_GBps = number_field(object, "memory_bandwidth_GBps", source, 1e-9);
   spec.sm_count = int_field(object, "sm_count", source, 1);
   const Efficiencies calibrated =

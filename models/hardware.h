@@ -50,6 +50,7 @@ struct HardwareSpec {
   // fits, since they run the same kernels and libraries (zbsim calibrate-model).
   std::string architecture;
   double peak_tflops_bf16 = 0;  // dense tensor-core peak (datasheet)
+  double peak_tflops_fp8 = 0;   // dense FP8 tensor-core peak (datasheet); 0: no FP8 tensor cores
   double memory_bandwidth_GBps = 0;  // HBM, 1e9 bytes per second (datasheet)
   int sm_count = 1;                  // streaming multiprocessors (whitepaper): a GEMM wave's width
   Efficiencies efficiency;           // what the cost model uses (see CostModel)

@@ -26,7 +26,8 @@ double compute_ms(const HardwareSpec& gpu, const GemmShape& shape, const Tile& t
   const double waves = std::ceil(tiles / gpu.sm_count);
   const double padded_k = std::ceil(shape.k / kTileK) * kTileK;
   const double flops_per_tile = 2 * tile.m * tile.n * padded_k;
-  const double flops_per_ms_per_sm = gpu.peak_tflops_bf16 * 1e9 * gpu.efficiency.gemm_sustained_fraction / gpu.sm_count;
+  const double peak = shape.fp8 ? gpu.peak_tflops_fp8 : gpu.peak_tflops_bf16;
+  const double flops_per_ms_per_sm = peak * 1e9 * gpu.efficiency.gemm_sustained_fraction / gpu.sm_count;
   return waves * flops_per_tile / flops_per_ms_per_sm;
 }
 
@@ -42,7 +43,9 @@ double tensor_core_ms(const HardwareSpec& gpu, const GemmShape& shape) {
 double gemm_ms(const HardwareSpec& gpu, const GemmShape& shape) {
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0) return 0;
   const double compute = tensor_core_ms(gpu, shape);
-  const double bytes = shape.batch * (2 * shape.m * shape.k + 2 * shape.k * shape.n + shape.output_bytes * shape.m * shape.n);
+  const double operand = shape.fp8 ? 1 : 2;
+  const double bytes =
+      shape.batch * (operand * shape.m * shape.k + operand * shape.k * shape.n + shape.output_bytes * shape.m * shape.n);
   return std::max(compute, memory_pass_ms(gpu, bytes));
 }
 

@@ -12,7 +12,7 @@ namespace {
 // attention take flops / (peak x mfu) and memory-bound passes are taken as folded into that.
 class Pass {
  public:
-  explicit Pass(const ModelSetup& setup) : gpu_(setup.hardware), mfu_(setup.mfu) {}
+  explicit Pass(const ModelSetup& setup) : gpu_(setup.hardware), mfu_(setup.mfu), precision_(setup.precision) {}
 
   void gemm(const GemmShape& shape) {
     const double flops = 2 * shape.batch * shape.m * shape.n * shape.k;
@@ -27,6 +27,18 @@ class Pass {
     for (const GemmShape& shape : shapes) compute += tensor_core_ms(gpu_, shape);
     flops_ += flops;
     ms_ += mfu_ ? flat_ms(flops) : std::max(work * compute, memory_pass_ms(gpu_, bytes)) + overhead_ms();
+  }
+  // A linear layer's GEMM. Under FP8 (models/precision.h) its 16-bit operand of `cast_elements`
+  // elements is cast first (read 2 bytes, write the FP8 value and its transpose for the other pass:
+  // 4 bytes; current scaling reads it once more for its amax: 6), then the GEMM runs at the FP8
+  // rate. Weights are cast once per step, not per microbatch, and are left out; 0 elements: the
+  // operands were cast in an earlier pass (the weight gradient's).
+  void linear(GemmShape shape, double cast_elements) {
+    if (precision_ != Precision::bf16 && !mfu_) {
+      if (cast_elements > 0) memory(cast_elements * (precision_ == Precision::fp8_current ? 6 : 4));
+      shape.fp8 = true;
+    }
+    gemm(shape);
   }
   // Elementwise and reduction kernels: bytes read and written.
   void memory(double bytes) {
@@ -50,6 +62,7 @@ class Pass {
 
   const HardwareSpec& gpu_;
   std::optional<double> mfu_;
+  Precision precision_;
   double flops_ = 0;
   double ms_ = 0;
 };
@@ -133,18 +146,18 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   Pass f(setup);
   f.memory(T * x.rep * 4 * x.h);            // norm 1
   f.collective(tp.gather_ms);
-  f.gemm({T, qkv_width, x.h});
+  f.linear({T, qkv_width, x.h}, T * x.h);
   if (x.rope) f.memory(T * 4 * (x.h + x.kv) / x.t);  // rotate Q and K
   const Pass core = attention_forward(setup, x);
   f.add(core);
-  f.gemm({T, x.h, x.h / x.t});             // output projection (row-parallel)
+  f.linear({T, x.h, x.h / x.t}, T * x.h / x.t);  // output projection (row-parallel)
   f.collective(tp.reduce_ms);
   f.memory(T * x.rep * (6 + x.drop) * x.h);  // bias, dropout and residual add
   f.memory(T * x.rep * 4 * x.h);            // norm 2
   f.collective(tp.gather_ms);
-  f.gemm({T, up_width, x.h});
+  f.linear({T, up_width, x.h}, T * x.h);
   f.memory(T * (x.swiglu ? 6 : 4) * x.f / x.t);  // GeLU, or SiLU(gate) x up
-  f.gemm({T, x.h, x.f / x.t});             // down projection (row-parallel)
+  f.linear({T, x.h, x.f / x.t}, T * x.f / x.t);  // down projection (row-parallel)
   f.collective(tp.reduce_ms);
   f.memory(T * x.rep * (6 + x.drop) * x.h);
 
@@ -156,13 +169,13 @@ PieceCosts layer_costs(const ModelSetup& setup) {
     b.memory(T * x.rep * (6 + 5 * x.drop) * x.h);  // residual gradient add (+ dropout's backward)
   }
   b.collective(tp.gather_ms);              // the row-parallel output's gradient, gathered
-  b.gemm({T, x.f / x.t, x.h});             // down projection
+  b.linear({T, x.f / x.t, x.h}, T * x.h);  // down projection
   b.memory(T * (x.swiglu ? 10 : 6) * x.f / x.t);
-  b.gemm({T, x.h, up_width});
+  b.linear({T, x.h, up_width}, T * up_width);
   b.collective(tp.reduce_ms);
   b.memory(T * x.rep * 6 * x.h);            // norm 2: read input and gradient, write gradient
   b.collective(tp.gather_ms);
-  b.gemm({T, x.h / x.t, x.h});             // output projection
+  b.linear({T, x.h / x.t, x.h}, T * x.h);  // output projection
   const double heads = x.b * x.a / x.t;
   const GemmShape scores{x.s, x.s, x.d, heads};  // recomputed scores, dP = dO V^T
   const GemmShape values{x.s, x.d, x.s, heads};  // dV = P^T dO, dQ = dS K, dK = dS^T Q
@@ -180,17 +193,17 @@ PieceCosts layer_costs(const ModelSetup& setup) {
     b.gemm(values);                        // dK
   }
   if (x.rope) b.memory(T * 4 * (x.h + x.kv) / x.t);
-  b.gemm({T, x.h, qkv_width});
+  b.linear({T, x.h, qkv_width}, T * qkv_width);
   b.collective(tp.reduce_ms);
   b.memory(T * x.rep * 6 * x.h);            // norm 1
 
   // W: weight gradients, accumulated into fp32 (8 bytes per element read and written).
   Pass w(setup);
   w.collective(2 * tp.gather_ms);          // the norms' outputs, gathered again (kept sharded)
-  w.gemm({x.h, qkv_width, T, 1, 8});
-  w.gemm({x.h / x.t, x.h, T, 1, 8});
-  w.gemm({x.h, up_width, T, 1, 8});
-  w.gemm({x.f / x.t, x.h, T, 1, 8});
+  w.linear({x.h, qkv_width, T, 1, 8}, 0);
+  w.linear({x.h / x.t, x.h, T, 1, 8}, 0);
+  w.linear({x.h, up_width, T, 1, 8}, 0);
+  w.linear({x.f / x.t, x.h, T, 1, 8}, 0);
 
   PieceCosts costs;
   costs.flops_f = f.flops();

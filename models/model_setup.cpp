@@ -64,6 +64,11 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
   setup.bytes_per_param = number_field_or(scenario, "bytes_per_param", source, 0, 16);
   setup.flash_attention = bool_field_or(scenario, "flash_attention", source, false);
   setup.parallel = parallelism_from_json(scenario, source);
+  setup.precision = precision_from_json(scenario, source);
+  if (setup.precision != Precision::bf16 && setup.hardware.peak_tflops_fp8 <= 0) {
+    throw InputError(fmt::format("{}: field 'precision' is \"{}\", but {} has no FP8 tensor cores (no peak_tflops_fp8)",
+                                 source, precision_name(setup.precision), setup.hardware_label));
+  }
   const int t = setup.parallel.tensor;
   for (const auto& [what, count] : {std::pair{"heads", setup.model.heads}, std::pair{"kv_heads", setup.model.kv_heads},
                                     std::pair{"ffn_hidden", setup.model.ffn_hidden}}) {

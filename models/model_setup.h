@@ -11,6 +11,7 @@
 #include "models/hardware.h"
 #include "models/interconnect.h"
 #include "models/parallelism.h"
+#include "models/precision.h"
 #include "models/presets.h"
 #include "models/stage_split.h"
 #include "models/transformer.h"
@@ -22,7 +23,7 @@ inline constexpr std::string_view kModelFields[] = {
     "model",           "hardware",          "cluster",       "microbatch_size", "seq_len",
     "split",           "mfu",               "reserved_GB",   "bytes_per_param", "flash_attention",
     "tensor_parallel", "sequence_parallel", "data_parallel", "sharding",        "recompute",
-    "cost_model"};
+    "cost_model",      "precision"};
 bool is_model_field(std::string_view key);
 
 struct ModelSetup {
@@ -43,6 +44,7 @@ struct ModelSetup {
   double bytes_per_param = 16;
   Parallelism parallel;
   bool flash_attention = false; // no s x s attention tensors kept
+  Precision precision = Precision::bf16;
 };
 
 // Reads the model-level fields of a scenario object (other keys are left to the caller). "model"

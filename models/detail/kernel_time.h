@@ -11,6 +11,7 @@ struct GemmShape {
   double m = 0, n = 0, k = 0;
   double batch = 1;
   double output_bytes = 2;  // per element of C: 2 for 16-bit, 8 to accumulate into an fp32 gradient
+  bool fp8 = false;         // A and B in FP8 (1 byte), at the GPU's FP8 rate
 };
 
 // A first-principles roofline (NVIDIA, "Matrix Multiplication Background User's Guide",

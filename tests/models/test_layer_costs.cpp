@@ -279,6 +279,31 @@ TEST(LayerCosts, PerKindTimesAddTheGemmsAndTheMemoryPasses) {
 // Static memory of P parameters at 16 bytes (2 weights, 2 gradients, 12 optimizer state) over
 // d = 4 data-parallel GPUs: ZeRO-1 2P + 2P + 3P, ZeRO-2 2P + 0.5P + 3P, ZeRO-3 4P + two layers
 // gathered in 16 bits.
+// FP8 (Transformer Engine): the linear layers' GEMMs at the FP8 rate, here twice the 16-bit one, so
+// a compute-bound GEMM takes half the time; each 16-bit operand is cast first (4 bytes per element),
+// and current scaling reads it once more for its amax (2 bytes): in F, the inputs of QKV, the output
+// projection, the MLP's up and down projections.
+TEST(LayerCosts, Fp8RunsLinearGemmsAtTheFp8RateAfterACast) {
+  HardwareSpec gpu = a100();
+  gpu.peak_tflops_fp8 = 2 * gpu.peak_tflops_bf16;
+  GemmShape fp8{1536, 1152, 8192};
+  fp8.fp8 = true;
+  EXPECT_DOUBLE_EQ(tensor_core_ms(gpu, fp8), tensor_core_ms(gpu, {1536, 1152, 8192}) / 2);
+  ModelSetup setup = setup_of(llama2_70b(), 1, true, {.tensor = 8});
+  setup.hardware = gpu;
+  const PieceCosts bf16 = models::layer_costs(setup);
+  setup.precision = Precision::fp8;
+  const PieceCosts delayed = models::layer_costs(setup);
+  setup.precision = Precision::fp8_current;
+  const PieceCosts current = models::layer_costs(setup);
+  EXPECT_LT(delayed.t_f_ms, 0.75 * bf16.t_f_ms);
+  EXPECT_LT(delayed.t_w_ms, 0.6 * bf16.t_w_ms);  // no cast in W: its operands were cast in F and B
+  EXPECT_DOUBLE_EQ(delayed.flops_f, bf16.flops_f);  // model flops do not change
+  const double T = 4096, h = 8192, f = 28672, t = 8;
+  const double cast_f = T * h + T * h / t + T * h + T * f / t;
+  EXPECT_NEAR(current.t_f_ms - delayed.t_f_ms, memory_pass_ms(gpu, 2 * cast_f), 1e-12);
+}
+
 TEST(StaticMemory, ShardingSplitsOptimizerStateThenGradientsThenParameters) {
   ModelSetup setup = setup_of(gpt_1_5b(), 1, false);
   const double P = 1e9, layer = 1e8;

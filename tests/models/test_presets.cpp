@@ -173,6 +173,11 @@ TEST(Presets, CalibrationReplacesTheRooflineUnlessAskedNotTo) {
   scenario.erase("cost_model");
   EXPECT_DOUBLE_EQ(efficiency().kernel_overhead_us, 3);
   EXPECT_DOUBLE_EQ(efficiency().gemm_sustained_fraction, 0.6);
+  scenario["precision"] = "fp8";  // the inline GPU has no peak_tflops_fp8
+  EXPECT_EQ(setup_error(scenario), "s.json: field 'precision' is \"fp8\", but inline has no FP8 tensor cores (no peak_tflops_fp8)");
+  scenario["precision"] = "int4";
+  EXPECT_EQ(setup_error(scenario), "s.json: field 'precision' is \"int4\": expected bf16, fp16, fp8 or fp8-cs");
+  scenario.erase("precision");
   scenario["cost_model"] = "fitted";
   EXPECT_EQ(setup_error(scenario), "s.json: field 'cost_model' is \"fitted\": expected calibrated or roofline");
   scenario.erase("cost_model");

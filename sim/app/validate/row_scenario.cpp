@@ -72,9 +72,10 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   auto& assumptions = out.assumptions;
   if (!row.cell("moe_experts").empty()) why.push_back("mixture of experts (the MoE issue)");
   const std::string& precision = row.cell("precision");
-  if (precision == "fp8" || precision == "fp8-cs") why.push_back("FP8 precision (no FP8 GEMM rate in the cost model yet)");
-  else if (precision.empty()) assumptions.push_back("16-bit precision (the source says mixed precision)");
-  else if (precision != "bf16" && precision != "fp16") why.push_back(fmt::format("precision '{}'", excerpt(precision)));
+  if (precision.empty()) assumptions.push_back("16-bit precision (the source says mixed precision)");
+  else if (precision != "bf16" && precision != "fp16" && precision != "fp8" && precision != "fp8-cs") {
+    why.push_back(fmt::format("precision '{}'", excerpt(precision)));
+  }
   if (d.cp > 1) why.push_back("context parallelism (not in the cost model yet)");
   if (d.fsdp > 1) why.push_back("FSDP / ZeRO-3 parameter sharding (its gathers are not priced yet)");
   const RowMachine machine = row_machine(row);
@@ -135,6 +136,7 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   s["data_parallel"] = d.dp;
   s["sharding"] = sharding_of(row, d, assumptions);
   s["recompute"] = recompute;
+  s["precision"] = precision.empty() ? "bf16" : precision;
   // The row ran: its memory is judged apart from its time (validation.h), so no limit here.
   s["problem"] = {{"p", d.pp},
                   {"m", d.gbs / per_step},
