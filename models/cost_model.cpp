@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "models/errors.h"
+#include "models/detail/kernel_time.h"
 #include "models/detail/layer_costs.h"
 #include "models/layer_partition.h"
 #include "models/detail/optimizer_cost.h"
@@ -43,6 +44,26 @@ std::vector<int> layers_per_stage(const ModelSetup& setup, const PipelineShape& 
   return layers;
 }
 
+// Parameter sharding (ZeRO-3, FSDP) with one stage per data-parallel replica: every microbatch
+// gathers each piece's 16-bit parameters over the data-parallel group before its F and again before
+// its B (FSDP's reshard after forward, ZeRO-3's release), and reduce-scatters its gradients after
+// W; each transfer is prefetched while the piece before it computes, so a pass takes the longer
+// of its compute and its transfer. With a pipeline the frameworks keep the gathered parameters
+// for the whole step (torchtitan) or refuse ZeRO-3 (DeepSpeed): the step's one gather and
+// reduce-scatter move the bytes dp_reduce_times_ms charges.
+bool gathers_per_microbatch(const ModelSetup& setup, const PipelineShape& shape) {
+  return setup.parallel.shards_parameters() && setup.parallel.data > 1 && shape.devices == 1;
+}
+
+PieceCosts with_parameter_gathers(PieceCosts piece, double params_per_gpu, const ModelSetup& setup, const Link& link) {
+  const double moved_ms =
+      reduce_scatter_ms(setup.hardware, link, setup.parallel.data, params_per_gpu * kGradientBytesPerParam);
+  piece.t_f_ms = std::max(piece.t_f_ms, moved_ms);
+  piece.t_b_ms = std::max(piece.t_b_ms, moved_ms);
+  piece.t_w_ms = std::max(piece.t_w_ms, moved_ms);
+  return piece;
+}
+
 }  // namespace
 
 StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std::string_view source) {
@@ -53,10 +74,16 @@ StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std:
   // embedding on the first of its path and the output layer on the last (docs/design.md section 3).
   const int copy_stages = path_stages(shape);
   costs.layers = layers_per_stage(setup, shape, source);
-  const PieceCosts layer = layer_costs(setup);
-  const PieceCosts embedding = embedding_costs(setup);
-  const PieceCosts output = output_costs(setup);
+  PieceCosts layer = layer_costs(setup);
+  PieceCosts embedding = embedding_costs(setup);
+  PieceCosts output = output_costs(setup);
   const double layer_params = layer_params_per_gpu(setup);
+  if (gathers_per_microbatch(setup, shape)) {
+    const Link& link = data_parallel_link(setup.interconnect, 0, setup.parallel.data);
+    layer = with_parameter_gathers(layer, layer_params, setup, link);
+    embedding = with_parameter_gathers(embedding, embedding_params_per_gpu(setup), setup, link);
+    output = with_parameter_gathers(output, output_params_per_gpu(setup), setup, link);
+  }
   std::vector<double> params(shape.devices, 0.0);
   for (int s = 0; s < stages; ++s) {
     PieceCosts stage;
@@ -144,7 +171,7 @@ std::vector<double> optimizer_times_ms(const ModelSetup& setup, const StageCosts
 // same bytes (a reduce-scatter of the gradients, then an all-gather of the updated parameters).
 std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const PipelineShape& shape, const StageCosts& costs) {
   const int replicas = setup.parallel.data;
-  if (replicas <= 1) return {};
+  if (replicas <= 1 || gathers_per_microbatch(setup, shape)) return {};
   std::vector<double> times;
   for (int s = 0; s < shape.stages(); ++s) {
     const Link& link = data_parallel_link(setup.interconnect, shape.device_of_stage[s], replicas);

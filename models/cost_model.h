@@ -43,7 +43,8 @@ double auto_memory_limit_GB(const ModelSetup& setup, const StageCosts& costs, st
 std::vector<double> optimizer_times_ms(const ModelSetup& setup, const StageCosts& costs);
 
 // t_dp_reduce per stage: the ring all-reduce of its bf16 gradients (per GPU: after tensor
-// parallelism) over the data-parallel replicas; empty without data parallelism.
+// parallelism) over the data-parallel replicas; empty without data parallelism, and with parameter
+// sharding on one stage, whose gradients are reduce-scattered layer by layer in W (stage_costs).
 std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const PipelineShape& shape, const StageCosts& costs);
 
 }  // namespace zb::models

@@ -30,7 +30,9 @@ TEST_F(Validate, EveryRowOfTheDevelopmentSetIsPredictedOrGivesItsReasons) {
     } else {
       ++predicted;
       EXPECT_GT(row["predicted_tokens_per_s_per_gpu"].get<double>(), 0) << row["id"];
-      EXPECT_LT(row["mfu"].get<double>(), 1) << row["id"];
+      // MFU counts model FLOPs against the 16-bit peak; FP8 runs on Hopper have twice that.
+      const bool fp8 = row["precision"].get<std::string>().starts_with("fp8");
+      EXPECT_LT(row["mfu"].get<double>(), fp8 ? 2 : 1) << row["id"];
     }
   }
   EXPECT_EQ(predicted, json["rows_predicted"]);

@@ -55,6 +55,31 @@ TEST(OptimizerCost, RingAllReduce) {
   EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 4, link, 0.5), 6 * (0.005 + 1e9 / 5e9 * 1e3));
 }
 
+// FSDP on one stage (no pipeline), data_parallel 2 on the NVLink of a 2-GPU node: each layer's
+// 16-bit parameters are gathered before F and before B and its gradients reduce-scattered after W,
+// behind the compute (a pass takes the longer of the two); there is no separate all-reduce. With a
+// pipeline the gathered parameters stay for the step: the per-stage reduction is charged instead.
+TEST(OptimizerCost, FsdpGathersEveryLayerOnOneStageOnly) {
+  nlohmann::json scenario = tiny_scenario();
+  scenario["data_parallel"] = 2;
+  scenario["sharding"] = "fsdp";
+  scenario["hardware"]["nvlink"]["bandwidth_GBps"] = 0.01;  // slow enough that the transfers decide
+  const ModelSetup setup = model_setup_from_json(scenario, "tiny", ".", catalog::read_preset_file);
+  // A ring of 2 gathers in one step: 2 us + half the 16-bit bytes at 0.01 GB/s (1e4 bytes per ms).
+  const auto gather_ms = [](double params) { return 0.002 + 0.5 * params * 2 / 1e4; };
+  const double layer = gather_ms(layer_params_per_gpu(setup));
+  const double ends = gather_ms(embedding_params_per_gpu(setup)) + gather_ms(output_params_per_gpu(setup));
+  ASSERT_GT(layer, layer_costs(setup).t_b_ms);
+  const StageCosts one = stage_costs(setup, shape(1), "tiny");
+  EXPECT_NEAR(one.t_f_ms[0], 4 * layer + ends, 1e-9);
+  EXPECT_NEAR(one.t_b_ms[0], 4 * layer + ends, 1e-9);
+  EXPECT_NEAR(one.t_w_ms[0], 4 * layer + ends, 1e-9);
+  EXPECT_TRUE(dp_reduce_times_ms(setup, shape(1), one).empty());
+  const StageCosts two = stage_costs(setup, shape(2), "tiny");
+  EXPECT_NEAR(two.t_f_ms[1], 2 * layer_costs(setup).t_f_ms + output_costs(setup).t_f_ms, 1e-9);
+  EXPECT_EQ(dp_reduce_times_ms(setup, shape(2), two).size(), 2U);
+}
+
 // data_parallel 2, p = 2 on nodes of 2 GPUs: device 0's two replicas on GPUs 0-1 (node 0), device
 // 1's on GPUs 2-3 (node 1), so each stage's ring stays on NVLink while the pipeline crosses the NIC;
 // p = 1 with data_parallel 2 stays in node 0 too.

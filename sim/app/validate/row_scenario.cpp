@@ -47,6 +47,7 @@ std::string sharding_of(const MeasuredRow& row, const Degrees& d, std::vector<st
   const std::string& framework = row.cell("framework");
   const std::string& notes = row.cell("notes");
   if (d.dp <= 1) return "none";
+  if (d.fsdp > 1) return framework == "torchtitan" ? "fsdp" : "zero-3";
   if (framework.starts_with("nemo")) return "zero-1";
   if (framework == "megatron-deepspeed") return contains(notes, "ZeRO stage 0") ? "none" : "zero-1";
   if (framework == "megatron-lm" && contains(notes, "Megatron-Core")) {
@@ -77,7 +78,9 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
     why.push_back(fmt::format("precision '{}'", excerpt(precision)));
   }
   if (d.cp > 1) why.push_back("context parallelism (not in the cost model yet)");
-  if (d.fsdp > 1) why.push_back("FSDP / ZeRO-3 parameter sharding (its gathers are not priced yet)");
+  if (d.fsdp > 1 && d.dp > 0 && d.fsdp != d.dp) {
+    why.push_back(fmt::format("parameters sharded over {} of the {} data-parallel replicas (HSDP)", d.fsdp, d.dp));
+  }
   const RowMachine machine = row_machine(row);
   if (!machine.uncovered.empty()) why.push_back(machine.uncovered);
   out.hardware_object = machine.hardware_object;
@@ -114,8 +117,11 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   }
   std::string recompute = row.cell("recompute");
   if (recompute.empty()) {
-    recompute = "none";
-    assumptions.push_back("no recomputation (not stated)");
+    // A source that counts the recomputed forward in its FLOPs (SC21's Eq. 3) ran with it.
+    const bool counted = contains(row.cell("notes"), "incl. recompute");
+    recompute = counted ? "full" : "none";
+    assumptions.push_back(counted ? "full recomputation (not stated; the source's FLOPs count it)"
+                                  : "no recomputation (not stated)");
   }
   bool sequence_parallel = row.cell("sequence_parallel") == "1";
   if (row.cell("sequence_parallel").empty() && d.tp > 1) {
