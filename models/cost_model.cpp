@@ -52,12 +52,12 @@ std::vector<int> layers_per_stage(const ModelSetup& setup, const PipelineShape& 
 // for the whole step (torchtitan) or refuse ZeRO-3 (DeepSpeed): the step's one gather and
 // reduce-scatter move the bytes dp_reduce_times_ms charges.
 bool gathers_per_microbatch(const ModelSetup& setup, const PipelineShape& shape) {
-  return setup.parallel.shards_parameters() && setup.parallel.data > 1 && shape.devices == 1;
+  return setup.parallel.shards_parameters() && setup.parallel.gradient_replicas() > 1 && shape.devices == 1;
 }
 
 PieceCosts with_parameter_gathers(PieceCosts piece, double params_per_gpu, const ModelSetup& setup, const Link& link) {
   const double moved_ms =
-      reduce_scatter_ms(setup.hardware, link, setup.parallel.data, params_per_gpu * kGradientBytesPerParam);
+      reduce_scatter_ms(setup.hardware, link, setup.parallel.gradient_replicas(), params_per_gpu * kGradientBytesPerParam);
   piece.t_f_ms = std::max(piece.t_f_ms, moved_ms);
   piece.t_b_ms = std::max(piece.t_b_ms, moved_ms);
   piece.t_w_ms = std::max(piece.t_w_ms, moved_ms);
@@ -79,7 +79,7 @@ StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std:
   PieceCosts output = output_costs(setup);
   const double layer_params = layer_params_per_gpu(setup);
   if (gathers_per_microbatch(setup, shape)) {
-    const Link& link = data_parallel_link(setup.interconnect, 0, setup.parallel.data);
+    const Link& link = data_parallel_link(setup.interconnect, 0, setup.parallel.gradient_replicas());
     layer = with_parameter_gathers(layer, layer_params, setup, link);
     embedding = with_parameter_gathers(embedding, embedding_params_per_gpu(setup), setup, link);
     output = with_parameter_gathers(output, output_params_per_gpu(setup), setup, link);
@@ -135,8 +135,9 @@ StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std:
 
 std::string describe_setup(const ModelSetup& setup) {
   const Parallelism& parallel = setup.parallel;
-  return fmt::format("tensor_parallel {}{}, data_parallel {}, sharding {}, recompute {}, {:g} bytes per parameter",
-                     parallel.tensor, parallel.sequence_parallel ? " (sequence parallel)" : "", parallel.data,
+  return fmt::format("tensor_parallel {}{}, {}data_parallel {}, sharding {}, recompute {}, {:g} bytes per parameter",
+                     parallel.tensor, parallel.sequence_parallel ? " (sequence parallel)" : "",
+                     parallel.context > 1 ? fmt::format("context_parallel {}, ", parallel.context) : "", parallel.data,
                      sharding_name(parallel.sharding), recompute_name(parallel.recompute), setup.bytes_per_param);
 }
 
@@ -170,7 +171,7 @@ std::vector<double> optimizer_times_ms(const ModelSetup& setup, const StageCosts
 // parallelism) over the data-parallel replicas; empty without data parallelism. ZeRO-1/2 move the
 // same bytes (a reduce-scatter of the gradients, then an all-gather of the updated parameters).
 std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const PipelineShape& shape, const StageCosts& costs) {
-  const int replicas = setup.parallel.data;
+  const int replicas = setup.parallel.gradient_replicas();
   if (replicas <= 1 || gathers_per_microbatch(setup, shape)) return {};
   std::vector<double> times;
   for (int s = 0; s < shape.stages(); ++s) {

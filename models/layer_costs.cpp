@@ -48,6 +48,9 @@ class Pass {
   void collective(double ms) {
     if (ms > 0) ms_ += ms + overhead_ms();
   }
+  // A transfer that runs beside the pass's kernels and that it waits for at its end: the pass
+  // takes the longer of the two.
+  void overlap(double ms) { ms_ = std::max(ms_, ms); }
   void add(const Pass& other) {
     flops_ += other.flops_;
     ms_ += other.ms_;
@@ -70,6 +73,7 @@ class Pass {
 // The shapes every piece needs, per GPU of a tensor-parallel group.
 struct Dims {
   double b, s, h, a, f, kv, d, v, t, tokens;
+  double c, queries;  // context parallelism: each GPU holds s / c of every sequence (its queries)
   double rep;  // the share of the replicated (norm, dropout, residual) tensors a GPU holds: 1/t with sequence parallelism
   double drop;
   bool swiglu, rope;
@@ -85,7 +89,9 @@ struct Dims {
     d = model.head_dim();
     v = model.vocab;
     t = setup.parallel.tensor;
-    tokens = b * s;
+    c = setup.parallel.context;
+    queries = s / c;
+    tokens = b * queries;
     rep = setup.parallel.sequence_parallel ? 1 / t : 1;
     drop = model.dropout ? 1 : 0;
     swiglu = model.mlp == Mlp::swiglu;
@@ -113,15 +119,28 @@ struct Collectives {
   }
 };
 
-// The attention core's forward: QK^T, scale, mask and softmax, dropout, scores x V.
+// Context parallelism's ring (ring attention): the c GPUs of a sequence pass every chunk of keys
+// and values (4 b (s/c) kv / t bytes) around, c - 1 steps on the link between them (NVLink while
+// t x c GPUs fit in a node), behind the attention's compute; B passes the keys and values and
+// their gradients, twice the bytes.
+double context_ring_ms(const ModelSetup& setup, const Dims& x) {
+  if (x.c <= 1) return 0;
+  const Interconnect& net = setup.interconnect;
+  const Link& link = x.t * x.c <= net.gpus_per_node ? net.intra_node : net.inter_node;
+  const int ranks = setup.parallel.context;
+  return reduce_scatter_ms(setup.hardware, link, ranks, ranks * 4 * x.tokens * x.kv / x.t);
+}
+
+// The attention core's forward: QK^T, scale, mask and softmax, dropout, scores x V. Each GPU's
+// queries (s / c of them) against all s keys.
 Pass attention_forward(const ModelSetup& setup, const Dims& x) {
   Pass pass(setup);
   const double heads = x.b * x.a / x.t;
-  const GemmShape scores{x.s, x.s, x.d, heads};
-  const GemmShape values{x.s, x.d, x.s, heads};
+  const GemmShape scores{x.queries, x.s, x.d, heads};
+  const GemmShape values{x.queries, x.d, x.s, heads};
   if (setup.flash_attention) {
-    // Reads Q, K, V and writes the output once.
-    pass.fused({scores, values}, 0.5, x.tokens * (2 * x.h + 4 * x.kv + 2 * x.h) / x.t, 4 * x.tokens * x.s * x.h / x.t);
+    // Reads Q, every chunk of K and V, and writes the output once.
+    pass.fused({scores, values}, 0.5, (x.tokens * 4 * x.h + x.b * x.s * 4 * x.kv) / x.t, 4 * x.tokens * x.s * x.h / x.t);
   } else {
     const double elements = x.tokens * x.a / x.t * x.s;  // per score tensor
     pass.gemm(scores);
@@ -129,6 +148,31 @@ Pass attention_forward(const ModelSetup& setup, const Dims& x) {
     pass.memory(x.drop * elements * 5);       // dropout: read, write, 1-byte mask
     pass.gemm(values);
   }
+  pass.overlap(context_ring_ms(setup, x));
+  return pass;
+}
+
+// The attention core's backward (flash attention recomputes the scores).
+Pass attention_backward(const ModelSetup& setup, const Dims& x) {
+  Pass pass(setup);
+  const double T = x.tokens;
+  const double heads = x.b * x.a / x.t;
+  const GemmShape scores{x.queries, x.s, x.d, heads};  // recomputed scores, dP = dO V^T
+  const GemmShape values{x.queries, x.d, x.s, heads};  // dV = P^T dO, dQ = dS K, dK = dS^T Q
+  if (setup.flash_attention) {
+    // Reads Q, O, dO and every chunk of K and V, writes dQ and every chunk's dK and dV.
+    pass.fused({scores, scores, values, values, values}, 0.5,
+               (T * (4 * x.h + 2 * x.h + 2 * x.h) + x.b * x.s * 8 * x.kv) / x.t, 8 * T * x.s * x.h / x.t);
+  } else {
+    const double elements = T * x.a / x.t * x.s;
+    pass.gemm(values);                        // dV
+    pass.gemm(scores);                        // dP
+    pass.memory(x.drop * elements * 5);       // dropout's backward
+    pass.memory(elements * 6);                // softmax's backward: read P and dP, write dS
+    pass.gemm(values);                        // dQ
+    pass.gemm(values);                        // dK
+  }
+  pass.overlap(2 * context_ring_ms(setup, x));
   return pass;
 }
 
@@ -176,22 +220,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   b.memory(T * x.rep * 6 * x.h);            // norm 2: read input and gradient, write gradient
   b.collective(tp.gather_ms);
   b.linear({T, x.h / x.t, x.h}, T * x.h);  // output projection
-  const double heads = x.b * x.a / x.t;
-  const GemmShape scores{x.s, x.s, x.d, heads};  // recomputed scores, dP = dO V^T
-  const GemmShape values{x.s, x.d, x.s, heads};  // dV = P^T dO, dQ = dS K, dK = dS^T Q
-  if (setup.flash_attention) {
-    // Reads Q, K, V, O and dO, writes dQ, dK and dV.
-    b.fused({scores, scores, values, values, values}, 0.5, T * (4 * x.h + 4 * x.kv + 2 * x.h + 2 * x.h + 4 * x.kv) / x.t,
-            8 * T * x.s * x.h / x.t);
-  } else {
-    const double elements = T * x.a / x.t * x.s;
-    b.gemm(values);                        // dV
-    b.gemm(scores);                        // dP
-    b.memory(x.drop * elements * 5);       // dropout's backward
-    b.memory(elements * 6);                // softmax's backward: read P and dP, write dS
-    b.gemm(values);                        // dQ
-    b.gemm(values);                        // dK
-  }
+  b.add(attention_backward(setup, x));
   if (x.rope) b.memory(T * 4 * (x.h + x.kv) / x.t);
   b.linear({T, x.h, qkv_width}, T * qkv_width);
   b.collective(tp.reduce_ms);

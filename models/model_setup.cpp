@@ -65,6 +65,12 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
   setup.flash_attention = bool_field_or(scenario, "flash_attention", source, false);
   setup.parallel = parallelism_from_json(scenario, source);
   setup.precision = precision_from_json(scenario, source);
+  const int c = setup.parallel.context;
+  if (c > 1 && setup.model.seq_len % (2 * c) != 0) {
+    throw InputError(fmt::format("{}: field 'context_parallel' is {}: the sequence ({}) must split into 2 x {} equal "
+                                 "chunks (each GPU takes one from each end, to balance the causal mask)",
+                                 source, c, setup.model.seq_len, c));
+  }
   if (setup.precision != Precision::bf16 && setup.hardware.peak_tflops_fp8 <= 0) {
     throw InputError(fmt::format("{}: field 'precision' is \"{}\", but {} has no FP8 tensor cores (no peak_tflops_fp8)",
                                  source, precision_name(setup.precision), setup.hardware_label));

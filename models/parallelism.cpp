@@ -49,6 +49,7 @@ Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_vi
   Parallelism parallel;
   parallel.tensor = int_field_or(scenario, "tensor_parallel", source, 1, 1);
   parallel.sequence_parallel = bool_field_or(scenario, "sequence_parallel", source, false);
+  parallel.context = int_field_or(scenario, "context_parallel", source, 1, 1);
   parallel.data = int_field_or(scenario, "data_parallel", source, 1, 1);
   parallel.sharding = parse_choice(scenario, "sharding", source, kSharding);
   parallel.recompute = parse_choice(scenario, "recompute", source, kRecompute);

@@ -1,5 +1,5 @@
-// How one pipeline device is spread over GPUs and what it keeps: tensor and data parallelism,
-// sequence parallelism, optimizer sharding (ZeRO, FSDP) and activation recomputation.
+// How one pipeline device is spread over GPUs and what it keeps: tensor, context and data
+// parallelism, sequence parallelism, optimizer sharding (ZeRO, FSDP) and activation recomputation.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -23,11 +23,18 @@ enum class Sharding { none, zero1, zero2, zero3, fsdp };
 struct Parallelism {
   int tensor = 1;                  // t: GPUs of one pipeline device, on one node's intra-node links
   bool sequence_parallel = false;  // norms and dropout split over the t GPUs along the sequence
+  // c: GPUs one sequence is split over (ring attention, as Megatron's and torchtitan's context
+  // parallelism run it): each holds s/c of every token-wise tensor and passes its keys and values
+  // around the ring for the attention; they hold the same weights, so their gradients are reduced
+  // with the data-parallel replicas'. Megatron's order: tensor innermost, then context, then data.
+  int context = 1;
   int data = 1;                    // d: replicas of the whole pipeline
   Sharding sharding = Sharding::none;
   Recompute recompute = Recompute::none;
 
-  int gpus_per_device() const { return tensor * data; }
+  int gpus_per_device() const { return tensor * context * data; }
+  // The GPUs that hold the same weights and reduce (or shard) their gradients and optimizer state.
+  int gradient_replicas() const { return context * data; }
   bool shards_optimizer() const { return sharding != Sharding::none; }
   bool shards_gradients() const { return sharding != Sharding::none && sharding != Sharding::zero1; }
   bool shards_parameters() const { return sharding == Sharding::zero3 || sharding == Sharding::fsdp; }
@@ -36,8 +43,8 @@ struct Parallelism {
 std::string_view recompute_name(Recompute recompute);
 std::string_view sharding_name(Sharding sharding);
 
-// The scenario fields tensor_parallel, sequence_parallel, data_parallel, sharding and recompute
-// (all optional); errors name `source`, the field and the value.
+// The scenario fields tensor_parallel, sequence_parallel, context_parallel, data_parallel, sharding
+// and recompute (all optional); errors name `source`, the field and the value.
 Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_view source);
 
 }  // namespace zb::models

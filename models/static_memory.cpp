@@ -46,12 +46,12 @@ StaticMemory static_memory(const ModelSetup& setup, double params, double larges
   const double weight_bytes = std::min(2.0, setup.bytes_per_param);
   const double gradient_bytes = std::min(2.0, setup.bytes_per_param - weight_bytes);
   const double optimizer_bytes = setup.bytes_per_param - weight_bytes - gradient_bytes;
-  const double d = parallel.data;
+  const double d = parallel.gradient_replicas();
   StaticMemory memory;
   memory.parameters_GB = params * weight_bytes / (parallel.shards_parameters() ? d : 1) * 1e-9;
   memory.gradients_GB = params * gradient_bytes / (parallel.shards_gradients() ? d : 1) * 1e-9;
   memory.optimizer_GB = params * optimizer_bytes / (parallel.shards_optimizer() ? d : 1) * 1e-9;
-  if (parallel.shards_parameters() && parallel.data > 1) memory.gathered_GB = 2 * 2 * largest_layer_params * 1e-9;
+  if (parallel.shards_parameters() && d > 1) memory.gathered_GB = 2 * 2 * largest_layer_params * 1e-9;
   return memory;
 }
 

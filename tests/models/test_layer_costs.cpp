@@ -304,6 +304,28 @@ TEST(LayerCosts, Fp8RunsLinearGemmsAtTheFp8RateAfterACast) {
   EXPECT_NEAR(current.t_f_ms - delayed.t_f_ms, memory_pass_ms(gpu, 2 * cast_f), 1e-12);
 }
 
+// Context parallelism over c GPUs: each holds s/c of every token-wise tensor, so flops and
+// activations halve at c = 2 (flash attention: nothing grows with s^2); the keys and values pass
+// around the ring behind the attention, which waits for them when the link is slow.
+TEST(LayerCosts, ContextParallelismSplitsTheSequenceAndPassesKeysAndValues) {
+  const TransformerSpec model = llama2_70b();
+  const PieceCosts whole = layer_costs(model, 1, true, {.tensor = 4});
+  const PieceCosts halves = layer_costs(model, 1, true, {.tensor = 4, .context = 2});
+  EXPECT_NEAR(halves.flops_f / whole.flops_f, 0.5, 1e-12);
+  EXPECT_NEAR(halves.flops_b / whole.flops_b, 0.5, 1e-12);
+  EXPECT_NEAR(halves.act_b_bytes / whole.act_b_bytes, 0.5, 1e-12);
+  EXPECT_LT(halves.t_f_ms, 0.6 * whole.t_f_ms);
+  // Without tensor parallelism (no collectives on the slowed link), a 1 MB/s ring decides.
+  ModelSetup slow = setup_of(model, 1, true, {.context = 2});
+  slow.interconnect.intra_node = {0.001, 3};
+  const double kv_bytes = 4.0 * 2048 * 1024;      // 4 b (s/c) kv, kv = 8 heads x 128
+  const double ring_ms = 0.003 + kv_bytes / 1e3;  // one step of the ring of 2 at 1e3 bytes per ms
+  const PieceCosts waiting = models::layer_costs(slow);
+  EXPECT_GT(waiting.t_f_ms, ring_ms);
+  EXPECT_LT(waiting.t_f_ms, ring_ms + layer_costs(model, 1, true, {.context = 2}).t_f_ms);
+  EXPECT_GT(waiting.t_b_ms, 2 * ring_ms);
+}
+
 TEST(StaticMemory, ShardingSplitsOptimizerStateThenGradientsThenParameters) {
   ModelSetup setup = setup_of(gpt_1_5b(), 1, false);
   const double P = 1e9, layer = 1e8;

@@ -101,6 +101,10 @@ TEST(Presets, ParallelismFieldsAreCheckedNamingFieldAndValue) {
   EXPECT_EQ(with("recompute", "partial"),
             "s.json: field 'recompute' is \"partial\": expected one of none, selective, full");
   EXPECT_EQ(with("sequence_parallel", 1), "s.json: field 'sequence_parallel' is 1: expected true or false");
+  EXPECT_EQ(with("context_parallel", 0), "s.json: field 'context_parallel' is 0: expected an integer >= 1");
+  EXPECT_EQ(with("context_parallel", 3),
+            "s.json: field 'context_parallel' is 3: the sequence (8192) must split into 2 x 3 equal chunks (each GPU "
+            "takes one from each end, to balance the causal mask)");
   // A tensor-parallel group larger than a node (8 GPUs) would cross the NICs.
   nlohmann::json gpt = {{"model", "gpt-1.5b"}, {"hardware", "a100-80gb"}, {"tensor_parallel", 16}};
   EXPECT_NE(setup_error(gpt).find("it must divide"), std::string::npos) << setup_error(gpt);

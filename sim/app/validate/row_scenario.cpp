@@ -77,7 +77,6 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   else if (precision != "bf16" && precision != "fp16" && precision != "fp8" && precision != "fp8-cs") {
     why.push_back(fmt::format("precision '{}'", excerpt(precision)));
   }
-  if (d.cp > 1) why.push_back("context parallelism (not in the cost model yet)");
   if (d.fsdp > 1 && d.dp > 0 && d.fsdp != d.dp) {
     why.push_back(fmt::format("parameters sharded over {} of the {} data-parallel replicas (HSDP)", d.fsdp, d.dp));
   }
@@ -138,6 +137,7 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   s["split"] = row.cell("notes").find("type:transformer|embed") != std::string::npos ? "paper" : "even";
   s["flash_attention"] = flash_attention_of(row);
   s["tensor_parallel"] = d.tp;
+  s["context_parallel"] = d.cp;
   s["sequence_parallel"] = sequence_parallel;
   s["data_parallel"] = d.dp;
   s["sharding"] = sharding_of(row, d, assumptions);
