@@ -17,7 +17,7 @@ TEST(Presets, EveryTransformerAndHardwarePresetLoads) {
   const auto models = preset_names("transformers");
   const auto hardware = preset_names("hardware");
   EXPECT_GE(models.size(), 9u);
-  EXPECT_EQ(hardware, (std::vector<std::string>{"a100-80gb", "a100-80gb-pcie", "h100-sxm", "h200"}));
+  EXPECT_EQ(hardware, (std::vector<std::string>{"a100-80gb", "a100-80gb-pcie", "h100-96gb-500w", "h100-sxm", "h200"}));
   for (const auto& model : models) {
     for (const auto& gpu : hardware) {
       const nlohmann::json scenario = {{"model", model}, {"hardware", gpu}};

@@ -20,8 +20,9 @@ struct GpuName {
   std::string_view column;  // the measured table's name
   std::string_view preset;  // models/hardware/
 };
-constexpr std::array<GpuName, 3> kGpus = {{
+constexpr std::array<GpuName, 4> kGpus = {{
     {"h100-sxm-80gb", "h100-sxm"},
+    {"h100-96gb-500w", "h100-96gb-500w"},
     {"a100-80gb-sxm", "a100-80gb"},
     {"h200-141gb", "h200"},
 }};

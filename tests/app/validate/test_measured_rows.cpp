@@ -102,7 +102,9 @@ TEST(RowMachine, ClusterFromTheInterconnectClassAndPresets) {
   EXPECT_EQ(row_machine(row).cluster["inter_node"]["bandwidth_GBps"], 12.5);
   EXPECT_EQ(row_machine(row).cluster["inter_node"]["nics_per_node"], 4);
   row.cells["gpu"] = "h100-96gb-500w";
-  EXPECT_EQ(row_machine(row).uncovered, "no hardware preset for GPU 'h100-96gb-500w'");
+  EXPECT_EQ(row_machine(row).hardware, "h100-96gb-500w");
+  row.cells["gpu"] = "b200";
+  EXPECT_EQ(row_machine(row).uncovered, "no hardware preset for GPU 'b200'");
 }
 
 TEST(MeasuredTarget, ColumnThenStepTimeThenTheSourcesFlopFormula) {
