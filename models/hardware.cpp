@@ -35,10 +35,10 @@ Efficiencies efficiencies_over(const Efficiencies& base, const nlohmann::json& o
 
 // A preset's fitted efficiencies: the four values and where they came from (documentation).
 Efficiencies calibration_from_json(const nlohmann::json& object, std::string_view source) {
-  const std::string context = fmt::format("{}: field 'calibration'", source);
+  const std::string context = fmt::format("{}: calibration", source);
   if (!object.is_object()) throw InputError(fmt::format("{}: expected an object", context));
   check_known_fields(object,
-                     {"gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
+                     {"architecture", "gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
                       "collective_efficiency", "fitted_on", "cross_validation", "command"},
                      context);
   for (const char* key : {"gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
@@ -66,9 +66,17 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
   spec.peak_tflops_fp8 = number_field_or(object, "peak_tflops_fp8", source, 0, 0);
   spec.memory_bandwidth_GBps = number_field(object, "memory_bandwidth_GBps", source, 1e-9);
   spec.sm_count = int_field(object, "sm_count", source, 1);
-  const Efficiencies calibrated =
-      object.contains("calibration") ? calibration_from_json(object["calibration"], source) : Efficiencies{};
-  spec.efficiency = efficiencies_over(cost_model == CostModel::calibrated ? calibrated : Efficiencies{}, object, source);
+  Efficiencies calibrated;
+  if (object.contains("calibration")) {
+    calibrated = calibration_from_json(object["calibration"], source);
+  } else if (!spec.architecture.empty()) {
+    const std::filesystem::path file = presets_dir() / "calibration" / (spec.architecture + ".json");
+    std::error_code missing;
+    if (std::filesystem::exists(file, missing)) calibrated = calibration_from_json(read(file, "calibration"), file.string());
+  }
+  spec.calibrated = efficiencies_over(calibrated, object, source);
+  spec.roofline = efficiencies_over(Efficiencies{}, object, source);
+  spec.use(cost_model);
   spec.memory_GB = number_field(object, "memory_GB", source, 1e-9);
   spec.reserved_GB = number_field_or(object, "reserved_GB", source, 0, 0);
   spec.gpus_per_node = int_field_or(object, "gpus_per_node", source, 1, 8);

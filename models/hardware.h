@@ -31,8 +31,9 @@ inline constexpr double kMemorySustainedFraction = 0.9;
 // GEMM and memory-bound kernels sustain, a fixed cost per kernel (launch, framework dispatch,
 // prologue; what makes small kernels slow) and the share of a link's bandwidth its ring collectives
 // reach (NCCL's bus bandwidth over the link's). The defaults are the roofline (--cost-model
-// roofline); a preset's "calibration" object holds values fitted to tests/data/measured/ with the
-// rows and cross-validated error they came from (zbsim calibrate-model).
+// roofline). The calibrated values of an architecture live in models/calibration/<architecture>.json,
+// fitted to tests/data/measured/ by zbsim calibrate-model, with the rows and the cross-validated
+// error they came from; a preset's own "calibration" object (the same fields) takes their place.
 struct Efficiencies {
   double gemm_sustained_fraction = kGemmSustainedFraction;
   double memory_sustained_fraction = kMemorySustainedFraction;
@@ -53,7 +54,12 @@ struct HardwareSpec {
   double peak_tflops_fp8 = 0;   // dense FP8 tensor-core peak (datasheet); 0: no FP8 tensor cores
   double memory_bandwidth_GBps = 0;  // HBM, 1e9 bytes per second (datasheet)
   int sm_count = 1;                  // streaming multiprocessors (whitepaper): a GEMM wave's width
-  Efficiencies efficiency;           // what the cost model uses (see CostModel)
+  Efficiencies efficiency;           // what the cost model uses: one of the two below
+  Efficiencies roofline;             // the roofline's, with the fields the object gives at its top level
+  Efficiencies calibrated;           // the preset's calibration, with the same fields (= roofline without one)
+
+  // Switches `efficiency` between the two (a front end's --cost-model after the scenario was read).
+  void use(CostModel cost_model) { efficiency = cost_model == CostModel::calibrated ? calibrated : roofline; }
   double memory_GB = 0;         // 1e9 bytes
   double reserved_GB = 0;       // kept free: CUDA context, communication buffers, fragmentation
   int gpus_per_node = 8;
@@ -63,8 +69,9 @@ struct HardwareSpec {
 
 // Reads a hardware preset; "nic" is a network preset name, a path or an object
 // ({"bandwidth_GBps", "latency_us"}) resolved against base_dir and read with `read`. Errors name
-// `source`. The efficiencies: the roofline's, replaced by the preset's "calibration" under
-// CostModel::calibrated, and by any of their fields the object gives at its top level.
+// `source`. The efficiencies: the roofline's, replaced under CostModel::calibrated by the preset's
+// "calibration" or else its architecture's calibration file, and by any of their fields the object
+// gives at its top level.
 HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view source,
                                 const std::filesystem::path& base_dir, const ReadJsonFile& read,
                                 CostModel cost_model = CostModel::calibrated);

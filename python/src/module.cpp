@@ -308,7 +308,8 @@ py::list sweep_grid(const py::object& grid_arg, std::optional<int> jobs_arg) {
 
 // The object `zbsim recommend --format json` prints, for the same flags.
 py::dict recommend(const std::string& model, const std::string& cluster, int global_batch, const std::string& hardware,
-                   std::optional<int> seq, std::optional<int> gpus, int top, std::optional<int> jobs, bool simgrid) {
+                   std::optional<int> seq, std::optional<int> gpus, int top, std::optional<int> jobs, bool simgrid,
+                   const std::string& cost_model) {
   plan::PlanQuery query;
   query.model = model;
   query.cluster = cluster;
@@ -320,6 +321,10 @@ py::dict recommend(const std::string& model, const std::string& cluster, int glo
   query.top = top;
   query.jobs = jobs ? *jobs : sweep::default_jobs();
   query.confirm_simgrid = simgrid;
+  if (cost_model != "calibrated" && cost_model != "roofline") {
+    throw InputError(fmt::format("cost_model: '{}' (expected calibrated or roofline)", cost_model));
+  }
+  query.roofline = cost_model == "roofline";
   nlohmann::json result;
   {
     py::gil_scoped_release release;
@@ -450,7 +455,7 @@ PYBIND11_MODULE(_zbsim, m) {
         py::arg("scenario") = py::none(), "The object `zbsim frontier --format json` prints.");
   m.def("recommend", &recommend, py::arg("model"), py::arg("cluster"), py::arg("global_batch"), py::arg("hardware") = "",
         py::arg("seq") = py::none(), py::arg("gpus") = py::none(), py::arg("top") = 10, py::arg("jobs") = py::none(),
-        py::arg("simgrid") = true,
+        py::arg("simgrid") = true, py::arg("cost_model") = "calibrated",
         "The fastest training plans that fit: the object `zbsim recommend --format json` prints (top, pareto, search counts).");
   m.def("sweep", &sweep_grid, py::arg("grid"), py::arg("jobs") = py::none(),
         "Every point of a grid (a file or a dict in the grid file's form): the rows of the sweep's JSON lines.");

@@ -1,5 +1,7 @@
 # recommend(): the object `zbsim recommend --format json` prints, on the tiny model of the C++
 # search tests (8 layers, 3 GB GPUs), where the search takes a second.
+import json
+
 import pytest
 
 import zbsim
@@ -43,3 +45,22 @@ def test_recommend_top_and_errors_are_the_clis(cli, source_dir):
     assert str(error.value) == message
     with pytest.raises(ValueError, match="top: 0"):
         zbsim.recommend(**flags_and_keywords(source_dir)[1], top=0)
+
+
+def test_cost_model_roofline_ignores_the_presets_calibration(source_dir, tmp_path):
+    # small-gpu.json with a calibration: the calibrated plans are slower; the roofline's are those of
+    # the preset without one.
+    flags, keywords = flags_and_keywords(source_dir)
+    gpu = json.loads((source_dir / DATA / "small-gpu.json").read_text())
+    gpu["calibration"] = {"gemm_sustained_fraction": 0.5, "memory_sustained_fraction": 0.6, "kernel_overhead_us": 10,
+                          "collective_efficiency": 0.7, "fitted_on": "a test", "cross_validation": "none"}
+    calibrated_gpu = tmp_path / "calibrated-gpu.json"
+    calibrated_gpu.write_text(json.dumps(gpu))
+    plain = zbsim.recommend(**keywords)
+    keywords["hardware"] = str(calibrated_gpu)
+    calibrated = zbsim.recommend(**keywords)
+    roofline = zbsim.recommend(**keywords, cost_model="roofline")
+    assert [row["step_time_s"] for row in roofline["top"]] == [row["step_time_s"] for row in plain["top"]]
+    assert calibrated["top"][0]["step_time_s"] > 1.2 * plain["top"][0]["step_time_s"]
+    with pytest.raises(ValueError, match="cost_model: .fitted."):
+        zbsim.recommend(**keywords, cost_model="fitted")

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -11,6 +12,7 @@
 #include "sim/app/validate/calibration.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/common/problem_options.h"
+#include "sim/support/atomic_file.h"
 #include "sim/support/error.h"
 
 namespace zb::cli {
@@ -23,17 +25,20 @@ int run_calibrate_model(int argc, char** argv) {
       ("measured", po::value<std::string>(), "CSV of measured runs (columns: tests/data/measured/README.md)")
       ("evaluations", po::value<int>()->default_value(300), "most evaluations of the loss per fit")
       ("jobs", po::value<int>(), "rows predicted at once (default: the number of cores)")
-      ("format", po::value<std::string>()->default_value("table"), "table | json (with each architecture's "
-                                                                    "\"calibration\" object for its hardware presets)");
+      ("format", po::value<std::string>()->default_value("table"), "table | json")
+      ("out", po::value<std::string>(),
+       "folder to write each architecture's calibration file into (<architecture>.json, the form of "
+       "models/calibration/, which the hardware presets of that architecture use)");
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim calibrate-model --measured FILE.csv [--evaluations 300] [--jobs N] [--format table|json]\n"
+                          "       [--out DIR]\n"
                           "  Fits, per GPU architecture, the efficiencies the roofline leaves out (GEMM and memory\n"
                           "  sustained fractions, a fixed cost per kernel, collective bandwidth efficiency) to the rows\n"
                           "  zbsim validate predicts, minimising the source-balanced mean |log(predicted/measured)|;\n"
                           "  then refits once per source without it and predicts it (leave-one-source-out). Fit only\n"
                           "  on the development set: tables kept aside are for checking the result.",
-                          "  zbsim calibrate-model --measured tests/data/measured/dev.csv --format json")) {
+                          "  zbsim calibrate-model --measured tests/data/measured/dev.csv --out models/calibration")) {
     return 0;
   }
   if (!values.count("measured")) throw InputError("--measured: missing (a CSV of measured runs)");
@@ -42,6 +47,10 @@ int run_calibrate_model(int argc, char** argv) {
   validate::CalibrationOptions run;
   run.max_evaluations = values["evaluations"].as<int>();
   run.jobs = values.count("jobs") ? values["jobs"].as<int>() : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const std::string out = values.count("out") ? values["out"].as<std::string>() : "";
+  if (!out.empty() && !std::filesystem::is_directory(out)) {
+    throw InputError(fmt::format("--out: '{}' is not a folder", out));
+  }
   const validate::MeasuredTable table = validate::read_measured_csv(values["measured"].as<std::string>());
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
   run.progress = [&](const std::string& fit, int evaluations) {
@@ -51,6 +60,12 @@ int run_calibrate_model(int argc, char** argv) {
   if (terminal) std::cerr << "\r\033[K";
   std::cout << (format == Format::json ? validate::calibration_json(calibration).dump(2) + "\n"
                                        : validate::calibration_table(calibration));
+  for (const validate::ArchitectureFit& fit : calibration.fits) {
+    if (out.empty() || fit.architecture.empty()) continue;
+    const auto path = std::filesystem::path(out) / (fit.architecture + ".json");
+    write_file_atomically(path.string(), validate::calibration_file(calibration, fit).dump(2) + "\n");
+    if (format == Format::table) std::cout << "wrote " << path.string() << "\n";
+  }
   return 0;
 }
 

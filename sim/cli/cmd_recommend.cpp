@@ -66,6 +66,8 @@ int run_recommend(int argc, char** argv) {
       ("top", po::value<int>()->default_value(10), "plans to list")
       ("jobs", po::value<int>(), "parallel workers (default: the number of cores)")
       ("no-simgrid", po::bool_switch(), "rank by the evaluator only (SimGrid re-runs the top plans when built)")
+      ("cost-model", po::value<std::string>()->default_value("calibrated"),
+       "calibrated (the hardware preset's efficiencies fitted to measured runs) | roofline (uncalibrated)")
       ("format", po::value<std::string>()->default_value("table"), "table | json")
       ("out", po::value<std::string>(),
        "folder for the winning plan: plan.json (zbsim simulate --scenario), schedule.csv, torchtitan.txt, megatron.txt")
@@ -73,7 +75,8 @@ int run_recommend(int argc, char** argv) {
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim recommend --model M --cluster C --global-batch B [--seq S] [--gpus N] [--hardware H]\n"
-                          "       [--top 10] [--jobs N] [--no-simgrid] [--format table|json] [--out DIR] [--svg F]",
+                          "       [--top 10] [--jobs N] [--no-simgrid] [--cost-model calibrated|roofline]\n"
+                          "       [--format table|json] [--out DIR] [--svg F]",
                           "  zbsim recommend --model llama3-8b --cluster 1x8-nvlink --hardware h100-sxm --global-batch 64\n"
                           "  zbsim recommend --model llama3-70b --cluster 8x8-ib400 --hardware h100-sxm --global-batch 128 --out plan",
                           {"svg"})) {
@@ -98,6 +101,7 @@ int run_recommend(int argc, char** argv) {
   query.jobs = values.count("jobs") ? values["jobs"].as<int>()
                                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   query.confirm_simgrid = !values["no-simgrid"].as<bool>();
+  query.roofline = parse_cost_model(values["cost-model"].as<std::string>()) == models::CostModel::roofline;
   if (values.count("out")) {
     // The folder is created when the plan is written; its parent must exist now, before the search.
     const auto parent = std::filesystem::absolute(values["out"].as<std::string>()).parent_path();

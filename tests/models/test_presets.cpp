@@ -186,7 +186,7 @@ TEST(Presets, CalibrationReplacesTheRooflineUnlessAskedNotTo) {
   EXPECT_EQ(setup_error(scenario), "s.json: field 'cost_model' is \"fitted\": expected calibrated or roofline");
   scenario.erase("cost_model");
   scenario["hardware"]["calibration"].erase("fitted_on");
-  EXPECT_EQ(setup_error(scenario), "s.json: field 'hardware': field 'calibration': missing field 'fitted_on'");
+  EXPECT_EQ(setup_error(scenario), "s.json: field 'hardware': calibration: missing field 'fitted_on'");
 }
 
 // Every kernel of a pass pays the overhead once: a layer's forward grows by a whole number of them.

@@ -177,6 +177,7 @@ nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& har
   scenario["recompute"] = c.recompute;
   scenario["problem"] = {{"p", c.pp}, {"m", c.microbatches}, {"chunks", c.chunks}, {"placement", c.placement}};
   scenario["schedules"] = nlohmann::json::array({c.schedule});
+  if (query.roofline) scenario["cost_model"] = "roofline";
   return scenario;
 }
 

@@ -246,6 +246,22 @@ std::string calibration_table(const Calibration& c) {
   return t;
 }
 
+nlohmann::json calibration_file(const Calibration& c, const ArchitectureFit& f) {
+  return {{"architecture", f.architecture},
+          {"gemm_sustained_fraction", f.values.gemm_sustained_fraction},
+          {"memory_sustained_fraction", f.values.memory_sustained_fraction},
+          {"kernel_overhead_us", f.values.kernel_overhead_us},
+          {"collective_efficiency", f.values.collective_efficiency},
+          {"fitted_on", fmt::format("{} rows of {} ({}): {}", f.rows.size(), c.path, fmt::join(f.sources, ", "),
+                                    fmt::join(f.rows, " "))},
+          {"cross_validation",
+           fmt::format("leave-one-source-out over all {} rows: median |e| {:.1f}%, p90 |e| {:.1f}% (in sample: median "
+                       "{:.1f}%, p90 {:.1f}%; roofline: median {:.1f}%)",
+                       c.cross_validated.n, 100 * c.cross_validated.median_abs, 100 * c.cross_validated.p90_abs,
+                       100 * c.fitted.median_abs, 100 * c.fitted.p90_abs, 100 * c.roofline.median_abs)},
+          {"command", fmt::format("zbsim calibrate-model --measured {}", c.path)}};
+}
+
 nlohmann::json calibration_json(const Calibration& c) {
   const auto summary = [](const ErrorSummary& s) {
     return nlohmann::json{{"n", s.n}, {"median_abs_error", s.median_abs}, {"p90_abs_error", s.p90_abs}, {"median_error", s.median}};
@@ -258,20 +274,8 @@ nlohmann::json calibration_json(const Calibration& c) {
   out["cross_validated"] = summary(c.cross_validated);
   out["architectures"] = nlohmann::json::array();
   for (const ArchitectureFit& f : c.fits) {
-    // The object a hardware preset of this architecture carries as "calibration".
-    nlohmann::json preset{{"gemm_sustained_fraction", f.values.gemm_sustained_fraction},
-                          {"memory_sustained_fraction", f.values.memory_sustained_fraction},
-                          {"kernel_overhead_us", f.values.kernel_overhead_us},
-                          {"collective_efficiency", f.values.collective_efficiency},
-                          {"fitted_on", fmt::format("{} rows of {} ({}: {})", f.rows.size(), c.path,
-                                                    fmt::join(f.sources, ", "), fmt::join(f.rows, " "))},
-                          {"cross_validation",
-                           fmt::format("leave-one-source-out over {} rows: median |e| {:.1f}%, p90 |e| {:.1f}%",
-                                       c.cross_validated.n, 100 * c.cross_validated.median_abs,
-                                       100 * c.cross_validated.p90_abs)},
-                          {"command", fmt::format("zbsim calibrate-model --measured {}", c.path)}};
     out["architectures"].push_back({{"architecture", f.architecture}, {"loss", f.loss}, {"evaluations", f.evaluations},
-                                    {"calibration", preset}});
+                                    {"calibration", calibration_file(c, f)}});
   }
   out["folds"] = nlohmann::json::array();
   for (const HeldOutSource& fold : c.folds) {

@@ -14,11 +14,14 @@
 
 namespace zb::validate {
 
-// Each efficiency's range: what a GPU can physically do (fractions of a peak; a launch costs a few
-// microseconds, a framework's dispatch tens), never a bound chosen to steer a fit.
+// Each efficiency's range: what a GPU and its libraries can physically do, never a bound chosen to
+// steer a fit. GEMMs: tuned large cuBLAS GEMMs sustain 40-95% of the tensor-core peak;
+// memory-bound kernels 60-95% of HBM bandwidth (a streaming copy reaches about 90%); a kernel's
+// fixed cost 0-50 us (a launch is a few, a framework's dispatch of one op tens); ring collectives
+// 30-100% of the link's bandwidth (NCCL's bus bandwidth over the link's).
 struct EfficiencyBounds {
-  models::Efficiencies low{0.3, 0.3, 0, 0.2};
-  models::Efficiencies high{0.95, 0.95, 100, 1};
+  models::Efficiencies low{0.4, 0.6, 0, 0.3};
+  models::Efficiencies high{0.95, 0.95, 50, 1};
 };
 
 struct CalibrationOptions {
@@ -61,8 +64,10 @@ struct Calibration {
 Calibration calibrate(const MeasuredTable& table, const CalibrationOptions& options);
 
 // What was fitted and its cross-validated error, as a table; and as JSON, with each architecture's
-// "calibration" object ready for its hardware presets (models/hardware.h).
+// calibration file (models/calibration/<architecture>.json, models/hardware.h).
 std::string calibration_table(const Calibration& c);
 nlohmann::json calibration_json(const Calibration& c);
+// The calibration file of one fitted architecture.
+nlohmann::json calibration_file(const Calibration& c, const ArchitectureFit& fit);
 
 }  // namespace zb::validate

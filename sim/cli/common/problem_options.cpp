@@ -18,7 +18,10 @@ namespace po = boost::program_options;
 
 po::options_description problem_options() {
   po::options_description options("Problem (a scenario file, flags, or both: flags override the file)");
-  options.add_options()("scenario", po::value<std::string>(), "scenario JSON file (see scenarios/)");
+  options.add_options()("scenario", po::value<std::string>(), "scenario JSON file (see scenarios/)")
+      ("cost-model", po::value<std::string>(),
+       "model-driven scenarios: calibrated (the default: the hardware preset's efficiencies fitted to measured runs, "
+       "zbsim calibrate-model) | roofline (the uncalibrated model)");
   cli::add_problem_flags(options);
   return options;
 }
@@ -41,6 +44,14 @@ Scenario scenario_from_options(const po::variables_map& options) {
   Scenario scenario;
   scenario.source = "command line";
   if (options.count("scenario")) scenario = load_scenario(options["scenario"].as<std::string>());
+  if (options.count("cost-model")) {
+    const models::CostModel cost_model = parse_cost_model(options["cost-model"].as<std::string>());
+    if (!scenario.model_driven()) {
+      throw InputError("--cost-model: the problem has no model to cost (give a model-driven --scenario)");
+    }
+    scenario.model->hardware.use(cost_model);
+    derive_model_costs(scenario);
+  }
   return catalog::apply_given_fields(std::move(scenario), cli::given_problem_flags(options));
 }
 
