@@ -88,17 +88,25 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   if (!out.model.uncovered.empty()) why.push_back(out.model.uncovered);
   assumptions.insert(assumptions.end(), out.model.assumptions.begin(), out.model.assumptions.end());
   if (d.tp == 0 || d.pp == 0 || d.dp == 0) why.push_back("tp, pp or dp not given");
-  if (d.mbs == 0) why.push_back("microbatch size not given");
+  // A source that does not give the microbatch size or, with a pipeline, the schedule: one
+  // sequence per microbatch (the frameworks' default) and plain 1F1B, both named.
+  Degrees run = d;
+  if (d.mbs == 0) {
+    run.mbs = 1;
+    assumptions.push_back("microbatch size 1 (not stated)");
+  }
   if (d.gbs == 0) why.push_back("global batch not given");
   out.schedule = generator_of(row.cell("schedule"), d.pp);
-  if (d.pp > 1 && out.schedule.empty()) {
-    why.push_back(row.cell("schedule").empty() ? "schedule not given (pp > 1)"
-                                               : fmt::format("schedule '{}'", excerpt(row.cell("schedule"))));
+  if (d.pp > 1 && out.schedule.empty() && row.cell("schedule").empty()) {
+    out.schedule = "1f1b";
+    assumptions.push_back("schedule 1F1B without interleaving (not stated)");
+  } else if (d.pp > 1 && out.schedule.empty()) {
+    why.push_back(fmt::format("schedule '{}'", excerpt(row.cell("schedule"))));
   }
   if (d.tp > 0 && d.pp > 0 && d.dp > 0 && d.gpus > 0 && d.tp * d.pp * d.cp * d.dp != d.gpus) {
     why.push_back(fmt::format("tp x pp x cp x dp = {} but gpus = {}", d.tp * d.pp * d.cp * d.dp, d.gpus));
   }
-  const long per_step = static_cast<long>(d.mbs) * d.dp;
+  const long per_step = static_cast<long>(run.mbs) * d.dp;
   if (per_step > 0 && d.gbs > 0 && d.gbs % per_step != 0) {
     why.push_back(fmt::format("gbs {} is not a multiple of mbs x dp = {}", d.gbs, per_step));
   }
@@ -133,7 +141,7 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   s["model"] = out.model.object;
   s["hardware"] = machine.hardware;
   s["cluster"] = machine.cluster;
-  s["microbatch_size"] = d.mbs;
+  s["microbatch_size"] = run.mbs;
   s["split"] = row.cell("notes").find("type:transformer|embed") != std::string::npos ? "paper" : "even";
   s["flash_attention"] = flash_attention_of(row);
   s["tensor_parallel"] = d.tp;
