@@ -29,9 +29,14 @@ double gradients_ready(const Problem& problem, int device, double last_end,
     starts.emplace_back(last_weight_grad_start[static_cast<std::size_t>(s)], s);
   }
   std::sort(starts.begin(), starts.end());
+  const double overlap = problem.dp_reduce_overlap;
   double stream = 0;  // when the device's communication stream is free
-  for (const auto& [start, stage] : starts) stream = std::max(stream, start) + problem.dp_reduce_time(stage);
-  return std::max(last_end, stream);
+  double after = 0;   // the reductions' part that waits for the last pass
+  for (const auto& [start, stage] : starts) {
+    stream = std::max(stream, start) + overlap * problem.dp_reduce_time(stage);
+    after += (1 - overlap) * problem.dp_reduce_time(stage);
+  }
+  return std::max(last_end, stream) + after;
 }
 
 std::vector<std::pair<int, int>> all_reduce_hops(const Problem& problem) {

@@ -52,8 +52,9 @@ struct StepBoundary {
 // pass (the stage's last W or BW) produces them, as Megatron's overlapped gradient reduction does:
 // the reduction starts with that pass, on the device's communication stream beside the compute,
 // the device's stages one after another in the order their last pass starts; so it hides under
-// whatever compute the schedule leaves after that start. `last_weight_grad_start` is per stage
-// (only device d's are read).
+// whatever compute the schedule leaves after that start. Only the share dp_reduce_overlap of each
+// stage's reduction runs so; the rest follows the device's last action (frameworks that reduce
+// after the whole pipeline). `last_weight_grad_start` is per stage (only device d's are read).
 double gradients_ready(const Problem& problem, int device, double last_end,
                        const std::vector<double>& last_weight_grad_start);
 

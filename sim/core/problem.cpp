@@ -225,6 +225,10 @@ void Problem::validate() const {
                                    t_dp_reduce[stage], stage));
     }
   }
+  if (!(dp_reduce_overlap >= 0 && dp_reduce_overlap <= 1)) {
+    throw InputError(fmt::format("problem: field 'dp_reduce_overlap' is {}: expected a fraction in [0, 1]",
+                                 dp_reduce_overlap));
+  }
   if (mem_limit && (!std::isfinite(mem_limit->value) || mem_limit->value <= 0)) {
     throw InputError(fmt::format("problem: field 'mem_limit' is {}: expected > 0", mem_limit->to_string()));
   }

@@ -72,6 +72,10 @@ struct Problem {
   // gradients over its data-parallel replicas, run on the device's communication stream from the
   // start of the stage's last weight-gradient pass (size stages(), or empty: no data parallelism).
   std::vector<double> t_dp_reduce;
+  // The share of each stage's reduction that runs beside the compute from that start (1: Megatron's
+  // overlapped gradient reduction); the rest waits for the device's last pass (0: DeepSpeed's
+  // pipeline engine and Megatron-LM's local DDP, which reduce after the whole pipeline).
+  double dp_reduce_overlap = 1;
 
   int stages() const { return devices * chunks; }
   int device_of_stage(int stage) const;

@@ -49,6 +49,8 @@ constexpr ProblemField kFields[] = {
      Kind::number, nullptr, nullptr, &ProblemSpec::t_reduce_hop},
     {"t_dp_reduce", "t-dp-reduce", "data-parallel gradient all-reduce of a device's stages, from the start of each stage's last W (or BW), beside the compute: X, or a list per device or per stage (default 0: no data parallelism)",
      Kind::numbers, nullptr, &ProblemSpec::t_dp_reduce},
+    {"dp_reduce_overlap", "dp-reduce-overlap", "the share of the data-parallel reduction that runs beside the compute; the rest waits for the device's last pass: 1 (default: Megatron's overlapped reduction) to 0 (DeepSpeed's pipeline engine)",
+     Kind::number, nullptr, nullptr, &ProblemSpec::dp_reduce_overlap},
 };
 
 int int_from_text(std::string_view text, const std::string& context) {
@@ -143,7 +145,7 @@ void ProblemField::write_json(const ProblemSpec& spec, json& out) const {
       return;
     }
     case Kind::number:
-      if (spec.*number > 0) out[name] = spec.*number;
+      if (spec.*number != ProblemSpec{}.*number) out[name] = spec.*number;  // a default is left out
       return;
     case Kind::placement:
       out[name] =

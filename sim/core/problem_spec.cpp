@@ -124,6 +124,7 @@ Problem ProblemSpec::build(std::string_view source) const {
   problem.t_opt = t_opt.size() == 1 ? std::vector<double>(static_cast<std::size_t>(devices), t_opt[0]) : t_opt;
   problem.t_reduce_hop = t_reduce_hop;
   if (!t_dp_reduce.empty()) problem.t_dp_reduce = per_stage(t_dp_reduce, "t_dp_reduce", *this, true, source);
+  problem.dp_reduce_overlap = dp_reduce_overlap;
   try {
     problem.validate();
   } catch (const InputError& e) {

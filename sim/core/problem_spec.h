@@ -39,6 +39,7 @@ struct ProblemSpec {
   // The data-parallel gradient all-reduce of a device's stages, split over chunks like the costs
   // (empty: no data parallelism).
   std::vector<double> t_dp_reduce;
+  double dp_reduce_overlap = 1;  // Problem::dp_reduce_overlap
 
   // Normalises and validates; throws InputError naming the field (prefixed by `source`).
   Problem build(std::string_view source = "problem") const;

@@ -116,5 +116,21 @@ TEST(DataParallel, ADevicesStagesReduceOneAfterAnother) {
   EXPECT_THROW(spec.build(), InputError);
 }
 
+// Frameworks that reduce after the whole pipeline (dp_reduce_overlap 0) add every stage's
+// reduction after the device's last action; a share f runs beside the compute as before, the rest
+// waits.
+TEST(DataParallel, AReductionThatDoesNotOverlapFollowsTheLastAction) {
+  ProblemSpec spec = testing::uniform_spec(2, 4, 1, 1, 1, 0, 2);
+  spec.t_dp_reduce = {2, 2, 4, 2};
+  const std::vector<double> starts{12, 0, 10, 0};
+  spec.dp_reduce_overlap = 0;
+  EXPECT_DOUBLE_EQ(gradients_ready(spec.build(), 0, 17, starts), 17 + 2 + 4);
+  spec.dp_reduce_overlap = 0.5;  // beside the compute: 10..12, then 12..13; after 17: 3
+  EXPECT_DOUBLE_EQ(gradients_ready(spec.build(), 0, 17, starts), 17 + 3);
+  EXPECT_DOUBLE_EQ(gradients_ready(spec.build(), 0, 11, starts), 13 + 3);
+  spec.dp_reduce_overlap = 1.5;
+  EXPECT_THROW(spec.build(), InputError);
+}
+
 }  // namespace
 }  // namespace zb

@@ -81,8 +81,13 @@ RowMachine row_machine(const MeasuredRow& row) {
   machine.hardware_object = hardware;
   machine.architecture = hardware.value("architecture", "");
   const nlohmann::json network = preset("network", known_link->network);
+  // The evaluator has no link contention (models/interconnect.h): with fewer NICs than GPUs, every
+  // GPU gets its share of the node's NICs, as it does when all of them cross at once (the
+  // data-parallel rings, a tensor-parallel group's pipeline transfers).
   nlohmann::json inter = link(network);
-  inter["nics_per_node"] = known_link->nics_per_node;
+  const int nics = std::min(known_link->nics_per_node, per_node);
+  inter["bandwidth_GBps"] = inter["bandwidth_GBps"].get<double>() * nics / per_node;
+  inter["nics_per_node"] = per_node;
   machine.cluster = {{"name", fmt::format("{} x {} {} GPUs, {}", nodes, per_node, gpu, interconnect)},
                      {"nodes", nodes},
                      {"gpus_per_node", per_node},

@@ -152,7 +152,11 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   s["recompute"] = recompute;
   s["precision"] = precision.empty() ? "bf16" : precision;
   // The row ran: its memory is judged apart from its time (validation.h), so no limit here.
+  // DeepSpeed's pipeline engine and Megatron-LM's local DDP reduce the gradients after the whole
+  // pipeline; the others overlap the reduction with the last backward passes.
+  const bool reduce_after = row.cell("framework") == "megatron-deepspeed" || contains(row.cell("notes"), "DDP-impl local");
   s["problem"] = {{"p", d.pp},
+                  {"dp_reduce_overlap", reduce_after ? 0.0 : 1.0},
                   {"m", d.gbs / per_step},
                   {"chunks", chunks},
                   {"placement", interleaved ? "interleaved" : "linear"},

@@ -99,8 +99,9 @@ TEST(RowMachine, ClusterFromTheInterconnectClassAndPresets) {
   EXPECT_EQ(a100.cluster["inter_node"]["nics_per_node"], 8);
   MeasuredRow row = find(table, "G1");
   row.cells["interconnect"] = "nvlink3+omnipath-100x4";
-  EXPECT_EQ(row_machine(row).cluster["inter_node"]["bandwidth_GBps"], 12.5);
-  EXPECT_EQ(row_machine(row).cluster["inter_node"]["nics_per_node"], 4);
+  // 4 NICs of 12.5 GB/s for 8 GPUs: each GPU's share, 6.25 GB/s, on a link of its own.
+  EXPECT_EQ(row_machine(row).cluster["inter_node"]["bandwidth_GBps"], 6.25);
+  EXPECT_EQ(row_machine(row).cluster["inter_node"]["nics_per_node"], 8);
   row.cells["gpu"] = "h100-96gb-500w";
   EXPECT_EQ(row_machine(row).hardware, "h100-96gb-500w");
   row.cells["gpu"] = "b200";
