@@ -64,6 +64,24 @@ std::vector<RankGroup> rank_groups(const std::vector<RowResult>& rows) {
   return out;
 }
 
+std::vector<MfuCeiling> mfu_ceilings(const std::vector<RowResult>& rows) {
+  std::map<std::pair<std::string, std::string>, std::vector<const RowResult*>> by;
+  for (const RowResult& r : rows) {
+    if (r.counts() && r.mfu > 0) by[{r.gpu, r.precision}].push_back(&r);
+  }
+  std::vector<MfuCeiling> out;
+  for (const auto& [key, group] : by) {
+    MfuCeiling c{key.first, key.second, static_cast<int>(group.size())};
+    for (const RowResult* r : group) {
+      c.best_measured = std::max(c.best_measured, r->mfu * *r->measured / *r->predicted);
+      c.best_predicted = std::max(c.best_predicted, r->mfu);
+    }
+    for (const RowResult* r : group) c.above += r->mfu > c.best_measured ? 1 : 0;
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 Validation validate_measured(const MeasuredTable& table, const ValidationOptions& options) {
@@ -106,6 +124,7 @@ Validation validate_measured(const MeasuredTable& table, const ValidationOptions
   for (const SummaryRow& s : v.by.front().second) source_medians.push_back(s.errors.median_abs);
   v.source_balanced_median_abs = quantile(source_medians, 0.5);
   v.ranks = rank_groups(v.rows);
+  v.mfu_ceilings = mfu_ceilings(v.rows);
   return v;
 }
 

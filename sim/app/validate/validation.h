@@ -54,6 +54,17 @@ struct RankGroup {
   std::optional<double> rho;
 };
 
+// MFU (model FLOPs over the 16-bit peak, throughput.h) of one GPU and precision: the best any
+// counted row measured (its predicted MFU times measured / predicted: the same FLOPs and peak) and
+// the best predicted, and how many predictions exceed that best measured value.
+struct MfuCeiling {
+  std::string gpu, precision;
+  int n = 0;
+  double best_measured = 0;
+  double best_predicted = 0;
+  int above = 0;
+};
+
 struct Validation {
   std::string path;
   std::string engine;
@@ -65,6 +76,7 @@ struct Validation {
   // "source", "gpu", "precision", "schedule": one summary row per value, sorted by it.
   std::vector<std::pair<std::string, std::vector<SummaryRow>>> by;
   std::vector<RankGroup> ranks;  // every group with 2 or more rows that count, largest first
+  std::vector<MfuCeiling> mfu_ceilings;  // by GPU, then precision
 };
 
 // The groups of kRankGroupMinimum or more rows are the ones the issue asks rho >= 0.8 of.

@@ -157,6 +157,27 @@ TEST_F(KnownTable, SummariesAreTheQuantilesOfTheCountedErrors) {
   EXPECT_EQ(v.ranks[0].rho, spearman({p1, p2, p3}, {m1, m2, m3}));
 }
 
+// The best measured MFU of a GPU and precision is a row's predicted MFU scaled by measured /
+// predicted (the same FLOPs over the same peak).
+TEST_F(KnownTable, MfuCeilingsPerGpuAndPrecision) {
+  const Validation& v = *validation_;
+  ASSERT_EQ(v.mfu_ceilings.size(), 2u);  // a100 fp16 (G1-G3), h100 bf16 (L1)
+  const MfuCeiling& a100 = v.mfu_ceilings[0];
+  EXPECT_EQ(a100.gpu, "a100-80gb-sxm");
+  EXPECT_EQ(a100.n, 3);
+  double best = 0, predicted = 0;
+  int above = 0;
+  for (const char* id : {"G1", "G2", "G3"}) {
+    best = std::max(best, row(v, id).mfu * *row(v, id).measured / *row(v, id).predicted);
+    predicted = std::max(predicted, row(v, id).mfu);
+  }
+  for (const char* id : {"G1", "G2", "G3"}) above += row(v, id).mfu > best ? 1 : 0;
+  EXPECT_DOUBLE_EQ(a100.best_measured, best);
+  EXPECT_DOUBLE_EQ(a100.best_predicted, predicted);
+  EXPECT_EQ(a100.above, above);
+  EXPECT_GT(above, 0);  // every GPT prediction here is faster than its measurement
+}
+
 TEST_F(KnownTable, JsonAndScatterCarryEveryRow) {
   const nlohmann::json json = validation_json(*validation_);
   EXPECT_EQ(json["rows"].size(), 8u);
