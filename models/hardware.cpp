@@ -38,7 +38,7 @@ Efficiencies calibration_from_json(const nlohmann::json& object, std::string_vie
   const std::string context = fmt::format("{}: calibration", source);
   if (!object.is_object()) throw InputError(fmt::format("{}: expected an object", context));
   check_known_fields(object,
-                     {"architecture", "gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
+                     {"architecture", "preset", "gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
                       "collective_efficiency", "fitted_on", "cross_validation", "command"},
                      context);
   for (const char* key : {"gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
@@ -51,7 +51,8 @@ Efficiencies calibration_from_json(const nlohmann::json& object, std::string_vie
 }  // namespace
 
 HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view source,
-                                const std::filesystem::path& base_dir, const ReadJsonFile& read, CostModel cost_model) {
+                                const std::filesystem::path& base_dir, const ReadJsonFile& read, CostModel cost_model,
+                                std::string_view preset) {
   if (!object.is_object()) throw InputError(fmt::format("{}: hardware must be a JSON object", source));
   check_known_fields(object,
                      {"name", "description", "architecture", "peak_tflops_bf16", "peak_tflops_fp8", "memory_bandwidth_GBps", "sm_count",
@@ -69,10 +70,15 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
   Efficiencies calibrated;
   if (object.contains("calibration")) {
     calibrated = calibration_from_json(object["calibration"], source);
-  } else if (!spec.architecture.empty()) {
-    const std::filesystem::path file = presets_dir() / "calibration" / (spec.architecture + ".json");
-    std::error_code missing;
-    if (std::filesystem::exists(file, missing)) calibrated = calibration_from_json(read(file, "calibration"), file.string());
+  } else {
+    for (const std::string_view name : {preset, std::string_view(spec.architecture)}) {
+      if (name.empty()) continue;
+      const std::filesystem::path file = presets_dir() / "calibration" / (std::string(name) + ".json");
+      std::error_code missing;
+      if (!std::filesystem::exists(file, missing)) continue;
+      calibrated = calibration_from_json(read(file, "calibration"), file.string());
+      break;
+    }
   }
   spec.calibrated = efficiencies_over(calibrated, object, source);
   spec.roofline = efficiencies_over(Efficiencies{}, object, source);

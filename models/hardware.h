@@ -31,9 +31,10 @@ inline constexpr double kMemorySustainedFraction = 0.9;
 // GEMM and memory-bound kernels sustain, a fixed cost per kernel (launch, framework dispatch,
 // prologue; what makes small kernels slow) and the share of a link's bandwidth its ring collectives
 // reach (NCCL's bus bandwidth over the link's). The defaults are the roofline (--cost-model
-// roofline). The calibrated values of an architecture live in models/calibration/<architecture>.json,
-// fitted to tests/data/measured/ by zbsim calibrate-model, with the rows and the cross-validated
-// error they came from; a preset's own "calibration" object (the same fields) takes their place.
+// roofline). The calibrated values of an architecture live in models/calibration/<architecture>.json
+// (and of a preset fitted on its own in <preset>.json), fitted to tests/data/measured/ by zbsim
+// calibrate-model, with the rows and the cross-validated error they came from; a preset's own
+// "calibration" object (the same fields) takes their place.
 struct Efficiencies {
   double gemm_sustained_fraction = kGemmSustainedFraction;
   double memory_sustained_fraction = kMemorySustainedFraction;
@@ -69,12 +70,13 @@ struct HardwareSpec {
 
 // Reads a hardware preset; "nic" is a network preset name, a path or an object
 // ({"bandwidth_GBps", "latency_us"}) resolved against base_dir and read with `read`. Errors name
-// `source`. The efficiencies: the roofline's, replaced under CostModel::calibrated by the preset's
-// "calibration" or else its architecture's calibration file, and by any of their fields the object
-// gives at its top level.
+// `source`. The efficiencies: the roofline's, replaced under CostModel::calibrated by the object's
+// "calibration", else models/calibration/<preset>.json (`preset`: the shipped preset's name, when
+// the object is one), else models/calibration/<architecture>.json; and by any of their fields the
+// object gives at its top level.
 HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view source,
                                 const std::filesystem::path& base_dir, const ReadJsonFile& read,
-                                CostModel cost_model = CostModel::calibrated);
+                                CostModel cost_model = CostModel::calibrated, std::string_view preset = "");
 
 // Reads a network preset {"name", "bandwidth_GBps", "latency_us"}.
 Link link_from_json(const nlohmann::json& object, std::string_view source);

@@ -42,7 +42,8 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
   setup.hardware = hardware_from_json(
       hardware.object, hardware.path.empty() ? fmt::format("{}: field 'hardware'", source) : hardware.path.string(),
       hardware.path.empty() ? base_dir : hardware.path.parent_path(), read,
-      cost_model == "roofline" ? CostModel::roofline : CostModel::calibrated);
+      cost_model == "roofline" ? CostModel::roofline : CostModel::calibrated,
+      hardware.path.parent_path() == presets_dir() / "hardware" ? hardware.path.stem().string() : "");
   setup.hardware_label = hardware.label;
 
   if (scenario.contains("cluster") && !scenario["cluster"].is_null()) {

@@ -27,8 +27,8 @@ int run_calibrate_model(int argc, char** argv) {
       ("jobs", po::value<int>(), "rows predicted at once (default: the number of cores)")
       ("format", po::value<std::string>()->default_value("table"), "table | json")
       ("out", po::value<std::string>(),
-       "folder to write each architecture's calibration file into (<architecture>.json, the form of "
-       "models/calibration/, which the hardware presets of that architecture use)");
+       "folder to write the calibration files into (the form of models/calibration/: <architecture>.json, which "
+       "the hardware presets of that architecture use, and <preset>.json for a preset fitted on its own)");
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim calibrate-model --measured FILE.csv [--evaluations 300] [--jobs N] [--format table|json]\n"
@@ -62,7 +62,7 @@ int run_calibrate_model(int argc, char** argv) {
                                        : validate::calibration_table(calibration));
   for (const validate::ArchitectureFit& fit : calibration.fits) {
     if (out.empty() || fit.architecture.empty()) continue;
-    const auto path = std::filesystem::path(out) / (fit.architecture + ".json");
+    const auto path = std::filesystem::path(out) / ((fit.preset.empty() ? fit.architecture : fit.preset) + ".json");
     write_file_atomically(path.string(), validate::calibration_file(calibration, fit).dump(2) + "\n");
     if (format == Format::table) std::cout << "wrote " << path.string() << "\n";
   }

@@ -1,6 +1,11 @@
 // Every shipped preset loads, and names, paths and bad values resolve as documented.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "models/cost_model.h"
@@ -187,6 +192,39 @@ TEST(Presets, CalibrationReplacesTheRooflineUnlessAskedNotTo) {
   scenario.erase("cost_model");
   scenario["hardware"]["calibration"].erase("fitted_on");
   EXPECT_EQ(setup_error(scenario), "s.json: field 'hardware': calibration: missing field 'fitted_on'");
+}
+
+// A shipped preset finds its calibration by its own name first, then by its architecture
+// (models/calibration/), in the presets folder $ZB_MODELS_DIR names.
+TEST(Presets, CalibrationFilesByPresetThenArchitecture) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("zb_calibration_files_" + std::to_string(::getpid()));
+  fs::create_directories(root / "hardware");
+  fs::create_directories(root / "calibration");
+  fs::copy(presets_dir() / "transformers", root / "transformers", fs::copy_options::recursive);
+  fs::copy(presets_dir() / "network", root / "network", fs::copy_options::recursive);
+  const auto write = [&](const fs::path& path, const std::string& text) { std::ofstream(path) << text; };
+  const std::string gpu = R"({"architecture": "testarch", "peak_tflops_bf16": 100, "memory_bandwidth_GBps": 1000,
+      "sm_count": 10, "memory_GB": 40, "nvlink": {"bandwidth_GBps": 100}, "nic": "ib-hdr-200g"})";
+  write(root / "hardware" / "own.json", gpu);
+  write(root / "hardware" / "shared.json", gpu);
+  const auto calibration = [](double gemm) {
+    return fmt::format(R"({{"gemm_sustained_fraction": {}, "memory_sustained_fraction": 0.7, "kernel_overhead_us": 1,
+        "collective_efficiency": 0.9, "fitted_on": "test", "cross_validation": "none"}})", gemm);
+  };
+  write(root / "calibration" / "testarch.json", calibration(0.55));
+  write(root / "calibration" / "own.json", calibration(0.65));
+  ::setenv("ZB_MODELS_DIR", root.c_str(), 1);
+  const auto gemm = [](const char* preset) {
+    const nlohmann::json scenario = {{"model", "gpt-1.5b"}, {"hardware", preset}};
+    return model_setup_from_json(scenario, "s", ".", catalog::read_preset_file).hardware.efficiency.gemm_sustained_fraction;
+  };
+  const double own = gemm("own");
+  const double shared = gemm("shared");
+  ::unsetenv("ZB_MODELS_DIR");
+  fs::remove_all(root);
+  EXPECT_DOUBLE_EQ(own, 0.65);
+  EXPECT_DOUBLE_EQ(shared, 0.55);
 }
 
 // Every kernel of a pass pays the overhead once: a layer's forward grows by a whole number of them.

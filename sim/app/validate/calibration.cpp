@@ -85,10 +85,12 @@ double objective(const std::vector<double>& x, std::vector<double>&, void* data)
   return loss;
 }
 
-ArchitectureFit fit(const std::string& architecture, const std::vector<const PreparedRow*>& rows,
-                    const CalibrationOptions& options, const std::string& label) {
+ArchitectureFit fit(const std::string& architecture, const std::string& preset,
+                    const std::vector<const PreparedRow*>& rows, const CalibrationOptions& options,
+                    const std::string& label) {
   ArchitectureFit out;
   out.architecture = architecture;
+  out.preset = preset;
   std::set<std::string> sources;
   for (const PreparedRow* row : rows) {
     out.rows.push_back(row->result.id);
@@ -116,16 +118,38 @@ ArchitectureFit fit(const std::string& architecture, const std::vector<const Pre
   return out;
 }
 
-// Fits per architecture on `rows`.
+// Fits per architecture on all its rows (what a preset with few or no rows of its own is predicted
+// with), and per preset where it has kPresetFitRows rows and its architecture has other presets'.
 std::vector<ArchitectureFit> fit_architectures(const std::vector<const PreparedRow*>& rows,
                                                const CalibrationOptions& options, const std::string& label) {
+  std::map<std::string, std::map<std::string, std::vector<const PreparedRow*>>> by_preset;
   std::map<std::string, std::vector<const PreparedRow*>> by_architecture;
-  for (const PreparedRow* row : rows) by_architecture[row->architecture].push_back(row);
+  for (const PreparedRow* row : rows) {
+    by_preset[row->architecture][row->hardware].push_back(row);
+    by_architecture[row->architecture].push_back(row);
+  }
   std::vector<ArchitectureFit> fits;
-  for (const auto& [architecture, subset] : by_architecture) {
-    fits.push_back(fit(architecture, subset, options, fmt::format("{} ({})", label, architecture)));
+  for (const auto& [architecture, presets] : by_preset) {
+    for (const auto& [preset, subset] : presets) {
+      if (presets.size() > 1 && subset.size() >= kPresetFitRows) {
+        fits.push_back(fit(architecture, preset, subset, options, fmt::format("{} ({})", label, preset)));
+      }
+    }
+    fits.push_back(fit(architecture, "", by_architecture[architecture], options,
+                       fmt::format("{} ({})", label, architecture)));
   }
   return fits;
+}
+
+// The fit a row is predicted with: its preset's, else its architecture's; null for neither.
+const ArchitectureFit* fit_for(const std::vector<ArchitectureFit>& fits, const PreparedRow& row) {
+  for (const ArchitectureFit& f : fits) {
+    if (f.preset == row.hardware) return &f;
+  }
+  for (const ArchitectureFit& f : fits) {
+    if (f.preset.empty() && f.architecture == row.architecture) return &f;
+  }
+  return nullptr;
 }
 
 // Relative errors of `rows` predicted with `fits` (the roofline for an architecture without one).
@@ -136,9 +160,7 @@ std::vector<double> errors_with(const std::vector<const PreparedRow*>& rows, con
   std::set<std::string> missing;
   parallel_for(rows.size(), jobs, [&](std::size_t i) {
     PredictionSettings settings;
-    const auto found = std::find_if(fits.begin(), fits.end(),
-                                    [&](const ArchitectureFit& f) { return f.architecture == rows[i]->architecture; });
-    if (found != fits.end()) settings.efficiencies = found->values;
+    if (const ArchitectureFit* found = fit_for(fits, *rows[i])) settings.efficiencies = found->values;
     else settings.cost_model = models::CostModel::roofline;
     const RowResult r = predict_row(*rows[i], settings);
     if (r.covered()) {
@@ -147,8 +169,7 @@ std::vector<double> errors_with(const std::vector<const PreparedRow*>& rows, con
     }
   });
   for (const PreparedRow* row : rows) {
-    const bool has = std::any_of(fits.begin(), fits.end(), [&](const ArchitectureFit& f) { return f.architecture == row->architecture; });
-    if (!has) missing.insert(row->architecture);
+    if (!fit_for(fits, *row)) missing.insert(row->architecture);
   }
   if (unfitted) unfitted->assign(missing.begin(), missing.end());
   std::vector<double> kept;
@@ -210,6 +231,8 @@ Calibration calibrate(const MeasuredTable& table, const CalibrationOptions& opti
 
 namespace {
 
+std::string scope_of(const ArchitectureFit& f) { return f.preset.empty() ? f.architecture : f.preset; }
+
 std::string efficiencies_text(const models::Efficiencies& e) {
   return fmt::format("GEMM {:.3f}, memory {:.3f}, kernel {:.1f} us, collectives {:.3f}", e.gemm_sustained_fraction,
                      e.memory_sustained_fraction, e.kernel_overhead_us, e.collective_efficiency);
@@ -226,7 +249,7 @@ std::string calibration_table(const Calibration& c) {
   std::string t = fmt::format("zbsim calibrate-model: {} ({} rows that count and are predicted)\n\n", c.path, c.rows);
   t += "fitted on every source (source-balanced mean |log(predicted / measured)|):\n";
   for (const ArchitectureFit& f : c.fits) {
-    t += fmt::format("  {:<8} {}  ({} rows of {}; loss {:.4f} after {} evaluations)\n", f.architecture,
+    t += fmt::format("  {:<14} {}  ({} rows of {}; loss {:.4f} after {} evaluations)\n", scope_of(f),
                      efficiencies_text(f.values), f.rows.size(), fmt::join(f.sources, ", "), f.loss, f.evaluations);
   }
   t += fmt::format("\nerror of tokens/s per GPU, e = predicted / measured - 1:\n");
@@ -237,7 +260,7 @@ std::string calibration_table(const Calibration& c) {
   for (const HeldOutSource& fold : c.folds) {
     t += fmt::format("  {:<6} {}\n", fold.source, summary_text(fold.errors));
     for (const ArchitectureFit& f : fold.fits) {
-      t += fmt::format("         fitted without it: {:<8} {}\n", f.architecture, efficiencies_text(f.values));
+      t += fmt::format("         fitted without it: {:<14} {}\n", scope_of(f), efficiencies_text(f.values));
     }
     for (const std::string& a : fold.unfitted) {
       t += fmt::format("         no other source has {} rows: predicted with the roofline\n", a.empty() ? "?" : a);
@@ -247,7 +270,7 @@ std::string calibration_table(const Calibration& c) {
 }
 
 nlohmann::json calibration_file(const Calibration& c, const ArchitectureFit& f) {
-  return {{"architecture", f.architecture},
+  nlohmann::json file = {{"architecture", f.architecture},
           {"gemm_sustained_fraction", f.values.gemm_sustained_fraction},
           {"memory_sustained_fraction", f.values.memory_sustained_fraction},
           {"kernel_overhead_us", f.values.kernel_overhead_us},
@@ -260,6 +283,8 @@ nlohmann::json calibration_file(const Calibration& c, const ArchitectureFit& f) 
                        c.cross_validated.n, 100 * c.cross_validated.median_abs, 100 * c.cross_validated.p90_abs,
                        100 * c.fitted.median_abs, 100 * c.fitted.p90_abs, 100 * c.roofline.median_abs)},
           {"command", fmt::format("zbsim calibrate-model --measured {}", c.path)}};
+  if (!f.preset.empty()) file["preset"] = f.preset;
+  return file;
 }
 
 nlohmann::json calibration_json(const Calibration& c) {
@@ -274,7 +299,8 @@ nlohmann::json calibration_json(const Calibration& c) {
   out["cross_validated"] = summary(c.cross_validated);
   out["architectures"] = nlohmann::json::array();
   for (const ArchitectureFit& f : c.fits) {
-    out["architectures"].push_back({{"architecture", f.architecture}, {"loss", f.loss}, {"evaluations", f.evaluations},
+    out["architectures"].push_back({{"architecture", f.architecture}, {"preset", f.preset}, {"loss", f.loss},
+                                    {"evaluations", f.evaluations},
                                     {"calibration", calibration_file(c, f)}});
   }
   out["folds"] = nlohmann::json::array();
@@ -282,6 +308,7 @@ nlohmann::json calibration_json(const Calibration& c) {
     nlohmann::json fits = nlohmann::json::array();
     for (const ArchitectureFit& f : fold.fits) {
       fits.push_back({{"architecture", f.architecture},
+                      {"preset", f.preset},
                       {"gemm_sustained_fraction", f.values.gemm_sustained_fraction},
                       {"memory_sustained_fraction", f.values.memory_sustained_fraction},
                       {"kernel_overhead_us", f.values.kernel_overhead_us},

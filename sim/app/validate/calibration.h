@@ -1,6 +1,7 @@
 // zbsim calibrate-model: the efficiencies a roofline leaves out (models/hardware.h, Efficiencies),
-// fitted per GPU architecture to measured runs, and how well they predict a source they were not
-// fitted on (leave-one-source-out cross-validation).
+// fitted per GPU architecture, and per hardware preset where a preset has rows enough of its own,
+// to measured runs; and how well they predict a source they were not fitted on
+// (leave-one-source-out cross-validation).
 #pragma once
 
 #include <functional>
@@ -33,9 +34,16 @@ struct CalibrationOptions {
   std::function<void(const std::string& fit, int evaluations)> progress;
 };
 
-// The efficiencies of one architecture, fitted on `rows` (their ids) from `sources`.
+// A preset is fitted on its own (besides its architecture's fit over all the architecture's rows)
+// from this many rows, when its architecture has rows of other presets too: a GPU whose clocks
+// differ (a power limit) then keeps its difference for itself.
+inline constexpr std::size_t kPresetFitRows = 10;
+
+// The efficiencies of one architecture, or of one preset of it, fitted on `rows` (their ids) from
+// `sources`.
 struct ArchitectureFit {
   std::string architecture;
+  std::string preset;  // empty: every preset of the architecture without a fit of its own
   models::Efficiencies values;
   std::vector<std::string> rows;
   std::vector<std::string> sources;

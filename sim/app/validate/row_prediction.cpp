@@ -69,6 +69,7 @@ PreparedRow prepare_row(const MeasuredRow& row, const std::string& file) {
     (*p.scenario)["name"] = row_label(row, file);
   }
   p.hardware_object = rs.hardware_object;
+  p.hardware = rs.hardware;
   p.architecture = rs.architecture;
   p.seq_len = rs.model.seq_len;
   return p;

@@ -16,6 +16,7 @@ struct PreparedRow {
   RowResult result;                        // everything but the prediction
   std::optional<nlohmann::json> scenario;  // when the row can be described
   nlohmann::json hardware_object;          // the GPU's preset
+  std::string hardware;                    // the GPU's preset name ("" when it has none)
   std::string architecture;                // its generation ("" when the GPU has no preset)
   int seq_len = 0;
 };

@@ -82,6 +82,7 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   }
   const RowMachine machine = row_machine(row);
   if (!machine.uncovered.empty()) why.push_back(machine.uncovered);
+  out.hardware = machine.hardware;
   out.hardware_object = machine.hardware_object;
   out.architecture = machine.architecture;
   out.model = row_model(row, std::max(d.tp, 1), file);

@@ -17,7 +17,8 @@ struct RowScenario {
   RowModel model;
   std::optional<nlohmann::json> scenario;  // when the row is covered
   std::string schedule;                    // the zbsim generator that runs the row's schedule
-  nlohmann::json hardware_object;          // the GPU's preset (calibration overrides its efficiencies)
+  std::string hardware;                    // the GPU's preset name
+  nlohmann::json hardware_object;          // that preset (calibration overrides its efficiencies)
   std::string architecture;                // the GPU's generation
   std::vector<std::string> assumptions;
   std::vector<std::string> uncovered;      // every reason, empty when covered
