@@ -176,8 +176,7 @@ std::vector<double> dp_reduce_times_ms(const ModelSetup& setup, const PipelineSh
   std::vector<double> times;
   for (int s = 0; s < shape.stages(); ++s) {
     const Link& link = data_parallel_link(setup.interconnect, shape.device_of_stage[s], replicas);
-    times.push_back(ring_all_reduce_ms(costs.params[s] * kGradientBytesPerParam, replicas, link,
-                                       setup.hardware.efficiency.collective_efficiency));
+    times.push_back(all_reduce_ms(setup.hardware, link, replicas, costs.params[s] * kGradientBytesPerParam));
   }
   return times;
 }

@@ -20,6 +20,24 @@ Link link_from_json(const nlohmann::json& object, std::string_view source) {
   return link;
 }
 
+void write_efficiencies(const Efficiencies& e, nlohmann::json& object) {
+  object["gemm_sustained_fraction"] = e.gemm_sustained_fraction;
+  object["memory_sustained_fraction"] = e.memory_sustained_fraction;
+  object["kernel_overhead_us"] = e.kernel_overhead_us;
+  object["collective_efficiency"] = e.collective_efficiency;
+}
+
+std::string_view cost_model_name(CostModel cost_model) {
+  return cost_model == CostModel::calibrated ? "calibrated" : "roofline";
+}
+
+std::optional<CostModel> cost_model_from_name(std::string_view name) {
+  for (const CostModel cost_model : {CostModel::calibrated, CostModel::roofline}) {
+    if (cost_model_name(cost_model) == name) return cost_model;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // The efficiency fields `object` gives, over `base`.

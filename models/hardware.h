@@ -4,6 +4,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,14 @@ struct Efficiencies {
 // Which efficiencies a scenario's cost model uses: the preset's calibration (when it has one), or
 // the plain roofline.
 enum class CostModel { calibrated, roofline };
+
+// Writes the four efficiencies into `object` under the field names hardware_from_json reads (a
+// hardware object's top level, a calibration file).
+void write_efficiencies(const Efficiencies& efficiencies, nlohmann::json& object);
+
+// "calibrated" | "roofline": the one spelling of the scenario field, the flags and the reports.
+std::string_view cost_model_name(CostModel cost_model);
+std::optional<CostModel> cost_model_from_name(std::string_view name);
 
 struct HardwareSpec {
   std::string name;

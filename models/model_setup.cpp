@@ -34,15 +34,16 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
 
   const PresetRef hardware =
       resolve_preset("hardware", scenario["hardware"], base_dir, fmt::format("{}: field 'hardware'", source), read);
-  const std::string cost_model = string_field_or(scenario, "cost_model", source, "calibrated");
-  if (cost_model != "calibrated" && cost_model != "roofline") {
+  const std::string cost_model_text = string_field_or(scenario, "cost_model", source, "calibrated");
+  const std::optional<CostModel> cost_model = cost_model_from_name(cost_model_text);
+  if (!cost_model) {
     throw InputError(fmt::format("{}: field 'cost_model' is \"{}\": expected calibrated or roofline", source,
-                                 excerpt(cost_model)));
+                                 excerpt(cost_model_text)));
   }
   setup.hardware = hardware_from_json(
       hardware.object, hardware.path.empty() ? fmt::format("{}: field 'hardware'", source) : hardware.path.string(),
       hardware.path.empty() ? base_dir : hardware.path.parent_path(), read,
-      cost_model == "roofline" ? CostModel::roofline : CostModel::calibrated,
+      *cost_model,
       hardware.path.parent_path() == presets_dir() / "hardware" ? hardware.path.stem().string() : "");
   setup.hardware_label = hardware.label;
 

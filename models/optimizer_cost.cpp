@@ -8,12 +8,6 @@ double optimizer_update_ms(double state_GB, const HardwareSpec& hardware) {
   return 2 * state_GB / hardware.memory_bandwidth_GBps * 1e3;
 }
 
-double ring_all_reduce_ms(double bytes, int replicas, const Link& link, double efficiency) {
-  if (replicas <= 1) return 0;
-  const int steps = 2 * (replicas - 1);
-  return steps * (link.latency_us * 1e-3 + bytes / replicas / (link.bandwidth_GBps * efficiency * 1e9) * 1e3);
-}
-
 namespace {
 
 // Megatron's order (models/interconnect.h): a device's t x d GPUs are contiguous, tensor-parallel

@@ -1,5 +1,6 @@
 // The optimizer step and data parallelism as timed work: the update from the optimizer state's
-// bytes and the device's memory bandwidth, the gradient all-reduce over data-parallel replicas.
+// bytes and the device's memory bandwidth, and the link the data-parallel gradient all-reduce
+// crosses (the all-reduce itself is kernel_time.h's ring).
 #pragma once
 
 #include <string_view>
@@ -21,11 +22,6 @@ inline constexpr double kGradientBytesPerParam = 2;
 // master), so the update moves 2 * state bytes at the datasheet's bandwidth (fused Adam kernels
 // reach most of it: a small underestimate). 0 when the hardware gives no bandwidth.
 double optimizer_update_ms(double state_GB, const HardwareSpec& hardware);
-
-// A ring all-reduce of `bytes` over `replicas` GPUs joined by `link`: 2 (n - 1) steps of bytes / n
-// each (a reduce-scatter, then an all-gather), every step a message on the link at its bandwidth
-// times `efficiency` (the GPU's collective efficiency, models/hardware.h).
-double ring_all_reduce_ms(double bytes, int replicas, const Link& link, double efficiency);
 
 // The link device d's data-parallel ring crosses: NVLink when all its replicas share d's node,
 // else the NICs (a ring is as fast as its slowest link). A device's t x d GPUs are contiguous,

@@ -13,6 +13,7 @@
 
 #include "json_objects.h"
 #include "problem_arguments.h"
+#include "models/hardware.h"
 #include "sim/app/catalog/comparison.h"
 #include "sim/app/catalog/engines.h"
 #include "sim/app/catalog/frontier_curves.h"
@@ -321,10 +322,9 @@ py::dict recommend(const std::string& model, const std::string& cluster, int glo
   query.top = top;
   query.jobs = jobs ? *jobs : sweep::default_jobs();
   query.confirm_simgrid = simgrid;
-  if (cost_model != "calibrated" && cost_model != "roofline") {
-    throw InputError(fmt::format("cost_model: '{}' (expected calibrated or roofline)", cost_model));
-  }
-  query.roofline = cost_model == "roofline";
+  const std::optional<models::CostModel> chosen = models::cost_model_from_name(cost_model);
+  if (!chosen) throw InputError(fmt::format("cost_model: '{}' (expected calibrated or roofline)", cost_model));
+  query.cost_model = *chosen;
   nlohmann::json result;
   {
     py::gil_scoped_release release;

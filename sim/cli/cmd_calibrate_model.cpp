@@ -6,9 +6,9 @@
 
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include "sim/app/catalog/result_table.h"
+#include "sim/app/sweep/run.h"
 #include "sim/app/validate/calibration.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/common/problem_options.h"
@@ -46,7 +46,7 @@ int run_calibrate_model(int argc, char** argv) {
   if (format == Format::csv) throw InputError("--format: zbsim calibrate-model writes table or json, not csv");
   validate::CalibrationOptions run;
   run.max_evaluations = values["evaluations"].as<int>();
-  run.jobs = values.count("jobs") ? values["jobs"].as<int>() : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  run.jobs = values.count("jobs") ? values["jobs"].as<int>() : sweep::default_jobs();
   const std::string out = values.count("out") ? values["out"].as<std::string>() : "";
   if (!out.empty() && !std::filesystem::is_directory(out)) {
     throw InputError(fmt::format("--out: '{}' is not a folder", out));

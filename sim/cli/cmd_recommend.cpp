@@ -101,7 +101,7 @@ int run_recommend(int argc, char** argv) {
   query.jobs = values.count("jobs") ? values["jobs"].as<int>()
                                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   query.confirm_simgrid = !values["no-simgrid"].as<bool>();
-  query.roofline = parse_cost_model(values["cost-model"].as<std::string>()) == models::CostModel::roofline;
+  query.cost_model = parse_cost_model(values["cost-model"].as<std::string>());
   if (values.count("out")) {
     // The folder is created when the plan is written; its parent must exist now, before the search.
     const auto parent = std::filesystem::absolute(values["out"].as<std::string>()).parent_path();

@@ -2,11 +2,11 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <thread>
 
 #include "sim/app/catalog/engines.h"
 #include "sim/app/catalog/result_table.h"
 #include "sim/app/sweep/progress.h"
+#include "sim/app/sweep/run.h"
 #include "sim/app/validate/scatter_svg.h"
 #include "sim/app/validate/validation.h"
 #include "sim/app/validate/validation_report.h"
@@ -48,7 +48,7 @@ int run_validate(int argc, char** argv) {
   validate::ValidationOptions run;
   run.engine = values["engine"].as<std::string>();
   run.cost_model = parse_cost_model(values["cost-model"].as<std::string>());
-  run.jobs = values.count("jobs") ? values["jobs"].as<int>() : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  run.jobs = values.count("jobs") ? values["jobs"].as<int>() : sweep::default_jobs();
   const validate::MeasuredTable table = validate::read_measured_csv(values["measured"].as<std::string>());
 
   std::optional<sweep::Progress> progress;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/cost_model.h"
+#include "models/detail/kernel_time.h"
 #include "models/detail/layer_costs.h"
 #include "models/detail/optimizer_cost.h"
 #include "models/setup_infeasible.h"
@@ -47,12 +48,15 @@ TEST(OptimizerCost, TheUpdateMovesEveryStateByteTwiceAtMemoryBandwidth) {
   EXPECT_EQ(kept.t_opt, (std::vector<double>{7}));
 }
 
-// A ring of n: 2 (n - 1) messages of bytes / n, each latency + size / bandwidth.
+// The data-parallel all-reduce is the ring of kernel_time.h: 2 (n - 1) messages of bytes / n,
+// each latency + size / (bandwidth x collective efficiency).
 TEST(OptimizerCost, RingAllReduce) {
   const Link link{10, 5};  // 10 GB/s, 5 us
-  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 1, link, 1), 0);
-  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 4, link, 1), 6 * (0.005 + 1e9 / 10e9 * 1e3));
-  EXPECT_DOUBLE_EQ(ring_all_reduce_ms(4e9, 4, link, 0.5), 6 * (0.005 + 1e9 / 5e9 * 1e3));
+  HardwareSpec gpu;
+  EXPECT_DOUBLE_EQ(all_reduce_ms(gpu, link, 1, 4e9), 0);
+  EXPECT_DOUBLE_EQ(all_reduce_ms(gpu, link, 4, 4e9), 6 * (0.005 + 1e9 / 10e9 * 1e3));
+  gpu.efficiency.collective_efficiency = 0.5;
+  EXPECT_DOUBLE_EQ(all_reduce_ms(gpu, link, 4, 4e9), 6 * (0.005 + 1e9 / 5e9 * 1e3));
 }
 
 // FSDP on one stage (no pipeline), data_parallel 2 on the NVLink of a 2-GPU node: each layer's
@@ -95,16 +99,14 @@ TEST(OptimizerCost, DataParallelReducesEachStagesGradients) {
   const StageCosts costs = stage_costs(setup, shape(2), "tiny");
   ASSERT_EQ(spec.t_dp_reduce.size(), 2U);
   for (int s = 0; s < 2; ++s) {
-    EXPECT_DOUBLE_EQ(spec.t_dp_reduce[s], ring_all_reduce_ms(costs.params[s] * 2, 2, setup.interconnect.intra_node,
-                                                          setup.hardware.efficiency.collective_efficiency));
+    EXPECT_DOUBLE_EQ(spec.t_dp_reduce[s], all_reduce_ms(setup.hardware, setup.interconnect.intra_node, 2, costs.params[s] * 2));
   }
   ProblemSpec one;
   one.devices = 1;
   one.microbatches = 8;
   catalog::apply_model_costs(setup, one, {}, "tiny");
   const StageCosts single = stage_costs(setup, shape(1), "tiny");
-  EXPECT_DOUBLE_EQ(one.t_dp_reduce[0], ring_all_reduce_ms(single.params[0] * 2, 2, setup.interconnect.intra_node,
-                                                      setup.hardware.efficiency.collective_efficiency));
+  EXPECT_DOUBLE_EQ(one.t_dp_reduce[0], all_reduce_ms(setup.hardware, setup.interconnect.intra_node, 2, single.params[0] * 2));
   // A cluster of 4 GPUs holds dp = 2 pipelines of 2, not dp = 3.
   nlohmann::json small = tiny_scenario();
   small["cluster"] = nlohmann::json::parse(R"({"nodes": 2, "gpus_per_node": 2,

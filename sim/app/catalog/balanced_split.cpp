@@ -17,9 +17,7 @@ namespace zb::catalog {
 namespace {
 
 double step_time_of(const ResultRow& row) {
-  for (const auto& [name, value] : row.extras) {
-    if (name == "step_time") return value;
-  }
+  if (const auto step_time = row_extra(row, "step_time")) return *step_time;
   return row.has_metrics ? row.metrics.span : 0;
 }
 

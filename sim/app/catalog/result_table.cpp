@@ -52,13 +52,6 @@ bool is_column(const std::string& key) {
          key.starts_with("mfu");
 }
 
-std::optional<double> extra(const catalog::ResultRow& row, std::string_view key) {
-  for (const auto& [name, value] : row.extras) {
-    if (name == key) return value;
-  }
-  return std::nullopt;
-}
-
 std::string describe(const ProblemSpec& spec) {
   auto list = [](const std::vector<double>& values) {
     return values.size() == 1 ? fmt::format("{}", values[0]) : fmt::format("[{}]", fmt::join(values, ","));
@@ -142,12 +135,14 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
   std::string out = describe(spec) + "\n\n";
   std::size_t name_width = 10;  // schedule names from files can be long paths
   for (const catalog::ResultRow& row : rows) name_width = std::max(name_width, row.schedule.size());
-  const bool step_times = std::any_of(rows.begin(), rows.end(), [](const auto& row) { return extra(row, "step_time"); });
+  const auto has = [&](std::string_view key) {
+    return std::any_of(rows.begin(), rows.end(), [&](const auto& row) { return catalog::row_extra(row, key).has_value(); });
+  };
+  const bool step_times = has("step_time");
   out += fmt::format("{:<{}} {:>6} {:>11} {:>11} {:>11} {:>8} {:>9} {:>11}", "schedule", name_width, "chunks",
                      "status", "makespan", "span", "bubble", "peak mem", "idle max");
   if (step_times) out += fmt::format(" {:>11} {:>11} {:>11}", "step time", "sync", "post-valid");
-  const bool throughput =
-      std::any_of(rows.begin(), rows.end(), [](const auto& row) { return extra(row, "samples_per_s_per_gpu"); });
+  const bool throughput = has("samples_per_s_per_gpu");
   if (throughput) {
     out += fmt::format(" {:>13} {:>9} {:>10} {:>11} {:>6} {:>7}", "samples/s/GPU", "sync", "post-valid", "tokens/s",
                        "MFU", "mem GB");
@@ -161,14 +156,14 @@ std::string results_text(const ProblemSpec& spec, const std::vector<catalog::Res
       out += fmt::format(" {:>11.4f} {:>11.4f} {:>7.2f}% {:>9.10g} {:>11.4f}", m.makespan, m.span, percent(m.bubble_rate),
                          max_of(m.peak_memory), max_of(m.idle));
       for (const std::string_view key : kStepTimeKeys) {
-        if (const auto value = extra(row, key)) out += fmt::format(" {:>11.4f}", *value);
+        if (const auto value = catalog::row_extra(row, key)) out += fmt::format(" {:>11.4f}", *value);
       }
-      if (const auto samples = extra(row, "samples_per_s_per_gpu")) {
+      if (const auto samples = catalog::row_extra(row, "samples_per_s_per_gpu")) {
         out += fmt::format(" {:>13.4f} {:>9.4f} {:>10.4f} {:>11.1f} {:>5.1f}%", *samples,
-                           extra(row, "samples_per_s_per_gpu_sync").value_or(0),
-                           extra(row, "samples_per_s_per_gpu_post_validation").value_or(0),
-                           extra(row, "tokens_per_s").value_or(0), 100 * extra(row, "mfu").value_or(0));
-        if (const auto memory_GB = extra(row, "memory_GB")) out += fmt::format(" {:>7.2f}", *memory_GB);
+                           catalog::row_extra(row, "samples_per_s_per_gpu_sync").value_or(0),
+                           catalog::row_extra(row, "samples_per_s_per_gpu_post_validation").value_or(0),
+                           catalog::row_extra(row, "tokens_per_s").value_or(0), 100 * catalog::row_extra(row, "mfu").value_or(0));
+        if (const auto memory_GB = catalog::row_extra(row, "memory_GB")) out += fmt::format(" {:>7.2f}", *memory_GB);
       }
     }
     if (!row.reason.empty()) out += "  " + row.reason;

@@ -135,6 +135,13 @@ ResultRow run_adjusted_row(const std::string& name, int asked_chunks, const std:
 
 }  // namespace
 
+std::optional<double> row_extra(const ResultRow& row, std::string_view key) {
+  for (const auto& [name, value] : row.extras) {
+    if (name == key) return value;
+  }
+  return std::nullopt;
+}
+
 ResultRow run_generator_row(const std::string& name, const Scenario& scenario, const EngineOptions& engine,
                             Trace* trace) {
   std::string reason;

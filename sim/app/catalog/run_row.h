@@ -33,6 +33,9 @@ struct ResultRow {
   std::vector<double> memory_per_device_GB;
 };
 
+// The engine-specific number `key` of a row (its extras: step times, throughput, memory), or none.
+std::optional<double> row_extra(const ResultRow& row, std::string_view key);
+
 // `spec` rebuilt for `chunks` chunks per device (per-device costs split anew), or nullopt with
 // `reason` when its costs were given per stage for another chunk count.
 std::optional<ProblemSpec> spec_at_chunks(const ProblemSpec& spec, int chunks, std::string& reason);

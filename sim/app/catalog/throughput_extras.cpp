@@ -10,17 +10,6 @@
 
 namespace zb::catalog {
 
-namespace {
-
-std::optional<double> extra(const ResultRow& row, const std::string& key) {
-  for (const auto& [name, value] : row.extras) {
-    if (name == key) return value;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 void add_throughput_extras(const Scenario& scenario, const Problem& problem, ResultRow& row) {
   if (!scenario.model_driven() || !row.has_metrics) return;
   const double unit = seconds_per(problem.time_unit);
@@ -32,7 +21,7 @@ void add_throughput_extras(const Scenario& scenario, const Problem& problem, Res
   };
   std::vector<Figures> modes;
   for (const std::string suffix : {"", "_sync", "_post_validation"}) {
-    if (const auto step_time = extra(row, "step_time" + suffix)) {
+    if (const auto step_time = row_extra(row, "step_time" + suffix)) {
       modes.push_back({suffix, models::throughput(work, *step_time * unit)});
     }
   }

@@ -79,13 +79,6 @@ struct Evaluated {
   double memory_GB = 0;
 };
 
-double extra(const catalog::ResultRow& row, const std::string& key) {
-  for (const auto& [name, value] : row.extras) {
-    if (name == key) return value;
-  }
-  return 0;
-}
-
 // The hardware preset whose bf16 peak is the cluster's GPU peak, when exactly one is.
 std::string hardware_for_cluster(const nlohmann::json& cluster, const std::string& cluster_name) {
   const double tflops = cluster.value("gpu_tflops", 0.0);
@@ -177,7 +170,7 @@ nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& har
   scenario["recompute"] = c.recompute;
   scenario["problem"] = {{"p", c.pp}, {"m", c.microbatches}, {"chunks", c.chunks}, {"placement", c.placement}};
   scenario["schedules"] = nlohmann::json::array({c.schedule});
-  if (query.roofline) scenario["cost_model"] = "roofline";
+  if (query.cost_model != models::CostModel::calibrated) scenario["cost_model"] = models::cost_model_name(query.cost_model);
   return scenario;
 }
 
@@ -367,16 +360,16 @@ Evaluated evaluate_task(const Task& task, const Shape& shape, const Derived& der
   const catalog::ResultRow row = catalog::run_generator_row(task.schedule, scenario, catalog::EngineOptions{}, nullptr);
   e.status = row.status;
   e.reason = row.reason;
-  e.memory_GB = extra(row, "memory_GB");
+  e.memory_GB = catalog::row_extra(row, "memory_GB").value_or(0);
   if (row.status != "ok" || !row.has_metrics) return e;
   PlanResult r;
   r.candidate = shape.base;
   r.candidate.schedule = task.schedule;
   const double unit = seconds_per(scenario.spec.time_unit);
-  r.step_time_s = extra(row, "step_time") * unit;
-  r.samples_per_s_per_gpu = extra(row, "samples_per_s_per_gpu");
-  r.tokens_per_s = extra(row, "tokens_per_s");
-  r.mfu = extra(row, "mfu");
+  r.step_time_s = catalog::row_extra(row, "step_time").value_or(0) * unit;
+  r.samples_per_s_per_gpu = catalog::row_extra(row, "samples_per_s_per_gpu").value_or(0);
+  r.tokens_per_s = catalog::row_extra(row, "tokens_per_s").value_or(0);
+  r.mfu = catalog::row_extra(row, "mfu").value_or(0);
   r.memory_GB = e.memory_GB;
   r.bubble_rate = row.metrics.bubble_rate;
   r.compute_s = derived.compute_s;
@@ -488,7 +481,7 @@ void confirm_on_simgrid(const PlanQuery& query, const std::string& hardware, std
     simgrid.cluster = scenario_cluster_file(scenario);
     try {
       const catalog::ResultRow row = catalog::run_generator_row(r.candidate.schedule, scenario, simgrid, nullptr);
-      if (row.has_metrics) r.simgrid_step_time_s = extra(row, "step_time") * seconds_per(scenario.spec.time_unit);
+      if (row.has_metrics) r.simgrid_step_time_s = catalog::row_extra(row, "step_time").value_or(0) * seconds_per(scenario.spec.time_unit);
     } catch (const InputError&) {
       // A shape SimGrid cannot run (more devices than its limit): the evaluator's figure stands.
     }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "models/hardware.h"
+
 namespace zb::plan {
 
 struct PlanQuery {
@@ -23,7 +25,7 @@ struct PlanQuery {
   int top = 10;
   bool prune = true;           // false: evaluate every candidate (the exhaustive reference of the tests)
   bool confirm_simgrid = true; // re-run the top candidates on the SimGrid engine when it is built
-  bool roofline = false;       // the uncalibrated cost model (models/hardware.h, CostModel)
+  models::CostModel cost_model = models::CostModel::calibrated;  // models/hardware.h
 };
 
 // One point of the search space. pp * tp * dp = GPUs; m = global batch / (dp * mbs).

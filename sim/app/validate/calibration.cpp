@@ -271,10 +271,6 @@ std::string calibration_table(const Calibration& c) {
 
 nlohmann::json calibration_file(const Calibration& c, const ArchitectureFit& f) {
   nlohmann::json file = {{"architecture", f.architecture},
-          {"gemm_sustained_fraction", f.values.gemm_sustained_fraction},
-          {"memory_sustained_fraction", f.values.memory_sustained_fraction},
-          {"kernel_overhead_us", f.values.kernel_overhead_us},
-          {"collective_efficiency", f.values.collective_efficiency},
           {"fitted_on", fmt::format("{} rows of {} ({}): {}", f.rows.size(), c.path, fmt::join(f.sources, ", "),
                                     fmt::join(f.rows, " "))},
           {"cross_validation",
@@ -283,20 +279,18 @@ nlohmann::json calibration_file(const Calibration& c, const ArchitectureFit& f) 
                        c.cross_validated.n, 100 * c.cross_validated.median_abs, 100 * c.cross_validated.p90_abs,
                        100 * c.fitted.median_abs, 100 * c.fitted.p90_abs, 100 * c.roofline.median_abs)},
           {"command", fmt::format("zbsim calibrate-model --measured {}", c.path)}};
+  models::write_efficiencies(f.values, file);
   if (!f.preset.empty()) file["preset"] = f.preset;
   return file;
 }
 
 nlohmann::json calibration_json(const Calibration& c) {
-  const auto summary = [](const ErrorSummary& s) {
-    return nlohmann::json{{"n", s.n}, {"median_abs_error", s.median_abs}, {"p90_abs_error", s.p90_abs}, {"median_error", s.median}};
-  };
   nlohmann::json out;
   out["measured"] = c.path;
   out["rows"] = c.rows;
-  out["roofline"] = summary(c.roofline);
-  out["fitted"] = summary(c.fitted);
-  out["cross_validated"] = summary(c.cross_validated);
+  out["roofline"] = error_summary_json(c.roofline);
+  out["fitted"] = error_summary_json(c.fitted);
+  out["cross_validated"] = error_summary_json(c.cross_validated);
   out["architectures"] = nlohmann::json::array();
   for (const ArchitectureFit& f : c.fits) {
     out["architectures"].push_back({{"architecture", f.architecture}, {"preset", f.preset}, {"loss", f.loss},
@@ -307,14 +301,11 @@ nlohmann::json calibration_json(const Calibration& c) {
   for (const HeldOutSource& fold : c.folds) {
     nlohmann::json fits = nlohmann::json::array();
     for (const ArchitectureFit& f : fold.fits) {
-      fits.push_back({{"architecture", f.architecture},
-                      {"preset", f.preset},
-                      {"gemm_sustained_fraction", f.values.gemm_sustained_fraction},
-                      {"memory_sustained_fraction", f.values.memory_sustained_fraction},
-                      {"kernel_overhead_us", f.values.kernel_overhead_us},
-                      {"collective_efficiency", f.values.collective_efficiency}});
+      nlohmann::json fit{{"architecture", f.architecture}, {"preset", f.preset}};
+      models::write_efficiencies(f.values, fit);
+      fits.push_back(fit);
     }
-    out["folds"].push_back({{"held_out", fold.source}, {"errors", summary(fold.errors)}, {"fits", fits},
+    out["folds"].push_back({{"held_out", fold.source}, {"errors", error_summary_json(fold.errors)}, {"fits", fits},
                             {"predicted_with_roofline", fold.unfitted}});
   }
   return out;

@@ -28,6 +28,10 @@ ErrorSummary summarize_errors(const std::vector<double>& errors) {
   return summary;
 }
 
+nlohmann::json error_summary_json(const ErrorSummary& s) {
+  return {{"n", s.n}, {"median_abs_error", s.median_abs}, {"p90_abs_error", s.p90_abs}, {"median_error", s.median}};
+}
+
 std::vector<double> average_ranks(const std::vector<double>& values) {
   std::vector<std::size_t> order(values.size());
   std::iota(order.begin(), order.end(), 0);

@@ -1,6 +1,7 @@
 // The statistics validate prints: quantiles of relative errors and Spearman's rank correlation.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct ErrorSummary {
   double median = 0;
 };
 ErrorSummary summarize_errors(const std::vector<double>& errors);
+// {"n", "median_abs_error", "p90_abs_error", "median_error"}: a summary in every JSON report.
+nlohmann::json error_summary_json(const ErrorSummary& summary);
 
 // Ranks 1..n, ties given the average of the ranks they span.
 std::vector<double> average_ranks(const std::vector<double>& values);

@@ -19,27 +19,12 @@ namespace zb::validate {
 
 namespace {
 
-std::optional<double> extra(const catalog::ResultRow& row, const std::string& key) {
-  for (const auto& [name, value] : row.extras) {
-    if (name == key) return value;
-  }
-  return std::nullopt;
-}
-
 std::string group_key(const std::string& model_name, const RowModel& m, const MeasuredRow& row) {
   const std::string shape = m.layers > 0 ? fmt::format("L{} h{} a{}/{} f{} V{} s{}", m.layers, m.hidden, m.heads,
                                                        m.kv_heads, m.ffn_hidden, m.vocab, m.seq_len)
                                          : model_name;
   const std::string experts = row.cell("moe_experts").empty() ? "" : fmt::format(" E{}", row.cell("moe_experts"));
   return fmt::format("{}{} | {} {}", shape, experts, row.cell("gpu"), row.cell("interconnect"));
-}
-
-nlohmann::json with_efficiencies(nlohmann::json hardware, const models::Efficiencies& e) {
-  hardware["gemm_sustained_fraction"] = e.gemm_sustained_fraction;
-  hardware["memory_sustained_fraction"] = e.memory_sustained_fraction;
-  hardware["kernel_overhead_us"] = e.kernel_overhead_us;
-  hardware["collective_efficiency"] = e.collective_efficiency;
-  return hardware;
 }
 
 }  // namespace
@@ -79,8 +64,11 @@ RowResult predict_row(const PreparedRow& p, const PredictionSettings& settings) 
   RowResult r = p.result;
   if (!p.scenario) return r;
   nlohmann::json object = *p.scenario;
-  if (settings.cost_model == models::CostModel::roofline) object["cost_model"] = "roofline";
-  if (settings.efficiencies) object["hardware"] = with_efficiencies(p.hardware_object, *settings.efficiencies);
+  object["cost_model"] = models::cost_model_name(settings.cost_model);
+  if (settings.efficiencies) {
+    object["hardware"] = p.hardware_object;
+    models::write_efficiencies(*settings.efficiencies, object["hardware"]);
+  }
   try {
     Scenario scenario = scenario_from_json(object, object["name"].get<std::string>(), "");
     derive_model_costs(scenario);
@@ -93,16 +81,16 @@ RowResult predict_row(const PreparedRow& p, const PredictionSettings& settings) 
       engine.cluster = path.string();
     }
     const catalog::ResultRow row = catalog::run_generator_row(r.generator, scenario, engine, nullptr);
-    const auto step = extra(row, "step_time");
-    const auto samples = extra(row, "samples_per_s_per_gpu");
+    const auto step = catalog::row_extra(row, "step_time");
+    const auto samples = catalog::row_extra(row, "samples_per_s_per_gpu");
     if (!row.has_metrics || !step || !samples) {
       r.uncovered.push_back(fmt::format("zbsim could not run it: {} {}", row.status, row.reason));
       return r;
     }
     r.step_time_s = *step * seconds_per(scenario.spec.time_unit);
     r.predicted = *samples * p.seq_len;
-    r.mfu = extra(row, "mfu").value_or(0);
-    r.memory_GB = extra(row, "memory_GB").value_or(0);
+    r.mfu = catalog::row_extra(row, "mfu").value_or(0);
+    r.memory_GB = catalog::row_extra(row, "memory_GB").value_or(0);
     r.memory_capacity_GB = scenario.model->hardware.memory_GB - scenario.model->hardware.reserved_GB;
   } catch (const InputError& error) {  // a setup the cost model refuses (SetupInfeasible and the like)
     r.uncovered.push_back(fmt::format("the cost model refuses it: {}", error.what()));

@@ -26,18 +26,10 @@ std::string summary_header(const std::string& by) {
   return fmt::format("  {:<34} {:>4}  {:>10}  {:>9}  {:>9}\n", by, "n", "median |e|", "p90 |e|", "median e");
 }
 
-std::string cost_model_name(models::CostModel cost_model) {
-  return cost_model == models::CostModel::calibrated ? "calibrated" : "roofline";
-}
-
 int counted(const Validation& v) {
   int n = 0;
   for (const RowResult& r : v.rows) n += r.counts() ? 1 : 0;
   return n;
-}
-
-nlohmann::json summary_json(const ErrorSummary& s) {
-  return {{"n", s.n}, {"median_abs_error", s.median_abs}, {"p90_abs_error", s.p90_abs}, {"median_error", s.median}};
 }
 
 std::string status_of(const RowResult& r) {
@@ -51,7 +43,7 @@ std::string validation_table(const Validation& v) {
   const int rows = static_cast<int>(v.rows.size());
   const int n = counted(v);
   std::string t = fmt::format("zbsim validate: {} on the {}, {} cost model\n", v.path,
-                              v.engine == "simgrid" ? "SimGrid engine" : "evaluator", cost_model_name(v.cost_model));
+                              v.engine == "simgrid" ? "SimGrid engine" : "evaluator", models::cost_model_name(v.cost_model));
   t += fmt::format("rows {}, predicted {} ({:.1f}%), counted {} ({} left out of the statistics), uncovered {}\n\n", rows,
                    v.covered, rows ? 100.0 * v.covered / rows : 0.0, n, v.covered - n, rows - v.covered);
   t += "error of tokens/s per GPU, e = predicted / measured - 1 (positive: predicted too fast)\n";
@@ -115,16 +107,16 @@ nlohmann::json validation_json(const Validation& v) {
   nlohmann::json out;
   out["measured"] = v.path;
   out["engine"] = v.engine;
-  out["cost_model"] = cost_model_name(v.cost_model);
+  out["cost_model"] = models::cost_model_name(v.cost_model);
   out["rows_total"] = v.rows.size();
   out["rows_predicted"] = v.covered;
   out["rows_counted"] = counted(v);
-  out["all"] = summary_json(v.overall);
+  out["all"] = error_summary_json(v.overall);
   out["source_balanced_median_abs_error"] = v.source_balanced_median_abs;
   for (const auto& [by, summaries] : v.by) {
     nlohmann::json list = nlohmann::json::array();
     for (const SummaryRow& s : summaries) {
-      nlohmann::json entry = summary_json(s.errors);
+      nlohmann::json entry = error_summary_json(s.errors);
       entry[by] = s.key;
       list.push_back(entry);
     }

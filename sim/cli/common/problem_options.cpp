@@ -56,8 +56,7 @@ Scenario scenario_from_options(const po::variables_map& options) {
 }
 
 models::CostModel parse_cost_model(const std::string& text) {
-  if (text == "calibrated") return models::CostModel::calibrated;
-  if (text == "roofline") return models::CostModel::roofline;
+  if (const auto cost_model = models::cost_model_from_name(text)) return *cost_model;
   throw InputError(fmt::format("--cost-model: '{}' (expected calibrated or roofline)", excerpt(text)));
 }
 
