@@ -33,7 +33,8 @@ int run_calibrate_model(int argc, char** argv) {
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim calibrate-model --measured FILE.csv [--evaluations 300] [--jobs N] [--format table|json]\n"
                           "       [--out DIR]\n"
-                          "  Fits, per GPU architecture, the efficiencies the roofline leaves out (GEMM and memory\n"
+                          "  Fits, per GPU architecture (and per hardware preset with 10 or more rows of its own),\n"
+                          "  the efficiencies the roofline leaves out (GEMM and memory\n"
                           "  sustained fractions, a fixed cost per kernel, collective bandwidth efficiency) to the rows\n"
                           "  zbsim validate predicts, minimising the source-balanced mean |log(predicted/measured)|;\n"
                           "  then refits once per source without it and predicts it (leave-one-source-out). Fit only\n"
