@@ -25,6 +25,8 @@ void write_efficiencies(const Efficiencies& e, nlohmann::json& object) {
   object["memory_sustained_fraction"] = e.memory_sustained_fraction;
   object["kernel_overhead_us"] = e.kernel_overhead_us;
   object["collective_efficiency"] = e.collective_efficiency;
+  object["attention_sustained_fraction"] = e.attention_sustained_fraction;
+  object["misaligned_gemm_fraction"] = e.misaligned_gemm_fraction;
 }
 
 std::string_view cost_model_name(CostModel cost_model) {
@@ -48,19 +50,22 @@ Efficiencies efficiencies_over(const Efficiencies& base, const nlohmann::json& o
       fraction_field_or(object, "memory_sustained_fraction", source, e.memory_sustained_fraction);
   e.kernel_overhead_us = number_field_or(object, "kernel_overhead_us", source, 0, e.kernel_overhead_us);
   e.collective_efficiency = fraction_field_or(object, "collective_efficiency", source, e.collective_efficiency);
+  e.attention_sustained_fraction =
+      fraction_field_or(object, "attention_sustained_fraction", source, e.attention_sustained_fraction);
+  e.misaligned_gemm_fraction = fraction_field_or(object, "misaligned_gemm_fraction", source, e.misaligned_gemm_fraction);
   return e;
 }
 
-// A preset's fitted efficiencies: the four values and where they came from (documentation).
+// A preset's fitted efficiencies: the six values and where they came from (documentation).
 Efficiencies calibration_from_json(const nlohmann::json& object, std::string_view source) {
   const std::string context = fmt::format("{}: calibration", source);
   if (!object.is_object()) throw InputError(fmt::format("{}: expected an object", context));
   check_known_fields(object,
                      {"architecture", "preset", "gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
-                      "collective_efficiency", "fitted_on", "cross_validation", "command"},
+                      "collective_efficiency", "attention_sustained_fraction", "misaligned_gemm_fraction", "fitted_on", "cross_validation", "command", "not_informed"},
                      context);
   for (const char* key : {"gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
-                          "collective_efficiency", "fitted_on", "cross_validation"}) {
+                          "collective_efficiency", "attention_sustained_fraction", "misaligned_gemm_fraction", "fitted_on", "cross_validation"}) {
     if (!object.contains(key)) throw InputError(fmt::format("{}: missing field '{}'", context, key));
   }
   return efficiencies_over(Efficiencies{}, object, context);
@@ -75,7 +80,7 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
   check_known_fields(object,
                      {"name", "description", "architecture", "peak_tflops_bf16", "peak_tflops_fp8", "memory_bandwidth_GBps", "sm_count",
                       "gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
-                      "collective_efficiency", "calibration", "memory_GB", "reserved_GB", "nvlink", "gpus_per_node",
+                      "collective_efficiency", "attention_sustained_fraction", "misaligned_gemm_fraction", "calibration", "memory_GB", "reserved_GB", "nvlink", "gpus_per_node",
                       "nic"},
                      source);
   HardwareSpec spec;
@@ -100,6 +105,11 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
   }
   spec.calibrated = efficiencies_over(calibrated, object, source);
   spec.roofline = efficiencies_over(Efficiencies{}, object, source);
+  // The roofline runs attention's tiles at the GEMM rate (kAttentionSustainedFraction), also when
+  // the object sets that rate and not attention's.
+  if (object.contains("gemm_sustained_fraction") && !object.contains("attention_sustained_fraction")) {
+    spec.roofline.attention_sustained_fraction = spec.roofline.gemm_sustained_fraction;
+  }
   spec.use(cost_model);
   spec.memory_GB = number_field(object, "memory_GB", source, 1e-9);
   spec.reserved_GB = number_field_or(object, "reserved_GB", source, 0, 0);

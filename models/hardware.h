@@ -27,10 +27,15 @@ struct Link {
 // What the shape of a GEMM costs on top (tile and wave quantisation) is models/detail/kernel_time.h.
 inline constexpr double kGemmSustainedFraction = 0.8;
 inline constexpr double kMemorySustainedFraction = 0.9;
+// A fused attention kernel (flash attention) runs its on-chip GEMMs at the GEMM rate: the
+// roofline's assumption. Real ones sustain less (softmax between the two GEMMs, the backward's
+// extra passes and atomics), which a calibration fits as attention_sustained_fraction.
+inline constexpr double kAttentionSustainedFraction = kGemmSustainedFraction;
 
 // What a roofline leaves out, as a GPU and its software stack show it: the share of the peaks its
 // GEMM and memory-bound kernels sustain, a fixed cost per kernel (launch, framework dispatch,
-// prologue; what makes small kernels slow) and the share of a link's bandwidth its ring collectives
+// prologue; what makes small kernels slow), the share of the BF16 peak fused attention kernels
+// sustain, what a GEMM with a misaligned dimension keeps, and the share of a link's bandwidth its ring collectives
 // reach (NCCL's bus bandwidth over the link's). The defaults are the roofline (--cost-model
 // roofline). The calibrated values of an architecture live in models/calibration/<architecture>.json
 // (and of a preset fitted on its own in <preset>.json), fitted to tests/data/measured/ by zbsim
@@ -41,13 +46,17 @@ struct Efficiencies {
   double memory_sustained_fraction = kMemorySustainedFraction;
   double kernel_overhead_us = 0;
   double collective_efficiency = 1;
+  double attention_sustained_fraction = kAttentionSustainedFraction;
+  // The share of its rate a GEMM keeps when a dimension is not a whole number of 16-byte vectors
+  // (models/detail/kernel_time.h); the roofline ignores alignment: 1.
+  double misaligned_gemm_fraction = 1;
 };
 
 // Which efficiencies a scenario's cost model uses: the preset's calibration (when it has one), or
 // the plain roofline.
 enum class CostModel { calibrated, roofline };
 
-// Writes the four efficiencies into `object` under the field names hardware_from_json reads (a
+// Writes the six efficiencies into `object` under the field names hardware_from_json reads (a
 // hardware object's top level, a calibration file).
 void write_efficiencies(const Efficiencies& efficiencies, nlohmann::json& object);
 

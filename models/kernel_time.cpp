@@ -20,29 +20,43 @@ struct Tile {
 constexpr Tile kTiles[] = {{256, 128}, {128, 256}, {128, 128}};
 constexpr double kTileK = 64;
 
+// Tensor-core kernels load their operands 16 bytes at a time; a dimension that is not a whole
+// number of such vectors (8 16-bit or 16 FP8 elements) leaves cuBLAS kernels with narrower loads
+// or none on tensor cores (NVIDIA, "Matrix Multiplication Background User's Guide", "Tensor Core
+// Requirements": multiples of 16 bytes run most efficiently). Attention's GEMMs over a head
+// width such as 14400 / 64 = 225 are the case that matters.
+bool aligned(const GemmShape& shape) {
+  const double vector = shape.fp8 ? 16 : 8;
+  for (const double dimension : {shape.m, shape.n, shape.k}) {
+    if (std::fmod(dimension, vector) != 0) return false;
+  }
+  return true;
+}
+
 // Milliseconds of tensor-core time for the GEMM with tile `tile`.
-double compute_ms(const HardwareSpec& gpu, const GemmShape& shape, const Tile& tile) {
+double compute_ms(const HardwareSpec& gpu, const GemmShape& shape, const Tile& tile, double sustained_fraction) {
   const double tiles = shape.batch * std::ceil(shape.m / tile.m) * std::ceil(shape.n / tile.n);
   const double waves = std::ceil(tiles / gpu.sm_count);
   const double padded_k = std::ceil(shape.k / kTileK) * kTileK;
   const double flops_per_tile = 2 * tile.m * tile.n * padded_k;
   const double peak = shape.fp8 ? gpu.peak_tflops_fp8 : gpu.peak_tflops_bf16;
-  const double flops_per_ms_per_sm = peak * 1e9 * gpu.efficiency.gemm_sustained_fraction / gpu.sm_count;
+  const double alignment = aligned(shape) ? 1 : gpu.efficiency.misaligned_gemm_fraction;
+  const double flops_per_ms_per_sm = peak * 1e9 * sustained_fraction * alignment / gpu.sm_count;
   return waves * flops_per_tile / flops_per_ms_per_sm;
 }
 
 }  // namespace
 
-double tensor_core_ms(const HardwareSpec& gpu, const GemmShape& shape) {
+double tensor_core_ms(const HardwareSpec& gpu, const GemmShape& shape, double sustained_fraction) {
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0) return 0;
   double compute = std::numeric_limits<double>::infinity();
-  for (const Tile& tile : kTiles) compute = std::min(compute, compute_ms(gpu, shape, tile));
+  for (const Tile& tile : kTiles) compute = std::min(compute, compute_ms(gpu, shape, tile, sustained_fraction));
   return compute;
 }
 
 double gemm_ms(const HardwareSpec& gpu, const GemmShape& shape) {
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0 || shape.batch <= 0) return 0;
-  const double compute = tensor_core_ms(gpu, shape);
+  const double compute = tensor_core_ms(gpu, shape, gpu.efficiency.gemm_sustained_fraction);
   const double operand = shape.fp8 ? 1 : 2;
   const double bytes =
       shape.batch * (operand * shape.m * shape.k + operand * shape.k * shape.n + shape.output_bytes * shape.m * shape.n);

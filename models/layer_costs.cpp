@@ -12,7 +12,11 @@ namespace {
 // attention take flops / (peak x mfu) and memory-bound passes are taken as folded into that.
 class Pass {
  public:
-  explicit Pass(const ModelSetup& setup) : gpu_(setup.hardware), mfu_(setup.mfu), precision_(setup.precision) {}
+  explicit Pass(const ModelSetup& setup)
+      : gpu_(setup.hardware),
+        mfu_(setup.mfu),
+        precision_(setup.precision),
+        tp_overlap_chunks_(setup.parallel.tp_comm_overlap ? setup.parallel.tensor : 0) {}
 
   void gemm(const GemmShape& shape) {
     const double flops = 2 * shape.batch * shape.m * shape.n * shape.k;
@@ -24,7 +28,9 @@ class Pass {
   // as model flops (a recomputed GEMM is not).
   void fused(std::initializer_list<GemmShape> shapes, double work, double bytes, double flops) {
     double compute = 0;
-    for (const GemmShape& shape : shapes) compute += tensor_core_ms(gpu_, shape);
+    for (const GemmShape& shape : shapes) {
+      compute += tensor_core_ms(gpu_, shape, gpu_.efficiency.attention_sustained_fraction);
+    }
     flops_ += flops;
     ms_ += mfu_ ? flat_ms(flops) : std::max(work * compute, memory_pass_ms(gpu_, bytes)) + overhead_ms();
   }
@@ -39,6 +45,20 @@ class Pass {
       shape.fp8 = true;
     }
     gemm(shape);
+  }
+  // A linear layer and the tensor-parallel collective that feeds it (an all-gather) or follows it
+  // (a reduce-scatter). With tp_comm_overlap (models/parallelism.h) the two run side by side in
+  // t chunks: max(g, c) + min(g, c) / t; else one after the other.
+  void linear_with(GemmShape shape, double cast_elements, double collective_ms) {
+    if (tp_overlap_chunks_ < 2 || collective_ms <= 0) {
+      linear(shape, cast_elements);
+      collective(collective_ms);
+      return;
+    }
+    const double before = ms_;
+    linear(shape, cast_elements);
+    const double g = ms_ - before;
+    ms_ = before + std::max(g, collective_ms) + std::min(g, collective_ms) / tp_overlap_chunks_ + overhead_ms();
   }
   // Elementwise and reduction kernels: bytes read and written.
   void memory(double bytes) {
@@ -66,6 +86,7 @@ class Pass {
   const HardwareSpec& gpu_;
   std::optional<double> mfu_;
   Precision precision_;
+  int tp_overlap_chunks_;  // 0: tensor-parallel collectives after or before their GEMMs
   double flops_ = 0;
   double ms_ = 0;
 };
@@ -189,20 +210,16 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   // F, in the order it runs.
   Pass f(setup);
   f.memory(T * x.rep * 4 * x.h);            // norm 1
-  f.collective(tp.gather_ms);
-  f.linear({T, qkv_width, x.h}, T * x.h);
+  f.linear_with({T, qkv_width, x.h}, T * x.h, tp.gather_ms);
   if (x.rope) f.memory(T * 4 * (x.h + x.kv) / x.t);  // rotate Q and K
   const Pass core = attention_forward(setup, x);
   f.add(core);
-  f.linear({T, x.h, x.h / x.t}, T * x.h / x.t);  // output projection (row-parallel)
-  f.collective(tp.reduce_ms);
+  f.linear_with({T, x.h, x.h / x.t}, T * x.h / x.t, tp.reduce_ms);  // output projection (row-parallel)
   f.memory(T * x.rep * (6 + x.drop) * x.h);  // bias, dropout and residual add
   f.memory(T * x.rep * 4 * x.h);            // norm 2
-  f.collective(tp.gather_ms);
-  f.linear({T, up_width, x.h}, T * x.h);
+  f.linear_with({T, up_width, x.h}, T * x.h, tp.gather_ms);
   f.memory(T * (x.swiglu ? 6 : 4) * x.f / x.t);  // GeLU, or SiLU(gate) x up
-  f.linear({T, x.h, x.f / x.t}, T * x.f / x.t);  // down projection (row-parallel)
-  f.collective(tp.reduce_ms);
+  f.linear_with({T, x.h, x.f / x.t}, T * x.f / x.t, tp.reduce_ms);  // down projection (row-parallel)
   f.memory(T * x.rep * (6 + x.drop) * x.h);
 
   // B: input gradients, last kernel first.
@@ -212,26 +229,23 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   for (int block = 0; block < 2; ++block) {
     b.memory(T * x.rep * (6 + 5 * x.drop) * x.h);  // residual gradient add (+ dropout's backward)
   }
-  b.collective(tp.gather_ms);              // the row-parallel output's gradient, gathered
-  b.linear({T, x.f / x.t, x.h}, T * x.h);  // down projection
+  // The row-parallel output's gradient, gathered; the down projection.
+  b.linear_with({T, x.f / x.t, x.h}, T * x.h, tp.gather_ms);
   b.memory(T * (x.swiglu ? 10 : 6) * x.f / x.t);
-  b.linear({T, x.h, up_width}, T * up_width);
-  b.collective(tp.reduce_ms);
+  b.linear_with({T, x.h, up_width}, T * up_width, tp.reduce_ms);
   b.memory(T * x.rep * 6 * x.h);            // norm 2: read input and gradient, write gradient
-  b.collective(tp.gather_ms);
-  b.linear({T, x.h / x.t, x.h}, T * x.h);  // output projection
+  b.linear_with({T, x.h / x.t, x.h}, T * x.h, tp.gather_ms);  // output projection
   b.add(attention_backward(setup, x));
   if (x.rope) b.memory(T * 4 * (x.h + x.kv) / x.t);
-  b.linear({T, x.h, qkv_width}, T * qkv_width);
-  b.collective(tp.reduce_ms);
+  b.linear_with({T, x.h, qkv_width}, T * qkv_width, tp.reduce_ms);
   b.memory(T * x.rep * 6 * x.h);            // norm 1
 
   // W: weight gradients, accumulated into fp32 (8 bytes per element read and written).
   Pass w(setup);
-  w.collective(2 * tp.gather_ms);          // the norms' outputs, gathered again (kept sharded)
-  w.linear({x.h, qkv_width, T, 1, 8}, 0);
+  // The norms' outputs (kept sharded) are gathered again, each for its GEMM.
+  w.linear_with({x.h, qkv_width, T, 1, 8}, 0, tp.gather_ms);
   w.linear({x.h / x.t, x.h, T, 1, 8}, 0);
-  w.linear({x.h, up_width, T, 1, 8}, 0);
+  w.linear_with({x.h, up_width, T, 1, 8}, 0, tp.gather_ms);
   w.linear({x.f / x.t, x.h, T, 1, 8}, 0);
 
   PieceCosts costs;

@@ -49,10 +49,15 @@ Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_vi
   Parallelism parallel;
   parallel.tensor = int_field_or(scenario, "tensor_parallel", source, 1, 1);
   parallel.sequence_parallel = bool_field_or(scenario, "sequence_parallel", source, false);
+  parallel.tp_comm_overlap = bool_field_or(scenario, "tp_comm_overlap", source, false);
   parallel.context = int_field_or(scenario, "context_parallel", source, 1, 1);
   parallel.data = int_field_or(scenario, "data_parallel", source, 1, 1);
   parallel.sharding = parse_choice(scenario, "sharding", source, kSharding);
   parallel.recompute = parse_choice(scenario, "recompute", source, kRecompute);
+  if (parallel.tp_comm_overlap && parallel.tensor > 1 && !parallel.sequence_parallel) {
+    // Without sequence parallelism the collectives are all-reduces, which neither framework splits.
+    throw InputError(fmt::format("{}: field 'tp_comm_overlap' is true, but it needs \"sequence_parallel\": true", source));
+  }
   return parallel;
 }
 

@@ -23,6 +23,11 @@ enum class Sharding { none, zero1, zero2, zero3, fsdp };
 struct Parallelism {
   int tensor = 1;                  // t: GPUs of one pipeline device, on one node's intra-node links
   bool sequence_parallel = false;  // norms and dropout split over the t GPUs along the sequence
+  // Each all-gather and reduce-scatter of sequence parallelism runs beside the GEMM it feeds or
+  // follows (Transformer Engine's userbuffers under Megatron's --tp-comm-overlap, torchtitan's
+  // async TP): the GEMM is cut into t chunks and each chunk's transfer hides behind another
+  // chunk's compute, so the pair takes max(g, c) + min(g, c) / t instead of g + c.
+  bool tp_comm_overlap = false;
   // c: GPUs one sequence is split over (ring attention, as Megatron's and torchtitan's context
   // parallelism run it): each holds s/c of every token-wise tensor and passes its keys and values
   // around the ring for the attention; they hold the same weights, so their gradients are reduced
@@ -43,8 +48,8 @@ struct Parallelism {
 std::string_view recompute_name(Recompute recompute);
 std::string_view sharding_name(Sharding sharding);
 
-// The scenario fields tensor_parallel, sequence_parallel, context_parallel, data_parallel, sharding
-// and recompute (all optional); errors name `source`, the field and the value.
+// The scenario fields tensor_parallel, sequence_parallel, tp_comm_overlap, context_parallel,
+// data_parallel, sharding and recompute (all optional); errors name `source`, the field and the value.
 Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_view source);
 
 }  // namespace zb::models

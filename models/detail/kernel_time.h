@@ -22,8 +22,9 @@ struct GemmShape {
 // first (kernel_time.cpp). Memory time = bytes of A, B and C / (HBM bandwidth x sustained
 // fraction). The kernel takes the longer of the two.
 double gemm_ms(const HardwareSpec& gpu, const GemmShape& shape);
-// The compute side alone: a GEMM inside a fused kernel (flash attention) whose operands stay on chip.
-double tensor_core_ms(const HardwareSpec& gpu, const GemmShape& shape);
+// The compute side alone at `sustained_fraction` of the peak: a GEMM inside a fused kernel (flash
+// attention, at the GPU's attention_sustained_fraction) whose operands stay on chip.
+double tensor_core_ms(const HardwareSpec& gpu, const GemmShape& shape, double sustained_fraction);
 
 // Useful flops / (peak flop/s x time): what the shape leaves of the peak (tile, wave and
 // sustained-fraction losses; 0.8 at most with the roofline's fraction).

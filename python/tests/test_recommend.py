@@ -53,7 +53,9 @@ def test_cost_model_roofline_ignores_the_presets_calibration(source_dir, tmp_pat
     flags, keywords = flags_and_keywords(source_dir)
     gpu = json.loads((source_dir / DATA / "small-gpu.json").read_text())
     gpu["calibration"] = {"gemm_sustained_fraction": 0.5, "memory_sustained_fraction": 0.6, "kernel_overhead_us": 10,
-                          "collective_efficiency": 0.7, "fitted_on": "a test", "cross_validation": "none"}
+                          "collective_efficiency": 0.7, "attention_sustained_fraction": 0.4, "misaligned_gemm_fraction": 0.5,
+                          "fitted_on": "a test",
+                          "cross_validation": "none"}
     calibrated_gpu = tmp_path / "calibrated-gpu.json"
     calibrated_gpu.write_text(json.dumps(gpu))
     plain = zbsim.recommend(**keywords)

@@ -34,7 +34,7 @@ int run_calibrate_model(int argc, char** argv) {
                           "zbsim calibrate-model --measured FILE.csv [--evaluations 300] [--jobs N] [--format table|json]\n"
                           "       [--out DIR]\n"
                           "  Fits, per GPU architecture (and per hardware preset with 10 or more rows of its own),\n"
-                          "  the efficiencies the roofline leaves out (GEMM and memory\n"
+                          "  the efficiencies the roofline leaves out (GEMM, attention and memory\n"
                           "  sustained fractions, a fixed cost per kernel, collective bandwidth efficiency) to the rows\n"
                           "  zbsim validate predicts, minimising the source-balanced mean |log(predicted/measured)|;\n"
                           "  then refits once per source without it and predicts it (leave-one-source-out). Fit only\n"
@@ -54,8 +54,15 @@ int run_calibrate_model(int argc, char** argv) {
   }
   const validate::MeasuredTable table = validate::read_measured_csv(values["measured"].as<std::string>());
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  std::string current_fit;
+  // On a terminal one line that counts evaluations; in a log, one line per fit as it starts.
   run.progress = [&](const std::string& fit, int evaluations) {
-    if (terminal) std::cerr << fmt::format("\r\033[Kfitting {}: {} evaluations", fit, evaluations) << std::flush;
+    if (terminal) {
+      std::cerr << fmt::format("\r\033[Kfitting {}: {} evaluations", fit, evaluations) << std::flush;
+    } else if (fit != current_fit) {
+      std::cerr << fmt::format("fitting {}\n", fit) << std::flush;
+    }
+    current_fit = fit;
   };
   const validate::Calibration calibration = validate::calibrate(table, run);
   if (terminal) std::cerr << "\r\033[K";

@@ -22,7 +22,9 @@ class CostModelFlag : public zb::testing::CliTest {
         "sm_count": 108, "memory_GB": 80, "nvlink": {"bandwidth_GBps": 300, "latency_us": 3},
         "nic": {"bandwidth_GBps": 25, "latency_us": 10}, "gpus_per_node": 8,
         "calibration": {"gemm_sustained_fraction": 0.5, "memory_sustained_fraction": 0.6, "kernel_overhead_us": 10,
-                        "collective_efficiency": 0.7, "fitted_on": "a test", "cross_validation": "none"}})");
+                        "collective_efficiency": 0.7, "attention_sustained_fraction": 0.4, "misaligned_gemm_fraction": 0.5,
+                        "fitted_on": "a test",
+                        "cross_validation": "none"}})");
     const nlohmann::json object = {{"model", "gpt-1.5b"}, {"hardware", gpu}, {"microbatch_size", 2},
                                    {"problem", {{"p", 4}, {"m", 8}}}, {"schedules", {"1f1b"}}};
     const auto path = dir_ / "scenario.json";

@@ -167,8 +167,26 @@ TEST(KernelTime, SkinnyGemmsAndElementwisePassesRunAtMemoryBandwidth) {
   const double bytes = (65536.0 * 64 + 64 * 64 + 65536.0 * 64) * 2;
   EXPECT_DOUBLE_EQ(gemm_ms(gpu, {65536, 64, 64}), bytes / (2039e6 * 0.9));
   EXPECT_NEAR(gemm_ms(gpu, {65536, 64, 64}), 0.009147, 1e-6);
-  EXPECT_NEAR(tensor_core_ms(gpu, {65536, 64, 64}), 5 * 2.0 * 128 * 128 * 64 / (312e9 * 0.8 / 108), 1e-15);
+  EXPECT_NEAR(tensor_core_ms(gpu, {65536, 64, 64}, 0.8), 5 * 2.0 * 128 * 128 * 64 / (312e9 * 0.8 / 108), 1e-15);
   EXPECT_DOUBLE_EQ(memory_pass_ms(gpu, 1e9), 1e9 / (2039e6 * 0.9));  // 0.545 ms per GB
+}
+
+// A GEMM with a dimension that is not a whole number of 16-byte vectors (8 16-bit elements, 16
+// FP8 ones) runs at the GPU's misaligned_gemm_fraction of the aligned rate; padding K to the tile
+// is unchanged (225 and 232 both take four K steps of 64).
+TEST(KernelTime, MisalignedDimensionsRunAtTheMisalignedFraction) {
+  HardwareSpec gpu = a100();
+  gpu.peak_tflops_fp8 = 2 * gpu.peak_tflops_bf16;
+  gpu.efficiency.misaligned_gemm_fraction = 0.25;
+  EXPECT_DOUBLE_EQ(tensor_core_ms(gpu, {4096, 4096, 225}, 0.8), 4 * tensor_core_ms(gpu, {4096, 4096, 232}, 0.8));
+  EXPECT_DOUBLE_EQ(tensor_core_ms(gpu, {4096, 228, 4096}, 0.8), 4 * tensor_core_ms(gpu, {4096, 232, 4096}, 0.8));
+  GemmShape fp8{4096, 4096, 232};  // 8-aligned, not 16
+  fp8.fp8 = true;
+  GemmShape fp8_aligned{4096, 4096, 240};
+  fp8_aligned.fp8 = true;
+  EXPECT_DOUBLE_EQ(tensor_core_ms(gpu, fp8, 0.8), 4 * tensor_core_ms(gpu, fp8_aligned, 0.8));
+  gpu.efficiency.misaligned_gemm_fraction = 1;  // the roofline
+  EXPECT_DOUBLE_EQ(tensor_core_ms(gpu, {4096, 4096, 225}, 0.8), tensor_core_ms(gpu, {4096, 4096, 232}, 0.8));
 }
 
 // Ring all-reduce over 8 GPUs of 2 * 6 * 1024 * 1600 = 19.66 MB on 300 GB/s + 3 us links:
@@ -288,7 +306,7 @@ TEST(LayerCosts, Fp8RunsLinearGemmsAtTheFp8RateAfterACast) {
   gpu.peak_tflops_fp8 = 2 * gpu.peak_tflops_bf16;
   GemmShape fp8{1536, 1152, 8192};
   fp8.fp8 = true;
-  EXPECT_DOUBLE_EQ(tensor_core_ms(gpu, fp8), tensor_core_ms(gpu, {1536, 1152, 8192}) / 2);
+  EXPECT_DOUBLE_EQ(tensor_core_ms(gpu, fp8, 0.8), tensor_core_ms(gpu, {1536, 1152, 8192}, 0.8) / 2);
   ModelSetup setup = setup_of(llama2_70b(), 1, true, {.tensor = 8});
   setup.hardware = gpu;
   const PieceCosts bf16 = models::layer_costs(setup);
@@ -324,6 +342,45 @@ TEST(LayerCosts, ContextParallelismSplitsTheSequenceAndPassesKeysAndValues) {
   EXPECT_GT(waiting.t_f_ms, ring_ms);
   EXPECT_LT(waiting.t_f_ms, ring_ms + layer_costs(model, 1, true, {.context = 2}).t_f_ms);
   EXPECT_GT(waiting.t_b_ms, 2 * ring_ms);
+}
+
+// Flash attention runs its on-chip GEMMs at the GPU's attention fraction, apart from the GEMMs':
+// the forward's two (scores, scores x values) do half their tiles under the causal mask.
+TEST(LayerCosts, FlashAttentionRunsAtItsOwnSustainedFraction) {
+  ModelSetup setup = setup_of(llama2_70b(), 1, true, {.tensor = 8, .sequence_parallel = true});
+  setup.hardware.efficiency.attention_sustained_fraction = 0.8;
+  const PieceCosts fast = models::layer_costs(setup);
+  setup.hardware.efficiency.attention_sustained_fraction = 0.4;
+  const PieceCosts slow = models::layer_costs(setup);
+  const GemmShape scores{4096, 4096, 128, 8}, values{4096, 128, 4096, 8};  // 64 heads / t = 8 per GPU
+  const double forward_at = 0.5 * (tensor_core_ms(setup.hardware, scores, 0.4) + tensor_core_ms(setup.hardware, values, 0.4));
+  EXPECT_NEAR(slow.t_f_ms - fast.t_f_ms, forward_at / 2, 1e-9);  // at 0.8 it took half as long
+  EXPECT_GT(slow.t_b_ms - fast.t_b_ms, 2 * (slow.t_f_ms - fast.t_f_ms));  // B: five GEMMs to F's two
+  EXPECT_DOUBLE_EQ(slow.t_w_ms, fast.t_w_ms);
+  EXPECT_DOUBLE_EQ(slow.flops_f, fast.flops_f);
+}
+
+// With tp_comm_overlap each sequence-parallel all-gather or reduce-scatter runs beside its GEMM in
+// t chunks: a pair takes max(g, c) + min(g, c) / t. On a link so slow that every collective
+// outlasts its GEMM, F saves 7/8 of its four linear GEMMs (QKV, output, up, down); on a fast one,
+// 7/8 of its four collectives.
+TEST(LayerCosts, TensorParallelOverlapHidesTheShorterOfGemmAndCollective) {
+  const TransformerSpec model = llama2_70b();
+  const double T = 4096, h = 8192, kv = 1024, f = 28672, t = 8;
+  ModelSetup setup = setup_of(model, 1, true, {.tensor = 8, .sequence_parallel = true});
+  const HardwareSpec& gpu = setup.hardware;
+  const double gemms = gemm_ms(gpu, {T, (h + 2 * kv) / t, h}) + gemm_ms(gpu, {T, h, h / t}) +
+                       gemm_ms(gpu, {T, 2 * f / t, h}) + gemm_ms(gpu, {T, h, f / t});
+  const auto f_ms = [&](double link_GBps, bool overlap) {
+    ModelSetup s = setup;
+    s.interconnect.intra_node.bandwidth_GBps = link_GBps;
+    s.parallel.tp_comm_overlap = overlap;
+    return models::layer_costs(s).t_f_ms;
+  };
+  EXPECT_NEAR(f_ms(1, false) - f_ms(1, true), gemms * 7 / 8, 1e-9);
+  const double collective = reduce_scatter_ms(gpu, {1e6, 3}, 8, 2 * T * h);  // all four move 2Th bytes
+  EXPECT_NEAR(f_ms(1e6, false) - f_ms(1e6, true), 4 * collective * 7 / 8, 1e-9);
+  EXPECT_LT(f_ms(300, true), f_ms(300, false));
 }
 
 TEST(StaticMemory, ShardingSplitsOptimizerStateThenGradientsThenParameters) {

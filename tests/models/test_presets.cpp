@@ -107,6 +107,12 @@ TEST(Presets, ParallelismFieldsAreCheckedNamingFieldAndValue) {
             "s.json: field 'recompute' is \"partial\": expected one of none, selective, full");
   EXPECT_EQ(with("sequence_parallel", 1), "s.json: field 'sequence_parallel' is 1: expected true or false");
   EXPECT_EQ(with("context_parallel", 0), "s.json: field 'context_parallel' is 0: expected an integer >= 1");
+  nlohmann::json overlapped = base;  // tensor-parallel all-reduces: no overlap is modelled
+  overlapped["tensor_parallel"] = 8;
+  overlapped["tp_comm_overlap"] = true;
+  EXPECT_EQ(setup_error(overlapped), "s.json: field 'tp_comm_overlap' is true, but it needs \"sequence_parallel\": true");
+  overlapped["sequence_parallel"] = true;
+  EXPECT_EQ(setup_error(overlapped), "");
   EXPECT_EQ(with("context_parallel", 3),
             "s.json: field 'context_parallel' is 3: the sequence (8192) must split into 2 x 3 equal chunks (each GPU "
             "takes one from each end, to balance the causal mask)");
@@ -164,7 +170,9 @@ TEST(Presets, CalibrationReplacesTheRooflineUnlessAskedNotTo) {
   nlohmann::json gpu = nlohmann::json::parse(R"({"peak_tflops_bf16": 100, "memory_bandwidth_GBps": 1000,
       "sm_count": 10, "memory_GB": 40, "nvlink": {"bandwidth_GBps": 100}, "nic": {"bandwidth_GBps": 10},
       "calibration": {"gemm_sustained_fraction": 0.6, "memory_sustained_fraction": 0.7, "kernel_overhead_us": 12,
-                      "collective_efficiency": 0.5, "fitted_on": "test rows", "cross_validation": "none"}})");
+                      "collective_efficiency": 0.5, "attention_sustained_fraction": 0.45, "misaligned_gemm_fraction": 0.3,
+                      "fitted_on": "test rows",
+                      "cross_validation": "none"}})");
   nlohmann::json scenario = {{"model", "gpt-1.5b"}, {"hardware", gpu}};
   const auto efficiency = [&] {
     return model_setup_from_json(scenario, "s", ".", catalog::read_preset_file).hardware.efficiency;
@@ -173,8 +181,12 @@ TEST(Presets, CalibrationReplacesTheRooflineUnlessAskedNotTo) {
   EXPECT_DOUBLE_EQ(efficiency().memory_sustained_fraction, 0.7);
   EXPECT_DOUBLE_EQ(efficiency().kernel_overhead_us, 12);
   EXPECT_DOUBLE_EQ(efficiency().collective_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(efficiency().attention_sustained_fraction, 0.45);
+  EXPECT_DOUBLE_EQ(efficiency().misaligned_gemm_fraction, 0.3);
   scenario["cost_model"] = "roofline";
   EXPECT_DOUBLE_EQ(efficiency().gemm_sustained_fraction, kGemmSustainedFraction);
+  EXPECT_DOUBLE_EQ(efficiency().attention_sustained_fraction, kGemmSustainedFraction);
+  EXPECT_DOUBLE_EQ(efficiency().misaligned_gemm_fraction, 1);
   EXPECT_DOUBLE_EQ(efficiency().kernel_overhead_us, 0);
   EXPECT_DOUBLE_EQ(efficiency().collective_efficiency, 1);
   scenario["hardware"]["kernel_overhead_us"] = 3;  // given: wins under either cost model
@@ -192,6 +204,9 @@ TEST(Presets, CalibrationReplacesTheRooflineUnlessAskedNotTo) {
   scenario.erase("cost_model");
   scenario["hardware"]["calibration"].erase("fitted_on");
   EXPECT_EQ(setup_error(scenario), "s.json: field 'hardware': calibration: missing field 'fitted_on'");
+  scenario["hardware"]["calibration"]["fitted_on"] = "test rows";
+  scenario["hardware"]["calibration"].erase("attention_sustained_fraction");  // a file from before the field
+  EXPECT_EQ(setup_error(scenario), "s.json: field 'hardware': calibration: missing field 'attention_sustained_fraction'");
 }
 
 // A shipped preset finds its calibration by its own name first, then by its architecture
@@ -210,7 +225,8 @@ TEST(Presets, CalibrationFilesByPresetThenArchitecture) {
   write(root / "hardware" / "shared.json", gpu);
   const auto calibration = [](double gemm) {
     return fmt::format(R"({{"gemm_sustained_fraction": {}, "memory_sustained_fraction": 0.7, "kernel_overhead_us": 1,
-        "collective_efficiency": 0.9, "fitted_on": "test", "cross_validation": "none"}})", gemm);
+        "collective_efficiency": 0.9, "attention_sustained_fraction": 0.5, "misaligned_gemm_fraction": 0.5, "fitted_on": "test",
+        "cross_validation": "none"}})", gemm);
   };
   write(root / "calibration" / "testarch.json", calibration(0.55));
   write(root / "calibration" / "own.json", calibration(0.65));

@@ -19,19 +19,20 @@ namespace zb::validate {
 
 namespace {
 
-constexpr int kParameters = 4;
+constexpr int kParameters = 6;
 // A row the model cannot predict at some efficiencies costs as much as a prediction off by e.
 constexpr double kFailedRowLoss = 1.0;
 
 std::array<double, kParameters> as_array(const models::Efficiencies& e) {
-  return {e.gemm_sustained_fraction, e.memory_sustained_fraction, e.kernel_overhead_us, e.collective_efficiency};
+  return {e.gemm_sustained_fraction, e.memory_sustained_fraction, e.kernel_overhead_us, e.collective_efficiency,
+          e.attention_sustained_fraction, e.misaligned_gemm_fraction};
 }
 
 models::Efficiencies from_array(const std::array<double, kParameters>& a) {
-  return {a[0], a[1], a[2], a[3]};
+  return {a[0], a[1], a[2], a[3], a[4], a[5]};
 }
 
-// Parameters scaled to [0, 1] within their bounds, so that one step size suits all four.
+// Parameters scaled to [0, 1] within their bounds, so that one step size suits all six.
 models::Efficiencies from_unit(const std::vector<double>& x, const EfficiencyBounds& b) {
   const auto low = as_array(b.low), high = as_array(b.high);
   std::array<double, kParameters> a{};
@@ -68,17 +69,58 @@ double balanced_loss(const std::vector<const PreparedRow*>& rows, const std::vec
   return by_source.empty() ? 0 : total / static_cast<double>(by_source.size());
 }
 
+// The efficiencies' field names, in as_array's order.
+constexpr const char* kParameterNames[kParameters] = {"gemm_sustained_fraction", "memory_sustained_fraction",
+                                                      "kernel_overhead_us",      "collective_efficiency",
+                                                      "attention_sustained_fraction", "misaligned_gemm_fraction"};
+
+std::vector<RowResult> predict_at(const std::vector<const PreparedRow*>& rows, const std::vector<double>& x,
+                                  const CalibrationOptions& options) {
+  PredictionSettings settings;
+  settings.efficiencies = from_unit(x, options.bounds);
+  return predict_all(rows, settings, options.jobs);
+}
+
+// The parameters some row's prediction depends on: moved from `start` to the far bound, they change
+// a prediction. The others (attention's fraction without a flash-attention row, alignment where
+// every dimension is aligned) the rows say nothing about.
+std::vector<int> informed_parameters(const std::vector<const PreparedRow*>& rows, const std::vector<double>& start,
+                                     const CalibrationOptions& options) {
+  const std::vector<RowResult> base = predict_at(rows, start, options);
+  std::vector<int> informed;
+  for (int i = 0; i < kParameters; ++i) {
+    std::vector<double> probe = start;
+    probe[i] = start[i] > 0.5 ? 0 : 1;
+    const std::vector<RowResult> moved = predict_at(rows, probe, options);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      if (moved[r].predicted != base[r].predicted) {
+        informed.push_back(i);
+        break;
+      }
+    }
+  }
+  return informed;
+}
+
 struct Objective {
   const std::vector<const PreparedRow*>* rows;
   const CalibrationOptions* options;
   std::string label;
+  std::vector<double> start;  // every parameter, in unit coordinates
+  std::vector<int> free;      // the ones searched (x's coordinates)
   int evaluations = 0;
+
+  std::vector<double> full(const std::vector<double>& x) const {
+    std::vector<double> all = start;
+    for (std::size_t i = 0; i < free.size(); ++i) all[free[i]] = x[i];
+    return all;
+  }
 };
 
 double objective(const std::vector<double>& x, std::vector<double>&, void* data) {
   auto& o = *static_cast<Objective*>(data);
   PredictionSettings settings;
-  settings.efficiencies = from_unit(x, o.options->bounds);
+  settings.efficiencies = from_unit(o.full(x), o.options->bounds);
   const double loss = balanced_loss(*o.rows, predict_all(*o.rows, settings, o.options->jobs));
   ++o.evaluations;
   if (o.options->progress) o.options->progress(o.label, o.evaluations);
@@ -97,22 +139,34 @@ ArchitectureFit fit(const std::string& architecture, const std::string& preset,
     sources.insert(row->result.source);
   }
   out.sources.assign(sources.begin(), sources.end());
-  Objective data{&rows, &options, label};
-  nlopt::opt optimizer(nlopt::LN_SBPLX, kParameters);
-  optimizer.set_lower_bounds(std::vector<double>(kParameters, 0.0));
-  optimizer.set_upper_bounds(std::vector<double>(kParameters, 1.0));
+  // From the roofline (the fit's only prior), moved inside the bounds; what no row depends on stays there.
+  Objective data{&rows, &options, label, to_unit(models::Efficiencies{}, options.bounds), {}};
+  data.free = informed_parameters(rows, data.start, options);
+  for (int i = 0; i < kParameters; ++i) {
+    if (std::find(data.free.begin(), data.free.end(), i) == data.free.end()) out.not_informed.push_back(kParameterNames[i]);
+  }
+  std::vector<double> x;
+  for (const int i : data.free) x.push_back(data.start[i]);
+  out.values = from_unit(data.start, options.bounds);
+  if (x.empty()) {
+    std::vector<double> none;
+    out.loss = objective(x, none, &data);
+    out.evaluations = data.evaluations;
+    return out;
+  }
+  nlopt::opt optimizer(nlopt::LN_SBPLX, static_cast<unsigned>(x.size()));
+  optimizer.set_lower_bounds(std::vector<double>(x.size(), 0.0));
+  optimizer.set_upper_bounds(std::vector<double>(x.size(), 1.0));
   optimizer.set_min_objective(objective, &data);
   optimizer.set_maxeval(options.max_evaluations);
   optimizer.set_xtol_rel(1e-4);
   optimizer.set_initial_step(0.1);
-  // From the roofline (the fit's only prior), moved inside the bounds.
-  std::vector<double> x = to_unit(models::Efficiencies{}, options.bounds);
   double loss = 0;
   try {
     optimizer.optimize(x, loss);
   } catch (const nlopt::roundoff_limited&) {  // the best point so far stands
   }
-  out.values = from_unit(x, options.bounds);
+  out.values = from_unit(data.full(x), options.bounds);
   out.loss = optimizer.last_optimum_value();
   out.evaluations = data.evaluations;
   return out;
@@ -234,8 +288,10 @@ namespace {
 std::string scope_of(const ArchitectureFit& f) { return f.preset.empty() ? f.architecture : f.preset; }
 
 std::string efficiencies_text(const models::Efficiencies& e) {
-  return fmt::format("GEMM {:.3f}, memory {:.3f}, kernel {:.1f} us, collectives {:.3f}", e.gemm_sustained_fraction,
-                     e.memory_sustained_fraction, e.kernel_overhead_us, e.collective_efficiency);
+  return fmt::format(
+      "GEMM {:.3f}, attention {:.3f}, memory {:.3f}, kernel {:.1f} us, collectives {:.3f}, misaligned GEMM {:.3f}",
+      e.gemm_sustained_fraction, e.attention_sustained_fraction, e.memory_sustained_fraction, e.kernel_overhead_us,
+      e.collective_efficiency, e.misaligned_gemm_fraction);
 }
 
 std::string summary_text(const ErrorSummary& s) {
@@ -251,6 +307,10 @@ std::string calibration_table(const Calibration& c) {
   for (const ArchitectureFit& f : c.fits) {
     t += fmt::format("  {:<14} {}  ({} rows of {}; loss {:.4f} after {} evaluations)\n", scope_of(f),
                      efficiencies_text(f.values), f.rows.size(), fmt::join(f.sources, ", "), f.loss, f.evaluations);
+    if (!f.not_informed.empty()) {
+      t += fmt::format("  {:<14} not informed by these rows (the roofline's value): {}\n", "",
+                       fmt::join(f.not_informed, ", "));
+    }
   }
   t += fmt::format("\nerror of tokens/s per GPU, e = predicted / measured - 1:\n");
   t += fmt::format("  roofline (uncalibrated)       {}\n", summary_text(c.roofline));
@@ -281,6 +341,7 @@ nlohmann::json calibration_file(const Calibration& c, const ArchitectureFit& f) 
           {"command", fmt::format("zbsim calibrate-model --measured {}", c.path)}};
   models::write_efficiencies(f.values, file);
   if (!f.preset.empty()) file["preset"] = f.preset;
+  file["not_informed"] = f.not_informed;
   return file;
 }
 

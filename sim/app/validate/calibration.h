@@ -19,10 +19,14 @@ namespace zb::validate {
 // steer a fit. GEMMs: tuned large cuBLAS GEMMs sustain 40-95% of the tensor-core peak;
 // memory-bound kernels 60-95% of HBM bandwidth (a streaming copy reaches about 90%); a kernel's
 // fixed cost 0-50 us (a launch is a few, a framework's dispatch of one op tens); ring collectives
-// 30-100% of the link's bandwidth (NCCL's bus bandwidth over the link's).
+// 30-100% of the link's bandwidth (NCCL's bus bandwidth over the link's); fused attention kernels
+// 20-90% of the BF16 peak (FlashAttention-2 reaches 50-73% of an A100's by its paper and about 35%
+// of an H100's by FlashAttention-3's, which reaches up to 75% there); a GEMM with a misaligned
+// dimension 10-100% of an aligned one's rate (off the tensor cores, an A100's FP16 runs at a
+// quarter of their peak by its datasheet, 78 of 312 TFLOPS, and narrow loads cost more).
 struct EfficiencyBounds {
-  models::Efficiencies low{0.4, 0.6, 0, 0.3};
-  models::Efficiencies high{0.95, 0.95, 50, 1};
+  models::Efficiencies low{0.4, 0.6, 0, 0.3, 0.2, 0.1};
+  models::Efficiencies high{0.95, 0.95, 50, 1, 0.9, 1};
 };
 
 struct CalibrationOptions {
@@ -45,6 +49,8 @@ struct ArchitectureFit {
   std::string architecture;
   std::string preset;  // empty: every preset of the architecture without a fit of its own
   models::Efficiencies values;
+  // Efficiencies (field names) no row's prediction depends on: left at the roofline's value.
+  std::vector<std::string> not_informed;
   std::vector<std::string> rows;
   std::vector<std::string> sources;
   double loss = 0;  // the source-balanced mean |log(predicted / measured)| at `values`

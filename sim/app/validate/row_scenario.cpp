@@ -64,6 +64,17 @@ bool flash_attention_of(const MeasuredRow& row) {
   return framework.starts_with("nemo") || framework == "torchtitan" || contains(row.cell("notes"), "Megatron-Core");
 }
 
+// Tensor-parallel communication overlapped with the GEMMs, where the row's notes say so: Megatron's
+// --tp-comm-overlap ("TP-comm overlap", "DP/TP/PP comm overlap on") and torchtitan's async TP
+// ("async TP", "+ AsyncTP"; not "without ... AsyncTP").
+bool tp_comm_overlap_of(const MeasuredRow& row) {
+  const std::string& notes = row.cell("notes");
+  for (const char* said : {"TP-comm overlap", "TP/PP comm overlap on", "async TP", "+ AsyncTP"}) {
+    if (contains(notes, said)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
@@ -131,10 +142,17 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
     assumptions.push_back(counted ? "full recomputation (not stated; the source's FLOPs count it)"
                                   : "no recomputation (not stated)");
   }
+  const bool tp_comm_overlap = d.tp > 1 && tp_comm_overlap_of(row);
   bool sequence_parallel = row.cell("sequence_parallel") == "1";
   if (row.cell("sequence_parallel").empty() && d.tp > 1) {
-    sequence_parallel = row.cell("framework").starts_with("nemo") || row.cell("framework") == "torchtitan";
-    assumptions.push_back(fmt::format("sequence parallel {} (not stated)", sequence_parallel ? "on" : "off"));
+    sequence_parallel =
+        tp_comm_overlap || row.cell("framework").starts_with("nemo") || row.cell("framework") == "torchtitan";
+    assumptions.push_back(fmt::format("sequence parallel {} (not stated{})", sequence_parallel ? "on" : "off",
+                                      tp_comm_overlap ? "; the TP communication overlap needs it" : ""));
+  }
+  if (tp_comm_overlap && !sequence_parallel) {
+    why.push_back("TP communication overlap without sequence parallelism");
+    return out;
   }
   nlohmann::json s;
   s["name"] = row.id();
@@ -148,6 +166,7 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   s["tensor_parallel"] = d.tp;
   s["context_parallel"] = d.cp;
   s["sequence_parallel"] = sequence_parallel;
+  s["tp_comm_overlap"] = tp_comm_overlap;
   s["data_parallel"] = d.dp;
   s["sharding"] = sharding_of(row, d, assumptions);
   s["recompute"] = recompute;

@@ -108,6 +108,27 @@ TEST(RowMachine, ClusterFromTheInterconnectClassAndPresets) {
   EXPECT_EQ(row_machine(row).uncovered, "no hardware preset for GPU 'b200'");
 }
 
+// Tensor-parallel communication overlap where the notes say so, with sequence parallelism (which
+// it needs) assumed on when the row is silent; never where the note says it was off.
+TEST(RowScenario, TensorParallelOverlapFromTheNotes) {
+  MeasuredRow row = find(read_measured_csv(kKnown), "G1");  // tp 2, sequence_parallel not stated
+  const auto scenario = [&](const std::string& notes) {
+    row.cells["notes"] = notes;
+    return row_scenario(row, "t.csv");
+  };
+  EXPECT_FALSE(scenario("MHA").scenario->at("tp_comm_overlap").get<bool>());
+  EXPECT_FALSE(scenario("MHA").scenario->at("sequence_parallel").get<bool>());  // megatron-lm: off unless stated
+  for (const char* said : {"TP-comm overlap", "DP/TP/PP comm overlap on", "async TP", "FSDP + TP8 + AsyncTP"}) {
+    const RowScenario overlapped = scenario(said);
+    EXPECT_TRUE(overlapped.scenario->at("tp_comm_overlap").get<bool>()) << said;
+    EXPECT_TRUE(overlapped.scenario->at("sequence_parallel").get<bool>()) << said;
+  }
+  EXPECT_FALSE(scenario("without torch.compile / AsyncTP / Float8").scenario->at("tp_comm_overlap").get<bool>());
+  EXPECT_FALSE(scenario("vanilla TP").scenario->at("tp_comm_overlap").get<bool>());
+  row.cells["sequence_parallel"] = "0";
+  EXPECT_THAT(scenario("async TP").uncovered, ::testing::Contains("TP communication overlap without sequence parallelism"));
+}
+
 TEST(MeasuredTarget, ColumnThenStepTimeThenTheSourcesFlopFormula) {
   const MeasuredTable table = read_measured_csv(kKnown);
   const auto target = [&](const std::string& id) {
