@@ -64,10 +64,15 @@ std::vector<RankGroup> rank_groups(const std::vector<RowResult>& rows) {
   return out;
 }
 
+// The tensor-core rate a row's linear GEMMs run at: what bounds its MFU. BF16 and FP16 (and the
+// "mixed precision" of sources that do not say which) share the 16-bit peak; FP8 with delayed or
+// current scaling the FP8 peak.
+std::string gemm_rate_of(const std::string& precision) { return precision.starts_with("fp8") ? "FP8" : "16-bit"; }
+
 std::vector<MfuCeiling> mfu_ceilings(const std::vector<RowResult>& rows) {
   std::map<std::pair<std::string, std::string>, std::vector<const RowResult*>> by;
   for (const RowResult& r : rows) {
-    if (r.counts() && r.mfu > 0) by[{r.gpu, r.precision}].push_back(&r);
+    if (r.counts() && r.mfu > 0) by[{r.gpu, gemm_rate_of(r.precision)}].push_back(&r);
   }
   std::vector<MfuCeiling> out;
   for (const auto& [key, group] : by) {

@@ -54,11 +54,12 @@ struct RankGroup {
   std::optional<double> rho;
 };
 
-// MFU (model FLOPs over the 16-bit peak, throughput.h) of one GPU and precision: the best any
-// counted row measured (its predicted MFU times measured / predicted: the same FLOPs and peak) and
-// the best predicted, and how many predictions exceed that best measured value.
+// MFU (model FLOPs over the 16-bit peak, throughput.h) of one GPU and GEMM rate ("16-bit": bf16,
+// fp16 or unstated; "FP8": fp8, fp8-cs): the best any counted row measured (its predicted MFU times
+// measured / predicted: the same FLOPs and peak) and the best predicted, and how many predictions
+// exceed that best measured value.
 struct MfuCeiling {
-  std::string gpu, precision;
+  std::string gpu, rate;
   int n = 0;
   double best_measured = 0;
   double best_predicted = 0;
@@ -76,7 +77,7 @@ struct Validation {
   // "source", "gpu", "precision", "schedule": one summary row per value, sorted by it.
   std::vector<std::pair<std::string, std::vector<SummaryRow>>> by;
   std::vector<RankGroup> ranks;  // every group with 2 or more rows that count, largest first
-  std::vector<MfuCeiling> mfu_ceilings;  // by GPU, then precision
+  std::vector<MfuCeiling> mfu_ceilings;  // by GPU, then GEMM rate
 };
 
 // The groups of kRankGroupMinimum or more rows are the ones the issue asks rho >= 0.8 of.

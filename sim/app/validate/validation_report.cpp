@@ -60,11 +60,11 @@ std::string validation_table(const Validation& v) {
     t += fmt::format("  {:>4}  {:>6}  {}{}\n", g.n, g.rho ? fmt::format("{:.2f}", *g.rho) : "-", g.key,
                      g.n >= kRankGroupMinimum ? "" : "  (fewer than 5 rows)");
   }
-  t += "\nMFU (model FLOPs / the 16-bit peak): the best measured and predicted per GPU and precision\n";
-  t += fmt::format("  {:<16} {:<9} {:>4} {:>14} {:>15} {:>26}\n", "gpu", "precision", "n", "best measured",
+  t += "\nMFU (model FLOPs / the 16-bit peak): the best measured and predicted per GPU and GEMM rate\n";
+  t += fmt::format("  {:<16} {:<9} {:>4} {:>14} {:>15} {:>26}\n", "gpu", "GEMM rate", "n", "best measured",
                    "best predicted", "predictions above measured");
   for (const MfuCeiling& c : v.mfu_ceilings) {
-    t += fmt::format("  {:<16} {:<9} {:>4} {:>13.1f}% {:>14.1f}% {:>26}\n", c.gpu, c.precision, c.n,
+    t += fmt::format("  {:<16} {:<9} {:>4} {:>13.1f}% {:>14.1f}% {:>26}\n", c.gpu, c.rate, c.n,
                      100 * c.best_measured, 100 * c.best_predicted, c.above);
   }
   t += fmt::format("\n{:<6} {:<5} {:<26} {:<14} {:<9} {:<7} {:>10} {:>10} {:>8} {:>9} {:>6} {:>10}\n", "id", "src",
@@ -128,7 +128,7 @@ nlohmann::json validation_json(const Validation& v) {
   }
   out["mfu_ceilings"] = nlohmann::json::array();
   for (const MfuCeiling& c : v.mfu_ceilings) {
-    out["mfu_ceilings"].push_back({{"gpu", c.gpu}, {"precision", c.precision}, {"n", c.n},
+    out["mfu_ceilings"].push_back({{"gpu", c.gpu}, {"gemm_rate", c.rate}, {"n", c.n},
                                    {"best_measured_mfu", c.best_measured}, {"best_predicted_mfu", c.best_predicted},
                                    {"predictions_above_best_measured", c.above}});
   }

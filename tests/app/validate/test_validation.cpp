@@ -157,13 +157,15 @@ TEST_F(KnownTable, SummariesAreTheQuantilesOfTheCountedErrors) {
   EXPECT_EQ(v.ranks[0].rho, spearman({p1, p2, p3}, {m1, m2, m3}));
 }
 
-// The best measured MFU of a GPU and precision is a row's predicted MFU scaled by measured /
-// predicted (the same FLOPs over the same peak).
-TEST_F(KnownTable, MfuCeilingsPerGpuAndPrecision) {
+// The best measured MFU of a GPU and GEMM rate is a row's predicted MFU scaled by measured /
+// predicted (the same FLOPs over the same peak); fp16 and bf16 rows share the 16-bit rate.
+TEST_F(KnownTable, MfuCeilingsPerGpuAndGemmRate) {
   const Validation& v = *validation_;
-  ASSERT_EQ(v.mfu_ceilings.size(), 2u);  // a100 fp16 (G1-G3), h100 bf16 (L1)
+  ASSERT_EQ(v.mfu_ceilings.size(), 2u);  // a100 16-bit (G1, G2 fp16; G3 bf16), h100 16-bit (L1)
   const MfuCeiling& a100 = v.mfu_ceilings[0];
   EXPECT_EQ(a100.gpu, "a100-80gb-sxm");
+  EXPECT_EQ(a100.rate, "16-bit");
+  EXPECT_EQ(v.mfu_ceilings[1].rate, "16-bit");
   EXPECT_EQ(a100.n, 3);
   double best = 0, predicted = 0;
   int above = 0;
