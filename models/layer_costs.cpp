@@ -93,7 +93,7 @@ class Pass {
 
 // The shapes every piece needs, per GPU of a tensor-parallel group.
 struct Dims {
-  double b, s, h, a, f, kv, d, v, t, tokens;
+  double b, s, h, a, f, q, kv, d, v, t, tokens;
   double c, queries;  // context parallelism: each GPU holds s / c of every sequence (its queries)
   double rep;  // the share of the replicated (norm, dropout, residual) tensors a GPU holds: 1/t with sequence parallelism
   double drop;
@@ -106,6 +106,7 @@ struct Dims {
     h = model.hidden;
     a = model.heads;
     f = model.ffn_hidden;
+    q = model.q_hidden();
     kv = model.kv_hidden();
     d = model.head_dim();
     v = model.vocab;
@@ -161,7 +162,7 @@ Pass attention_forward(const ModelSetup& setup, const Dims& x) {
   const GemmShape values{x.queries, x.d, x.s, heads};
   if (setup.flash_attention) {
     // Reads Q, every chunk of K and V, and writes the output once.
-    pass.fused({scores, values}, 0.5, (x.tokens * 4 * x.h + x.b * x.s * 4 * x.kv) / x.t, 4 * x.tokens * x.s * x.h / x.t);
+    pass.fused({scores, values}, 0.5, (x.tokens * 4 * x.q + x.b * x.s * 4 * x.kv) / x.t, 4 * x.tokens * x.s * x.q / x.t);
   } else {
     const double elements = x.tokens * x.a / x.t * x.s;  // per score tensor
     pass.gemm(scores);
@@ -183,7 +184,7 @@ Pass attention_backward(const ModelSetup& setup, const Dims& x) {
   if (setup.flash_attention) {
     // Reads Q, O, dO and every chunk of K and V, writes dQ and every chunk's dK and dV.
     pass.fused({scores, scores, values, values, values}, 0.5,
-               (T * (4 * x.h + 2 * x.h + 2 * x.h) + x.b * x.s * 8 * x.kv) / x.t, 8 * T * x.s * x.h / x.t);
+               (T * (4 * x.q + 2 * x.q + 2 * x.q) + x.b * x.s * 8 * x.kv) / x.t, 8 * T * x.s * x.q / x.t);
   } else {
     const double elements = T * x.a / x.t * x.s;
     pass.gemm(values);                        // dV
@@ -203,7 +204,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   const Dims x(setup);
   const Collectives tp(setup, x);
   const double T = x.tokens;
-  const double qkv_width = (x.h + 2 * x.kv) / x.t;
+  const double qkv_width = (x.q + 2 * x.kv) / x.t;
   const double up_width = (x.swiglu ? 2 : 1) * x.f / x.t;
   const Recompute recompute = setup.parallel.recompute;
 
@@ -211,10 +212,10 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   Pass f(setup);
   f.memory(T * x.rep * 4 * x.h);            // norm 1
   f.linear_with({T, qkv_width, x.h}, T * x.h, tp.gather_ms);
-  if (x.rope) f.memory(T * 4 * (x.h + x.kv) / x.t);  // rotate Q and K
+  if (x.rope) f.memory(T * 4 * (x.q + x.kv) / x.t);  // rotate Q and K
   const Pass core = attention_forward(setup, x);
   f.add(core);
-  f.linear_with({T, x.h, x.h / x.t}, T * x.h / x.t, tp.reduce_ms);  // output projection (row-parallel)
+  f.linear_with({T, x.h, x.q / x.t}, T * x.q / x.t, tp.reduce_ms);  // output projection (row-parallel)
   f.memory(T * x.rep * (6 + x.drop) * x.h);  // bias, dropout and residual add
   f.memory(T * x.rep * 4 * x.h);            // norm 2
   f.linear_with({T, up_width, x.h}, T * x.h, tp.gather_ms);
@@ -234,9 +235,9 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   b.memory(T * (x.swiglu ? 10 : 6) * x.f / x.t);
   b.linear_with({T, x.h, up_width}, T * up_width, tp.reduce_ms);
   b.memory(T * x.rep * 6 * x.h);            // norm 2: read input and gradient, write gradient
-  b.linear_with({T, x.h / x.t, x.h}, T * x.h, tp.gather_ms);  // output projection
+  b.linear_with({T, x.q / x.t, x.h}, T * x.h, tp.gather_ms);  // output projection
   b.add(attention_backward(setup, x));
-  if (x.rope) b.memory(T * 4 * (x.h + x.kv) / x.t);
+  if (x.rope) b.memory(T * 4 * (x.q + x.kv) / x.t);
   b.linear_with({T, x.h, qkv_width}, T * qkv_width, tp.reduce_ms);
   b.memory(T * x.rep * 6 * x.h);            // norm 1
 
@@ -244,7 +245,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   Pass w(setup);
   // The norms' outputs (kept sharded) are gathered again, each for its GEMM.
   w.linear_with({x.h, qkv_width, T, 1, 8}, 0, tp.gather_ms);
-  w.linear({x.h / x.t, x.h, T, 1, 8}, 0);
+  w.linear({x.q / x.t, x.h, T, 1, 8}, 0);
   w.linear_with({x.h, up_width, T, 1, 8}, 0, tp.gather_ms);
   w.linear({x.f / x.t, x.h, T, 1, 8}, 0);
 
@@ -262,9 +263,9 @@ PieceCosts layer_costs(const ModelSetup& setup) {
     costs.act_b_bytes = T * x.rep * 2 * x.h;  // the layer's input only
   } else {
     double attention_block = x.rep * 2 * x.h       // input of the QKV projection
-                             + 2 * x.h / x.t       // Q
+                             + 2 * x.q / x.t       // Q
                              + 4 * x.kv / x.t      // K and V
-                             + 2 * x.h / x.t       // input of the output projection
+                             + 2 * x.q / x.t       // input of the output projection
                              + x.rep * x.drop * x.h;  // residual dropout mask
     if (!setup.flash_attention && recompute == Recompute::none) {
       attention_block += (setup.model.dropout ? 5 : 2) * x.a / x.t * x.s;  // softmax (+ mask, dropout out)
@@ -276,7 +277,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   }
   // M_W: the inputs of the GEMMs (the norms' outputs sharded with sequence parallelism, gathered
   // again in W) and the gradients of their outputs (the row-parallel ones whole).
-  const double gemm_inputs = x.rep * 2 * x.h + 2 * x.h / x.t + x.rep * 2 * x.h + 2 * x.f / x.t;
+  const double gemm_inputs = x.rep * 2 * x.h + 2 * x.q / x.t + x.rep * 2 * x.h + 2 * x.f / x.t;
   const double output_grads = 2 * qkv_width + 2 * x.h + (x.swiglu ? 4 : 2) * x.f / x.t + 2 * x.h;
   costs.act_w_bytes = T * (gemm_inputs + output_grads);
   return costs;

@@ -13,7 +13,7 @@ namespace zb::models {
 double TransformerSpec::layer_gemm_params() const {
   const double h = hidden;
   const double f = ffn_hidden;
-  const double attention = h * h + 2 * h * kv_hidden() + h * h;  // Q, K, V, output projection
+  const double attention = 2 * h * q_hidden() + 2 * h * kv_hidden();  // Q and the output projection, K, V
   const double mlp_params = (mlp == Mlp::swiglu ? 3 : 2) * h * f;
   return attention + mlp_params;
 }
@@ -22,7 +22,7 @@ double TransformerSpec::layer_params() const {
   const double h = hidden;
   const double f = ffn_hidden;
   double extra = (rms_norm ? 2 : 4) * h;  // two norms per layer
-  if (bias) extra += (h + 2 * kv_hidden()) + h + (mlp == Mlp::swiglu ? 2 : 1) * f + h;
+  if (bias) extra += (q_hidden() + 2 * kv_hidden()) + h + (mlp == Mlp::swiglu ? 2 : 1) * f + h;
   return layer_gemm_params() + extra;
 }
 
@@ -42,7 +42,7 @@ double TransformerSpec::total_params() const {
 TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_view source) {
   if (!object.is_object()) throw InputError(fmt::format("{}: a transformer must be a JSON object", source));
   check_known_fields(object,
-                     {"name", "description", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
+                     {"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab",
                       "seq_len", "mlp", "norm", "bias", "dropout", "positions", "tied_embeddings"},
                      source);
   TransformerSpec spec;
@@ -51,6 +51,7 @@ TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_
   spec.hidden = int_field(object, "hidden", source, 1);
   spec.heads = int_field(object, "heads", source, 1);
   spec.kv_heads = int_field_or(object, "kv_heads", source, 1, spec.heads);
+  spec.head_width = int_field_or(object, "head_dim", source, 1, 0);
   spec.ffn_hidden = int_field_or(object, "ffn_hidden", source, 1, 4 * spec.hidden);
   spec.vocab = int_field(object, "vocab", source, 1);
   spec.seq_len = int_field(object, "seq_len", source, 1);
@@ -75,9 +76,9 @@ TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_
   }
   spec.learned_positions = positions == "learned";
   spec.tied_embeddings = bool_field_or(object, "tied_embeddings", source, true);
-  if (spec.hidden % spec.heads != 0) {
-    throw InputError(fmt::format("{}: field 'heads' is {}: it must divide hidden ({})", source, spec.heads,
-                                 spec.hidden));
+  if (spec.head_width == 0 && spec.hidden % spec.heads != 0) {
+    throw InputError(fmt::format("{}: field 'heads' is {}: it must divide hidden ({}), or give head_dim", source,
+                                 spec.heads, spec.hidden));
   }
   if (spec.kv_heads > spec.heads || spec.heads % spec.kv_heads != 0) {
     throw InputError(fmt::format("{}: field 'kv_heads' is {}: it must divide heads ({})", source, spec.kv_heads,

@@ -16,6 +16,7 @@ struct TransformerSpec {
   int hidden = 0;      // h
   int heads = 0;       // a (query heads)
   int kv_heads = 0;    // key/value heads (grouped-query attention when < heads)
+  int head_width = 0;  // d per head when given (Qwen3: 64 heads of 128 on h = 4096); 0: h / a
   int ffn_hidden = 0;  // f
   int vocab = 0;       // V
   int seq_len = 0;     // s
@@ -26,7 +27,9 @@ struct TransformerSpec {
   bool learned_positions = true;  // a position embedding table of s x h on the first stage
   bool tied_embeddings = true;    // the output layer reuses the embedding (a copy on the last stage)
 
-  int head_dim() const { return hidden / heads; }
+  int head_dim() const { return head_width > 0 ? head_width : hidden / heads; }
+  // Width of Q (and of the attention's output): heads * head_dim, h unless head_width says otherwise.
+  double q_hidden() const { return static_cast<double>(heads) * head_dim(); }
   // Width of K (and of V): kv_heads * head_dim.
   double kv_hidden() const { return static_cast<double>(kv_heads) * head_dim(); }
   // Parameters of the matrix multiplications of one layer (what the GEMM flops scale with).

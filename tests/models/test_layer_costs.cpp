@@ -114,13 +114,28 @@ TEST(Transformer, ParameterCountsMatchThePublishedModels) {
                    8030261248.0);
 }
 
+// A head width given apart from h / a (Qwen3: 64 heads of 128 on h = 4096, 4 KV heads): Q and the
+// output projection are h x a d, and attention's flops follow a d, not h.
+TEST(Transformer, HeadDimGivenApartFromTheHiddenSize) {
+  const TransformerSpec qwen = transformer_from_json(nlohmann::json::parse(R"({"layers": 94, "hidden": 4096,
+      "heads": 64, "kv_heads": 4, "head_dim": 128, "ffn_hidden": 12288, "vocab": 151936, "seq_len": 4096,
+      "mlp": "swiglu", "norm": "rmsnorm", "bias": false, "dropout": false, "positions": "rope",
+      "tied_embeddings": false})"), "test");
+  const double h = 4096, q = 8192, kv = 512, f = 12288, T = 4096;
+  EXPECT_EQ(qwen.q_hidden(), q);
+  EXPECT_EQ(qwen.kv_hidden(), kv);
+  EXPECT_DOUBLE_EQ(qwen.layer_gemm_params(), 2 * h * q + 2 * h * kv + 3 * h * f);
+  const PieceCosts layer = layer_costs(qwen, 1, true);
+  EXPECT_DOUBLE_EQ(layer.flops_f, 2 * T * h * (q + 2 * kv) + 4 * T * T * q + 2 * T * q * h + 2 * T * h * 3 * f);
+}
+
 TEST(Transformer, BadFieldsNameSourceFieldAndValue) {
   try {
     transformer_from_json(nlohmann::json::parse(R"({"layers": 2, "hidden": 100, "heads": 3, "vocab": 10,
         "seq_len": 8})"), "my.json");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "my.json: field 'heads' is 3: it must divide hidden (100)");
+    EXPECT_STREQ(e.what(), "my.json: field 'heads' is 3: it must divide hidden (100), or give head_dim");
   }
   try {
     transformer_from_json(nlohmann::json::parse(R"({"layers": 2, "hidden": 96, "heads": 3, "vocab": 10,
