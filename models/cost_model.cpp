@@ -78,13 +78,14 @@ StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std:
   PieceCosts embedding = embedding_costs(setup);
   PieceCosts output = output_costs(setup);
   const double layer_params = layer_params_per_gpu(setup);
+  const double layer_expert_params = layer_expert_params_per_gpu(setup);
   if (gathers_per_microbatch(setup, shape)) {
     const Link& link = data_parallel_link(setup.interconnect, 0, setup.parallel.gradient_replicas());
     layer = with_parameter_gathers(layer, layer_params, setup, link);
     embedding = with_parameter_gathers(embedding, embedding_params_per_gpu(setup), setup, link);
     output = with_parameter_gathers(output, output_params_per_gpu(setup), setup, link);
   }
-  std::vector<double> params(shape.devices, 0.0);
+  std::vector<double> params(shape.devices, 0.0), expert_params(shape.devices, 0.0);
   for (int s = 0; s < stages; ++s) {
     PieceCosts stage;
     const double n = costs.layers[s];
@@ -112,10 +113,11 @@ StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std:
     costs.mem_b_GB.push_back((stage.act_w_bytes - stage.act_b_bytes) * 1e-9);
     costs.mem_w_GB.push_back(-stage.act_w_bytes * 1e-9);
     params[shape.device_of_stage[s]] += stage_params;
+    expert_params[shape.device_of_stage[s]] += n * layer_expert_params;
     costs.params.push_back(stage_params);
   }
-  for (const double device_params : params) {
-    costs.static_memory.push_back(static_memory(setup, device_params, layer_params));
+  for (int device = 0; device < shape.devices; ++device) {
+    costs.static_memory.push_back(static_memory(setup, params[device], layer_params, expert_params[device]));
     costs.static_GB.push_back(costs.static_memory.back().total_GB());
   }
   // 16-bit b x s x h, of which each GPU of a tensor-parallel group sends its 1/t (Megatron's

@@ -84,4 +84,16 @@ double reduce_scatter_ms(const HardwareSpec& gpu, const Link& link, int ranks, d
   return (r - 1) * link.latency_us * 1e-3 + (r - 1) / r * bytes / (bandwidth * 1e6);
 }
 
+double all_to_all_ms(const HardwareSpec& gpu, const Link& intra, const Link& inter, int ranks, int ranks_per_node,
+                     double bytes) {
+  if (ranks <= 1) return 0;
+  const double r = ranks;
+  const double local = std::clamp(ranks_per_node, 1, ranks);
+  const double efficiency = gpu.efficiency.collective_efficiency;
+  const double intra_ms = (local - 1) / r * bytes / (intra.bandwidth_GBps * efficiency * 1e6);
+  const double inter_ms = (r - local) / r * bytes / (inter.bandwidth_GBps * efficiency * 1e6);
+  const double latency_us = local < r ? std::max(intra.latency_us, inter.latency_us) : intra.latency_us;
+  return latency_us * 1e-3 + std::max(intra_ms, inter_ms);
+}
+
 }  // namespace zb::models

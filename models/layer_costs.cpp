@@ -98,6 +98,10 @@ struct Dims {
   double rep;  // the share of the replicated (norm, dropout, residual) tensors a GPU holds: 1/t with sequence parallelism
   double drop;
   bool swiglu, rope;
+  // Mixture of experts (experts 0: dense, f the MLP's width; else f is the shared experts' width):
+  // each GPU routes its `routed` token copies (its tokens x top-k) and computes `local` experts of
+  // fe, each on `per_expert` of the group's copies (balanced routing).
+  double experts, fe, ep, routed, local, per_expert;
 
   explicit Dims(const ModelSetup& setup) {
     const TransformerSpec& model = setup.model;
@@ -105,7 +109,7 @@ struct Dims {
     s = model.seq_len;
     h = model.hidden;
     a = model.heads;
-    f = model.ffn_hidden;
+    f = model.moe() ? static_cast<double>(model.moe_shared_experts) * model.moe_ffn_hidden : model.ffn_hidden;
     q = model.q_hidden();
     kv = model.kv_hidden();
     d = model.head_dim();
@@ -118,6 +122,12 @@ struct Dims {
     drop = model.dropout ? 1 : 0;
     swiglu = model.mlp == Mlp::swiglu;
     rope = !model.learned_positions;
+    experts = model.moe_experts;
+    fe = model.moe_ffn_hidden;
+    ep = setup.parallel.expert;
+    routed = model.moe() ? tokens * rep * model.moe_topk : 0;
+    local = model.moe() ? experts / ep : 0;
+    per_expert = model.moe() ? ep * routed / experts : 0;
   }
 };
 
@@ -198,6 +208,50 @@ Pass attention_backward(const ModelSetup& setup, const Dims& x) {
   return pass;
 }
 
+// One all-to-all of a MoE layer (dispatch or combine, or either's backward): every GPU sends its
+// routed token copies, 2 bytes x h each, over its expert-parallel group, whose members are t x c
+// ranks apart (models/parallelism.h), so a node holds gpus_per_node / (t c) of them.
+double expert_all_to_all_ms(const ModelSetup& setup, const Dims& x) {
+  const Interconnect& net = setup.interconnect;
+  const int stride = setup.parallel.tensor * setup.parallel.context;
+  const int per_node = std::max(1, net.gpus_per_node / stride);
+  return all_to_all_ms(setup.hardware, net.intra_node, net.inter_node, setup.parallel.expert, per_node,
+                       x.routed * 2 * x.h);
+}
+
+// The routed experts of a MoE layer's F, B and W, from the router to the weighted sum.
+struct RoutedExperts {
+  Pass f, b, w;
+};
+
+RoutedExperts routed_experts(const ModelSetup& setup, const Dims& x) {
+  RoutedExperts r{Pass(setup), Pass(setup), Pass(setup)};
+  const double tokens = x.tokens * x.rep;  // what this GPU routes: its sequence-parallel shard
+  const double up = (x.swiglu ? 2 : 1) * x.fe;
+  const double a2a = expert_all_to_all_ms(setup, x);
+  r.f.gemm({tokens, x.experts, x.h});        // router logits
+  r.f.memory(tokens * x.experts * 8);        // softmax and top-k over fp32 logits
+  r.f.memory(x.routed * 4 * x.h);            // permute: one copy per chosen expert, grouped by expert
+  r.f.collective(a2a);                       // dispatch
+  r.f.linear({x.per_expert, up, x.h, x.local}, x.routed * x.h);  // grouped GEMM, gate and up
+  r.f.memory(x.routed * (x.swiglu ? 6 : 4) * x.fe);
+  r.f.linear({x.per_expert, x.h, x.fe, x.local}, x.routed * x.fe);  // grouped GEMM, down
+  r.f.collective(a2a);                       // combine
+  r.f.memory(x.routed * 4 * x.h + tokens * 2 * x.h);  // un-permute, weight and sum the copies
+  r.b.memory(x.routed * 4 * x.h);            // the sum's and the weights' gradients, permuted
+  r.b.collective(a2a);                       // combine's backward
+  r.b.linear({x.per_expert, x.fe, x.h, x.local}, x.routed * x.h);
+  r.b.memory(x.routed * (x.swiglu ? 10 : 6) * x.fe);
+  r.b.linear({x.per_expert, x.h, up, x.local}, x.routed * up);
+  r.b.collective(a2a);                       // dispatch's backward
+  r.b.memory(x.routed * 4 * x.h);            // un-permute the input gradients
+  r.b.gemm({tokens, x.h, x.experts});        // router
+  r.w.linear({x.h, up, x.per_expert, x.local, 8}, 0);
+  r.w.linear({x.fe, x.h, x.per_expert, x.local, 8}, 0);
+  r.w.gemm({x.h, x.experts, tokens, 1, 8});
+  return r;
+}
+
 }  // namespace
 
 PieceCosts layer_costs(const ModelSetup& setup) {
@@ -218,9 +272,13 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   f.linear_with({T, x.h, x.q / x.t}, T * x.q / x.t, tp.reduce_ms);  // output projection (row-parallel)
   f.memory(T * x.rep * (6 + x.drop) * x.h);  // bias, dropout and residual add
   f.memory(T * x.rep * 4 * x.h);            // norm 2
-  f.linear_with({T, up_width, x.h}, T * x.h, tp.gather_ms);
-  f.memory(T * (x.swiglu ? 6 : 4) * x.f / x.t);  // GeLU, or SiLU(gate) x up
-  f.linear_with({T, x.h, x.f / x.t}, T * x.f / x.t, tp.reduce_ms);  // down projection (row-parallel)
+  if (x.f > 0) {  // the dense MLP (a MoE layer's shared experts)
+    f.linear_with({T, up_width, x.h}, T * x.h, tp.gather_ms);
+    f.memory(T * (x.swiglu ? 6 : 4) * x.f / x.t);  // GeLU, or SiLU(gate) x up
+    f.linear_with({T, x.h, x.f / x.t}, T * x.f / x.t, tp.reduce_ms);  // down projection (row-parallel)
+  }
+  const RoutedExperts moe = setup.model.moe() ? routed_experts(setup, x) : RoutedExperts{Pass(setup), Pass(setup), Pass(setup)};
+  f.add(moe.f);
   f.memory(T * x.rep * (6 + x.drop) * x.h);
 
   // B: input gradients, last kernel first.
@@ -230,10 +288,13 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   for (int block = 0; block < 2; ++block) {
     b.memory(T * x.rep * (6 + 5 * x.drop) * x.h);  // residual gradient add (+ dropout's backward)
   }
-  // The row-parallel output's gradient, gathered; the down projection.
-  b.linear_with({T, x.f / x.t, x.h}, T * x.h, tp.gather_ms);
-  b.memory(T * (x.swiglu ? 10 : 6) * x.f / x.t);
-  b.linear_with({T, x.h, up_width}, T * up_width, tp.reduce_ms);
+  b.add(moe.b);
+  if (x.f > 0) {
+    // The row-parallel output's gradient, gathered; the down projection.
+    b.linear_with({T, x.f / x.t, x.h}, T * x.h, tp.gather_ms);
+    b.memory(T * (x.swiglu ? 10 : 6) * x.f / x.t);
+    b.linear_with({T, x.h, up_width}, T * up_width, tp.reduce_ms);
+  }
   b.memory(T * x.rep * 6 * x.h);            // norm 2: read input and gradient, write gradient
   b.linear_with({T, x.q / x.t, x.h}, T * x.h, tp.gather_ms);  // output projection
   b.add(attention_backward(setup, x));
@@ -246,8 +307,11 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   // The norms' outputs (kept sharded) are gathered again, each for its GEMM.
   w.linear_with({x.h, qkv_width, T, 1, 8}, 0, tp.gather_ms);
   w.linear({x.q / x.t, x.h, T, 1, 8}, 0);
-  w.linear_with({x.h, up_width, T, 1, 8}, 0, tp.gather_ms);
-  w.linear({x.f / x.t, x.h, T, 1, 8}, 0);
+  if (x.f > 0) {
+    w.linear_with({x.h, up_width, T, 1, 8}, 0, tp.gather_ms);
+    w.linear({x.f / x.t, x.h, T, 1, 8}, 0);
+  }
+  w.add(moe.w);
 
   PieceCosts costs;
   costs.flops_f = f.flops();
@@ -271,7 +335,9 @@ PieceCosts layer_costs(const ModelSetup& setup) {
       attention_block += (setup.model.dropout ? 5 : 2) * x.a / x.t * x.s;  // softmax (+ mask, dropout out)
     }
     const double mlp_block = x.rep * 2 * x.h + (x.swiglu ? 8 : 4) * x.f / x.t  // input; gate, up, silu, product or gelu in, out
-                             + x.rep * x.drop * x.h;
+                             + x.rep * x.drop * x.h
+                             // routed copies: permuted input; gate, up, silu, product (or gelu in, out)
+                             + x.routed / T * (2 * x.h + (x.swiglu ? 8 : 4) * x.fe);
     const double norms = x.rep * 4 * x.h;
     costs.act_b_bytes = T * (attention_block + mlp_block + norms);
   }
@@ -279,7 +345,10 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   // again in W) and the gradients of their outputs (the row-parallel ones whole).
   const double gemm_inputs = x.rep * 2 * x.h + 2 * x.q / x.t + x.rep * 2 * x.h + 2 * x.f / x.t;
   const double output_grads = 2 * qkv_width + 2 * x.h + (x.swiglu ? 4 : 2) * x.f / x.t + 2 * x.h;
-  costs.act_w_bytes = T * (gemm_inputs + output_grads);
+  // Routed copies: the grouped GEMMs' inputs (permuted tokens, the activation's output) and their
+  // outputs' gradients.
+  const double routed = x.routed / T * (2 * x.h + 2 * x.fe + (x.swiglu ? 4 : 2) * x.fe + 2 * x.h);
+  costs.act_w_bytes = T * (gemm_inputs + output_grads + routed);
   return costs;
 }
 

@@ -85,6 +85,25 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
                                    what, count));
     }
   }
+  const int e = setup.parallel.expert;
+  if (e > 1 && !setup.model.moe()) {
+    throw InputError(fmt::format("{}: field 'expert_parallel' is {}, but the model has no experts", source, e));
+  }
+  if (setup.model.moe() && setup.model.moe_experts % e != 0) {
+    throw InputError(fmt::format("{}: field 'expert_parallel' is {}: it must divide the model's moe_experts ({})",
+                                 source, e, setup.model.moe_experts));
+  }
+  if (setup.parallel.gpus_per_device() % e != 0) {
+    throw InputError(fmt::format("{}: field 'expert_parallel' is {}: it must divide the GPUs of one stage, tensor x "
+                                 "context x data parallel ({})",
+                                 source, e, setup.parallel.gpus_per_device()));
+  }
+  if (setup.model.moe() && t > 1 && !setup.parallel.sequence_parallel) {
+    // Megatron's MoE layers take the sequence-parallel shard of the tokens each GPU routes.
+    throw InputError(fmt::format("{}: field 'tensor_parallel' is {} on a mixture-of-experts model: it needs "
+                                 "\"sequence_parallel\": true",
+                                 source, t));
+  }
   if (setup.interconnect.gpus_per_node % t != 0) {
     throw InputError(fmt::format("{}: field 'tensor_parallel' is {}: its GPUs must share a node's links, so it must "
                                  "divide the GPUs per node ({})",

@@ -52,6 +52,7 @@ Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_vi
   parallel.tp_comm_overlap = bool_field_or(scenario, "tp_comm_overlap", source, false);
   parallel.context = int_field_or(scenario, "context_parallel", source, 1, 1);
   parallel.data = int_field_or(scenario, "data_parallel", source, 1, 1);
+  parallel.expert = int_field_or(scenario, "expert_parallel", source, 1, 1);
   parallel.sharding = parse_choice(scenario, "sharding", source, kSharding);
   parallel.recompute = parse_choice(scenario, "recompute", source, kRecompute);
   if (parallel.tp_comm_overlap && parallel.tensor > 1 && !parallel.sequence_parallel) {

@@ -34,12 +34,19 @@ struct Parallelism {
   // with the data-parallel replicas'. Megatron's order: tensor innermost, then context, then data.
   int context = 1;
   int data = 1;                    // d: replicas of the whole pipeline
+  // e: GPUs a mixture-of-experts layer's routed experts are split over, each holding experts / e of
+  // them whole (expert tensor parallelism 1, as Megatron's MoE recipes run it). Carved out of the
+  // t x c x d GPUs that hold one stage (Megatron's order), so consecutive members of a group are
+  // t x c ranks apart; tokens reach their experts by an all-to-all within the group.
+  int expert = 1;
   Sharding sharding = Sharding::none;
   Recompute recompute = Recompute::none;
 
   int gpus_per_device() const { return tensor * context * data; }
   // The GPUs that hold the same weights and reduce (or shard) their gradients and optimizer state.
   int gradient_replicas() const { return context * data; }
+  // The GPUs that hold the same experts and reduce (or shard) their gradients and optimizer state.
+  int expert_gradient_replicas() const { return tensor * context * data / expert; }
   bool shards_optimizer() const { return sharding != Sharding::none; }
   bool shards_gradients() const { return sharding != Sharding::none && sharding != Sharding::zero1; }
   bool shards_parameters() const { return sharding == Sharding::zero3 || sharding == Sharding::fsdp; }
@@ -49,7 +56,7 @@ std::string_view recompute_name(Recompute recompute);
 std::string_view sharding_name(Sharding sharding);
 
 // The scenario fields tensor_parallel, sequence_parallel, tp_comm_overlap, context_parallel,
-// data_parallel, sharding and recompute (all optional); errors name `source`, the field and the value.
+// data_parallel, expert_parallel, sharding and recompute (all optional); errors name `source`, the field and the value.
 Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_view source);
 
 }  // namespace zb::models

@@ -24,9 +24,14 @@ double replicated_layer_params(const TransformerSpec& model) {
 
 }  // namespace
 
+double layer_expert_params_per_gpu(const ModelSetup& setup) {
+  return setup.model.expert_params() / setup.parallel.expert;
+}
+
 double layer_params_per_gpu(const ModelSetup& setup) {
   const double replicated = replicated_layer_params(setup.model);
-  return (setup.model.layer_params() - replicated) / setup.parallel.tensor + replicated;
+  const double dense = setup.model.layer_params() - setup.model.expert_params() - replicated;
+  return dense / setup.parallel.tensor + replicated + layer_expert_params_per_gpu(setup);
 }
 
 double embedding_params_per_gpu(const ModelSetup& setup) {
@@ -41,16 +46,22 @@ double output_params_per_gpu(const ModelSetup& setup) {
          static_cast<double>(model.vocab) * model.hidden / setup.parallel.tensor;
 }
 
-StaticMemory static_memory(const ModelSetup& setup, double params, double largest_layer_params) {
+StaticMemory static_memory(const ModelSetup& setup, double params, double largest_layer_params,
+                           double expert_params) {
   const Parallelism& parallel = setup.parallel;
   const double weight_bytes = std::min(2.0, setup.bytes_per_param);
   const double gradient_bytes = std::min(2.0, setup.bytes_per_param - weight_bytes);
   const double optimizer_bytes = setup.bytes_per_param - weight_bytes - gradient_bytes;
   const double d = parallel.gradient_replicas();
+  const double d_experts = parallel.expert_gradient_replicas();
+  // Bytes of `bytes_per` per parameter, split over the replicas when `sharded`.
+  const auto GB = [&](double bytes_per, bool sharded) {
+    return ((params - expert_params) / (sharded ? d : 1) + expert_params / (sharded ? d_experts : 1)) * bytes_per * 1e-9;
+  };
   StaticMemory memory;
-  memory.parameters_GB = params * weight_bytes / (parallel.shards_parameters() ? d : 1) * 1e-9;
-  memory.gradients_GB = params * gradient_bytes / (parallel.shards_gradients() ? d : 1) * 1e-9;
-  memory.optimizer_GB = params * optimizer_bytes / (parallel.shards_optimizer() ? d : 1) * 1e-9;
+  memory.parameters_GB = GB(weight_bytes, parallel.shards_parameters());
+  memory.gradients_GB = GB(gradient_bytes, parallel.shards_gradients());
+  memory.optimizer_GB = GB(optimizer_bytes, parallel.shards_optimizer());
   if (parallel.shards_parameters() && d > 1) memory.gathered_GB = 2 * 2 * largest_layer_params * 1e-9;
   return memory;
 }

@@ -21,8 +21,10 @@ struct StaticMemory {
 };
 
 // Parameters of one GPU of a tensor-parallel group: the GEMM weights (and their biases) split t
-// ways, the norms and the row-parallel GEMMs' biases whole on every GPU.
+// ways, the norms and the row-parallel GEMMs' biases whole on every GPU, the routed experts split
+// over expert parallelism (e ways, each whole); and the experts' part of it.
 double layer_params_per_gpu(const ModelSetup& setup);
+double layer_expert_params_per_gpu(const ModelSetup& setup);
 double embedding_params_per_gpu(const ModelSetup& setup);
 double output_params_per_gpu(const ModelSetup& setup);
 
@@ -30,7 +32,9 @@ double output_params_per_gpu(const ModelSetup& setup);
 // optimizer state (12 by default: fp32 master weights and Adam's two moments), the optimizer state
 // split over the d data-parallel GPUs by every sharding, the gradients by ZeRO-2 and up, the
 // parameters by ZeRO-3 and FSDP, which then hold two layers whole (the one computing, the one
-// prefetched) in 16 bits: 4 bytes x `largest_layer_params`.
-StaticMemory static_memory(const ModelSetup& setup, double params, double largest_layer_params);
+// prefetched) in 16 bits: 4 bytes x `largest_layer_params`. The `expert_params` among `params`
+// split their state over the GPUs that hold the same experts (t x c x d / e) instead.
+StaticMemory static_memory(const ModelSetup& setup, double params, double largest_layer_params,
+                           double expert_params = 0);
 
 }  // namespace zb::models

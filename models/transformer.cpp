@@ -10,20 +10,36 @@
 
 namespace zb::models {
 
+namespace {
+
+// One MLP of width f: its GEMMs' parameters, and its biases.
+double mlp_gemm_params(const TransformerSpec& m, double f) { return (m.mlp == Mlp::swiglu ? 3 : 2) * m.hidden * f; }
+double mlp_bias_params(const TransformerSpec& m, double f) {
+  return m.bias ? (m.mlp == Mlp::swiglu ? 2 : 1) * f + m.hidden : 0;
+}
+
+}  // namespace
+
 double TransformerSpec::layer_gemm_params() const {
   const double h = hidden;
-  const double f = ffn_hidden;
   const double attention = 2 * h * q_hidden() + 2 * h * kv_hidden();  // Q and the output projection, K, V
-  const double mlp_params = (mlp == Mlp::swiglu ? 3 : 2) * h * f;
-  return attention + mlp_params;
+  if (!moe()) return attention + mlp_gemm_params(*this, ffn_hidden);
+  const double router = h * moe_experts;
+  return attention + router + (moe_experts + moe_shared_experts) * mlp_gemm_params(*this, moe_ffn_hidden);
 }
 
 double TransformerSpec::layer_params() const {
   const double h = hidden;
-  const double f = ffn_hidden;
   double extra = (rms_norm ? 2 : 4) * h;  // two norms per layer
-  if (bias) extra += (q_hidden() + 2 * kv_hidden()) + h + (mlp == Mlp::swiglu ? 2 : 1) * f + h;
+  if (bias) extra += (q_hidden() + 2 * kv_hidden()) + h;
+  extra += moe() ? (moe_experts + moe_shared_experts) * mlp_bias_params(*this, moe_ffn_hidden)
+                 : mlp_bias_params(*this, ffn_hidden);
   return layer_gemm_params() + extra;
+}
+
+double TransformerSpec::expert_params() const {
+  if (!moe()) return 0;
+  return moe_experts * (mlp_gemm_params(*this, moe_ffn_hidden) + mlp_bias_params(*this, moe_ffn_hidden));
 }
 
 double TransformerSpec::embedding_params() const {
@@ -43,7 +59,8 @@ TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_
   if (!object.is_object()) throw InputError(fmt::format("{}: a transformer must be a JSON object", source));
   check_known_fields(object,
                      {"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab",
-                      "seq_len", "mlp", "norm", "bias", "dropout", "positions", "tied_embeddings"},
+                      "seq_len", "mlp", "norm", "bias", "dropout", "positions", "tied_embeddings", "moe_experts", "moe_topk",
+                      "moe_shared_experts", "moe_ffn_hidden"},
                      source);
   TransformerSpec spec;
   spec.name = string_field_or(object, "name", source, "");
@@ -76,6 +93,20 @@ TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_
   }
   spec.learned_positions = positions == "learned";
   spec.tied_embeddings = bool_field_or(object, "tied_embeddings", source, true);
+  spec.moe_experts = int_field_or(object, "moe_experts", source, 0, 0);
+  if (spec.moe()) {
+    spec.moe_topk = int_field(object, "moe_topk", source, 1);
+    if (spec.moe_topk > spec.moe_experts) {
+      throw InputError(fmt::format("{}: field 'moe_topk' is {}: at most moe_experts ({})", source, spec.moe_topk,
+                                   spec.moe_experts));
+    }
+    spec.moe_shared_experts = int_field_or(object, "moe_shared_experts", source, 0, 0);
+    spec.moe_ffn_hidden = int_field_or(object, "moe_ffn_hidden", source, 1, spec.ffn_hidden);
+  } else {
+    for (const char* key : {"moe_topk", "moe_shared_experts", "moe_ffn_hidden"}) {
+      if (object.contains(key)) throw InputError(fmt::format("{}: field '{}' needs moe_experts", source, key));
+    }
+  }
   if (spec.head_width == 0 && spec.hidden % spec.heads != 0) {
     throw InputError(fmt::format("{}: field 'heads' is {}: it must divide hidden ({}), or give head_dim", source,
                                  spec.heads, spec.hidden));

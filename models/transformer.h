@@ -26,7 +26,15 @@ struct TransformerSpec {
   bool dropout = true;            // attention and residual dropout (their masks are activations)
   bool learned_positions = true;  // a position embedding table of s x h on the first stage
   bool tied_embeddings = true;    // the output layer reuses the embedding (a copy on the last stage)
+  // Mixture of experts in every layer (0 experts: a dense MLP of ffn_hidden): each token goes to
+  // its top-k of the routed experts, chosen by a router (h x experts), and through every shared
+  // expert; each expert is an MLP (the `mlp` kind) of width moe_ffn_hidden.
+  int moe_experts = 0;
+  int moe_topk = 0;
+  int moe_shared_experts = 0;
+  int moe_ffn_hidden = 0;
 
+  bool moe() const { return moe_experts > 0; }
   int head_dim() const { return head_width > 0 ? head_width : hidden / heads; }
   // Width of Q (and of the attention's output): heads * head_dim, h unless head_width says otherwise.
   double q_hidden() const { return static_cast<double>(heads) * head_dim(); }
@@ -35,6 +43,7 @@ struct TransformerSpec {
   // Parameters of the matrix multiplications of one layer (what the GEMM flops scale with).
   double layer_gemm_params() const;
   double layer_params() const;      // GEMMs + biases + norms
+  double expert_params() const;     // the routed experts' share of layer_params (split over expert parallelism)
   double embedding_params() const;  // V x h (+ s x h learned positions): first stage
   double output_params() const;     // final norm + V x h output layer: last stage
   double total_params() const;      // counts a tied output layer once

@@ -41,4 +41,11 @@ double memory_pass_ms(const HardwareSpec& gpu, double bytes);
 double all_reduce_ms(const HardwareSpec& gpu, const Link& link, int ranks, double bytes);
 double reduce_scatter_ms(const HardwareSpec& gpu, const Link& link, int ranks, double bytes);  // = all-gather
 
+// An all-to-all over `ranks` GPUs, `ranks_per_node` of them in each node: every GPU sends `bytes`
+// spread evenly over the group, 1/ranks of it to itself; what goes to the others of its node takes
+// `intra`, the rest `inter` (its share of the node's NICs), both at once, so the slower decides,
+// at the GPU's collective efficiency, plus one latency of the slowest link used.
+double all_to_all_ms(const HardwareSpec& gpu, const Link& intra, const Link& inter, int ranks, int ranks_per_node,
+                     double bytes);
+
 }  // namespace zb::models

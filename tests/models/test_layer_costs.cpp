@@ -112,6 +112,14 @@ TEST(Transformer, ParameterCountsMatchThePublishedModels) {
       "kv_heads": 8, "ffn_hidden": 14336, "vocab": 128256, "seq_len": 8192, "mlp": "swiglu", "norm": "rmsnorm",
       "bias": false, "dropout": false, "positions": "rope", "tied_embeddings": false})"), "llama3-8b").total_params(),
                    8030261248.0);
+  // Qwen3-30B-A3B ("30.5B"): per layer attention 18874368 + router 262144 + 128 experts of 3 x 2048 x
+  // 768 + two norms, 48 layers, untied embedding and output layer; Qwen3's Q and K norms (256 per
+  // layer) are not counted.
+  EXPECT_DOUBLE_EQ(transformer_from_json(nlohmann::json::parse(R"({"layers": 48, "hidden": 2048, "heads": 32,
+      "kv_heads": 4, "head_dim": 128, "ffn_hidden": 6144, "vocab": 151936, "seq_len": 4096, "moe_experts": 128,
+      "moe_topk": 8, "moe_ffn_hidden": 768, "mlp": "swiglu", "norm": "rmsnorm", "bias": false, "dropout": false,
+      "positions": "rope", "tied_embeddings": false})"), "qwen3-30b-a3b").total_params(),
+                   30532110336.0);
 }
 
 // A head width given apart from h / a (Qwen3: 64 heads of 128 on h = 4096, 4 KV heads): Q and the
@@ -146,6 +154,67 @@ TEST(Transformer, BadFieldsNameSourceFieldAndValue) {
   }
   EXPECT_THROW(transformer_from_json(nlohmann::json::parse(R"({"layers": 2, "hidden": 96, "heads": 3, "vocab": 10,
         "seq_len": 8, "layer": 3})"), "my.json"), InputError);
+}
+
+TransformerSpec qwen3_30b() {
+  return transformer_from_json(nlohmann::json::parse(R"({"layers": 48, "hidden": 2048, "heads": 32, "kv_heads": 4,
+      "head_dim": 128, "ffn_hidden": 6144, "vocab": 151936, "seq_len": 4096, "moe_experts": 128, "moe_topk": 8,
+      "moe_ffn_hidden": 768, "mlp": "swiglu", "norm": "rmsnorm", "bias": false, "dropout": false, "positions": "rope",
+      "tied_embeddings": false})"), "test");
+}
+
+// An all-to-all over 32 GPUs, 4 per node, of 64 MB per GPU: 3/32 of it over NVLink, 28/32 over
+// the NIC, at once; inside one node, 31/32 over NVLink.
+TEST(KernelTime, AllToAllTakesTheSlowerOfNvlinkAndTheNic) {
+  const HardwareSpec gpu = a100();
+  const Link nvlink{300, 3}, nic{25, 10};
+  const double bytes = 64e6;
+  EXPECT_DOUBLE_EQ(all_to_all_ms(gpu, nvlink, nic, 32, 4, bytes), 0.010 + 28.0 / 32 * bytes / 25e6);
+  EXPECT_DOUBLE_EQ(all_to_all_ms(gpu, nvlink, nic, 8, 8, bytes), 0.003 + 7.0 / 8 * bytes / 300e6);
+  EXPECT_DOUBLE_EQ(all_to_all_ms(gpu, nvlink, nic, 1, 8, bytes), 0);
+}
+
+// A MoE layer (Qwen3-30B-A3B: 128 experts of 768, 8 per token): the MLP's flops are each token's
+// 8 experts' (6 h fe per copy) and the router's (2 h E); F and B each run two all-to-alls of the
+// routed copies (T k h 2 bytes per GPU) on the expert group's links.
+TEST(LayerCosts, MixtureOfExpertsRoutesTopKCopiesThroughTwoAllToAlls) {
+  const TransformerSpec qwen = qwen3_30b();
+  const double T = 4096, h = 2048, q = 4096, kv = 512, k = 8, fe = 768, E = 128;
+  ModelSetup setup = setup_of(qwen, 1, true, {.data = 8, .expert = 8});
+  const PieceCosts layer = models::layer_costs(setup);
+  const double attention = 2 * T * h * (q + 2 * kv) + 4 * T * T * q + 2 * T * q * h;
+  EXPECT_DOUBLE_EQ(layer.flops_f, attention + 2 * T * h * E + 6 * T * k * h * fe);
+  EXPECT_DOUBLE_EQ(layer.flops_w, 2 * T * h * (q + 2 * kv) + 2 * T * q * h + 2 * T * h * E + 6 * T * k * h * fe);
+  // The same layer on a 1 GB/s NVLink: only the all-to-alls change (8 GPUs of a node).
+  ModelSetup slow = setup;
+  slow.interconnect.intra_node.bandwidth_GBps = 1;
+  const PieceCosts waiting = models::layer_costs(slow);
+  const double bytes = T * k * h * 2;
+  const double a2a = [&](const Link& link) { return all_to_all_ms(setup.hardware, link, link, 8, 8, bytes); }
+      (slow.interconnect.intra_node) - all_to_all_ms(setup.hardware, setup.interconnect.intra_node,
+                                                     setup.interconnect.intra_node, 8, 8, bytes);
+  EXPECT_NEAR(waiting.t_f_ms - layer.t_f_ms, 2 * a2a, 1e-9);
+  EXPECT_NEAR(waiting.t_b_ms - layer.t_b_ms, 2 * a2a, 1e-9);
+  EXPECT_DOUBLE_EQ(waiting.t_w_ms, layer.t_w_ms);
+  // Activations grow with the routed copies: permuted input (2h) and the SwiGLU tensors (8 fe).
+  EXPECT_GT(layer.act_b_bytes, T * k * (2 * h + 8 * fe));
+}
+
+// Experts split over expert parallelism, whole on each GPU (no tensor split); their optimizer state
+// shards over the GPUs that hold the same experts, t c d / e of them.
+TEST(StaticMemory, ExpertsSplitOverExpertParallelismAndShardOverTheirReplicas) {
+  const TransformerSpec qwen = qwen3_30b();
+  const double experts = 128 * 3 * 2048.0 * 768, router = 2048.0 * 128;
+  const double attention = 2 * 2048.0 * 4096 + 2 * 2048.0 * 512, norms = 2 * 2048.0;
+  EXPECT_DOUBLE_EQ(qwen.expert_params(), experts);
+  ModelSetup setup = setup_of(qwen, 1, true, {.tensor = 2, .sequence_parallel = true, .data = 16, .expert = 32});
+  EXPECT_DOUBLE_EQ(layer_expert_params_per_gpu(setup), experts / 32);
+  EXPECT_DOUBLE_EQ(layer_params_per_gpu(setup), (attention + router) / 2 + norms + experts / 32);
+  setup.parallel.sharding = Sharding::zero1;
+  const double P = 1e9, expert_P = 6e8;  // of which experts
+  const StaticMemory m = static_memory(setup, P, 0, expert_P);
+  EXPECT_DOUBLE_EQ(m.optimizer_GB, 12 * (4e8 / 16 + 6e8 / 1) * 1e-9);  // 2 x 16 / 32 = 1 GPU holds each expert
+  EXPECT_DOUBLE_EQ(m.parameters_GB, 2.0);
 }
 
 }  // namespace

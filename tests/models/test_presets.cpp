@@ -107,6 +107,19 @@ TEST(Presets, ParallelismFieldsAreCheckedNamingFieldAndValue) {
             "s.json: field 'recompute' is \"partial\": expected one of none, selective, full");
   EXPECT_EQ(with("sequence_parallel", 1), "s.json: field 'sequence_parallel' is 1: expected true or false");
   EXPECT_EQ(with("context_parallel", 0), "s.json: field 'context_parallel' is 0: expected an integer >= 1");
+  EXPECT_EQ(with("expert_parallel", 2), "s.json: field 'expert_parallel' is 2, but the model has no experts");
+  nlohmann::json moe = {{"model", "qwen3-30b-a3b"}, {"hardware", "h100-sxm"}, {"data_parallel", 8}};
+  moe["expert_parallel"] = 3;
+  EXPECT_EQ(setup_error(moe), "s.json: field 'expert_parallel' is 3: it must divide the model's moe_experts (128)");
+  moe["expert_parallel"] = 16;
+  EXPECT_EQ(setup_error(moe),
+            "s.json: field 'expert_parallel' is 16: it must divide the GPUs of one stage, tensor x context x data "
+            "parallel (8)");
+  moe["expert_parallel"] = 8;
+  EXPECT_EQ(setup_error(moe), "");
+  moe["tensor_parallel"] = 2;
+  EXPECT_EQ(setup_error(moe),
+            "s.json: field 'tensor_parallel' is 2 on a mixture-of-experts model: it needs \"sequence_parallel\": true");
   nlohmann::json overlapped = base;  // tensor-parallel all-reduces: no overlap is modelled
   overlapped["tensor_parallel"] = 8;
   overlapped["tp_comm_overlap"] = true;

@@ -14,10 +14,11 @@ namespace zb::validate {
 
 const std::vector<std::string> kMeasuredColumns = {
     "id",        "source",   "model",       "layers",  "hidden",         "heads",
-    "kv_heads",  "ffn_hidden", "vocab",     "seq_len", "moe_experts",    "gpu",
+    "kv_heads",  "ffn_hidden", "vocab",     "seq_len", "moe_experts",    "moe_topk",
+    "moe_shared_experts",    "moe_ffn_hidden",          "gpu",
     "gpus",      "nodes_gpus_per_node",     "interconnect", "framework", "precision",
     "gbs",       "mbs",      "tp",          "pp",      "vp",             "cp",
-    "dp",        "fsdp",     "sequence_parallel",      "recompute",      "schedule",
+    "ep",        "dp",       "fsdp",        "sequence_parallel",      "recompute",      "schedule",
     "step_time_s", "tokens_per_s_per_gpu",  "model_tflops_per_gpu",      "mfu",
     "notes"};
 

@@ -12,7 +12,7 @@ namespace zb::validate {
 namespace {
 
 struct Degrees {
-  int tp = 0, pp = 0, vp = 1, cp = 1, dp = 0, fsdp = 0, mbs = 0, gbs = 0, gpus = 0;
+  int tp = 0, pp = 0, vp = 1, cp = 1, dp = 0, ep = 1, fsdp = 0, mbs = 0, gbs = 0, gpus = 0;
 };
 
 Degrees degrees(const MeasuredRow& row, std::string_view file) {
@@ -23,6 +23,7 @@ Degrees degrees(const MeasuredRow& row, std::string_view file) {
   d.vp = std::max(1, get("vp", 1));
   d.cp = std::max(1, get("cp", 1));
   d.dp = get("dp", 0);
+  d.ep = std::max(1, get("ep", 1));
   d.fsdp = get("fsdp", 0);
   d.mbs = get("mbs", 0);
   d.gbs = get("gbs", 0);
@@ -82,7 +83,6 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   const Degrees d = degrees(row, file);
   auto& why = out.uncovered;
   auto& assumptions = out.assumptions;
-  if (!row.cell("moe_experts").empty()) why.push_back("mixture of experts (the MoE issue)");
   const std::string& precision = row.cell("precision");
   if (precision.empty()) assumptions.push_back("16-bit precision (the source says mixed precision)");
   else if (precision != "bf16" && precision != "fp16" && precision != "fp8" && precision != "fp8-cs") {
@@ -168,6 +168,7 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   s["sequence_parallel"] = sequence_parallel;
   s["tp_comm_overlap"] = tp_comm_overlap;
   s["data_parallel"] = d.dp;
+  s["expert_parallel"] = d.ep;
   s["sharding"] = sharding_of(row, d, assumptions);
   s["recompute"] = recompute;
   s["precision"] = precision.empty() ? "bf16" : precision;
