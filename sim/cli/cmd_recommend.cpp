@@ -33,17 +33,18 @@ std::string table_text(const plan::PlanSearch& search) {
                      "{} evaluated ({} over memory, {} not buildable)\n\n",
                      search.candidates, search.pruned_memory, search.pruned_bound, search.evaluated, search.over_limit,
                      search.unsupported);
-  out += fmt::format("{:>2}  {:<44} {:>9} {:>9} {:>9} {:>10} {:>6} {:>7}  {}\n", "#", "plan", "step s", "simgrid s",
+  out += fmt::format("{:>2}  {:<50} {:>9} {:>9} {:>9} {:>10} {:>6} {:>7}  {}\n", "#", "plan", "step s", "simgrid s",
                      "samp/s/GPU", "tokens/s", "MFU", "mem GB", "why it loses to #1");
   for (std::size_t k = 0; k < search.top.size(); ++k) {
     const auto& r = search.top[k];
     const auto& c = r.candidate;
-    std::string plan = fmt::format("pp{} tp{} dp{} {}{} mbs{} m{} {}{}{}", c.pp, c.tp, c.dp, c.schedule,
+    std::string plan = fmt::format("pp{} tp{} dp{}{} {}{} mbs{} m{} {}{}{}", c.pp, c.tp, c.dp,
+                                   c.ep > 1 ? fmt::format(" ep{}", c.ep) : "", c.schedule,
                                    c.chunks > 1 ? fmt::format(" v{}", c.chunks) : "", c.microbatch_size, c.microbatches,
                                    c.split == "even" ? "" : c.split + " ", c.recompute == "none" ? "" : "rc=" + c.recompute + " ",
                                    c.sharding == "none" ? "" : c.sharding);
     while (!plan.empty() && plan.back() == ' ') plan.pop_back();
-    out += fmt::format("{:>2}  {:<44} {:>9.3f} {:>9} {:>10.4f} {:>10.0f} {:>5.1f}% {:>7.1f}  {}\n", k + 1, plan,
+    out += fmt::format("{:>2}  {:<50} {:>9.3f} {:>9} {:>10.4f} {:>10.0f} {:>5.1f}% {:>7.1f}  {}\n", k + 1, plan,
                        r.step_time_s, r.simgrid_step_time_s ? fmt::format("{:.3f}", *r.simgrid_step_time_s) : "-",
                        r.samples_per_s_per_gpu, r.tokens_per_s, 100 * r.mfu, r.memory_GB,
                        k == 0 ? "best" : r.loses_because);

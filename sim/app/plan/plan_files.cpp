@@ -41,6 +41,7 @@ std::string megatron_settings(const PlanCandidate& plan, int global_batch, int s
   out += fmt::format("--tensor-model-parallel-size {}\n", plan.tp);
   out += fmt::format("--pipeline-model-parallel-size {}\n", plan.pp);
   if (plan.tp > 1) out += "--sequence-parallel\n";
+  if (plan.ep > 1) out += fmt::format("--expert-model-parallel-size {}\n--expert-tensor-parallel-size 1\n", plan.ep);
   out += fmt::format("--micro-batch-size {}\n", plan.microbatch_size);
   out += fmt::format("--global-batch-size {}\n", global_batch);
   out += fmt::format("--seq-length {}\n", seq_len);

@@ -12,6 +12,7 @@ nlohmann::json result_json(const PlanResult& r) {
   nlohmann::json out = {{"pp", c.pp},
                         {"tp", c.tp},
                         {"dp", c.dp},
+                        {"ep", c.ep},
                         {"chunks", c.chunks},
                         {"placement", c.placement},
                         {"microbatch_size", c.microbatch_size},

@@ -125,6 +125,10 @@ std::string loses_because(const PlanResult& w, const PlanResult& c) {
     }
   } else if (recompute_rank(b.recompute) > recompute_rank(a.recompute)) {
     why = fmt::format("recompute cost ({} vs {})", b.recompute, a.recompute);
+  } else if (b.ep > a.ep) {
+    why = fmt::format("ep={} all-to-alls over more GPUs (vs ep={})", b.ep, a.ep);
+  } else if (b.ep < a.ep) {
+    why = fmt::format("ep={}: more experts per GPU (vs ep={})", b.ep, a.ep);
   } else if (b.tp > a.tp) {
     why = fmt::format("tp={} collectives (vs tp={})", b.tp, a.tp);
   } else if (b.microbatch_size < a.microbatch_size) {
@@ -148,13 +152,15 @@ bool better(const PlanResult& x, const PlanResult& y, std::size_t ix, std::size_
 }  // namespace
 
 std::string PlanCandidate::label() const {
-  return fmt::format("pp{} tp{} dp{} v{} mbs{} m{}{} split={} recompute={} sharding={}", pp, tp, dp, chunks,
-                     microbatch_size, microbatches, schedule.empty() ? "" : " " + schedule, split, recompute, sharding);
+  return fmt::format("pp{} tp{} dp{} v{} mbs{} m{}{} split={} recompute={} sharding={}{}", pp, tp, dp, chunks,
+                     microbatch_size, microbatches, schedule.empty() ? "" : " " + schedule, split, recompute, sharding,
+                     ep > 1 ? fmt::format(" ep{}", ep) : "");
 }
 
 nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& hardware, const PlanCandidate& c) {
   nlohmann::json scenario;
-  scenario["name"] = fmt::format("{}-{}-pp{}-tp{}-dp{}-{}", query.model, query.cluster, c.pp, c.tp, c.dp, c.schedule);
+  scenario["name"] = fmt::format("{}-{}-pp{}-tp{}-dp{}{}-{}", query.model, query.cluster, c.pp, c.tp, c.dp,
+                                 c.ep > 1 ? fmt::format("-ep{}", c.ep) : "", c.schedule);
   scenario["description"] = fmt::format("zbsim recommend: global batch {}, {}", query.global_batch, c.label());
   scenario["model"] = query.model;
   scenario["hardware"] = hardware;
@@ -166,6 +172,7 @@ nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& har
   scenario["tensor_parallel"] = c.tp;
   scenario["sequence_parallel"] = c.tp > 1;
   scenario["data_parallel"] = c.dp;
+  if (c.ep > 1) scenario["expert_parallel"] = c.ep;
   scenario["sharding"] = c.sharding;
   scenario["recompute"] = c.recompute;
   scenario["problem"] = {{"p", c.pp}, {"m", c.microbatches}, {"chunks", c.chunks}, {"placement", c.placement}};
@@ -212,6 +219,7 @@ std::vector<Shape> enumerate_shapes(const PlanQuery& query, const Resolved& reso
   const int heads = resolved.model.object.value("heads", 1);
   const int kv_heads = resolved.model.object.value("kv_heads", heads);
   const int ffn = resolved.model.object.value("ffn_hidden", 1);
+  const int experts = resolved.model.object.value("moe_experts", 0);
   const int per_node = resolved.per_node;
   const int gpus = resolved.gpus;
   // A split kind that puts the same layers on every stage as the first kind is the same plan.
@@ -234,7 +242,7 @@ std::vector<Shape> enumerate_shapes(const PlanQuery& query, const Resolved& reso
       const auto& b = s.base;
       return b.pp == base.pp && b.tp == base.tp && b.microbatch_size == base.microbatch_size &&
              b.recompute == base.recompute && b.sharding == base.sharding && b.split == base.split &&
-             b.chunks == base.chunks && b.placement == base.placement;
+             b.chunks == base.chunks && b.placement == base.placement && b.ep == base.ep;
     };
     const auto back = shapes.rbegin() + std::min<std::size_t>(shapes.size(), 8);
     auto it = std::find_if(shapes.rbegin(), back, same);
@@ -253,6 +261,13 @@ std::vector<Shape> enumerate_shapes(const PlanQuery& query, const Resolved& reso
       const int dp = gpus / (pp * tp);
       if (query.global_batch % dp != 0) continue;
       any_divisible = true;
+      // A MoE model's experts over every power-of-two group of the stage's GPUs that divides them
+      // (1: each GPU holds every expert); a dense model has none.
+      std::vector<int> eps = {1};
+      for (int ep = 2; experts > 0 && ep <= tp * dp; ep *= 2) {
+        if (divides(ep, experts) && divides(ep, tp * dp)) eps.push_back(ep);
+      }
+      for (const int ep : eps)
       for (const int mbs : kMicrobatchSizes) {
         if ((query.global_batch / dp) % mbs != 0) continue;
         for (const std::string& recompute : kRecompute) {
@@ -271,8 +286,8 @@ std::vector<Shape> enumerate_shapes(const PlanQuery& query, const Resolved& reso
                   if (pp * cs.chunks > layers) continue;
                   // Each model copy is split over its own path (one copy per device under bidirectional).
                   if (same_layers_as_first(split, cs.placement == "bidirectional" ? pp : pp * cs.chunks)) continue;
-                  add(PlanCandidate{pp, tp, dp, cs.chunks, cs.placement, mbs, query.global_batch / (dp * mbs), "",
-                                    split, recompute, sharding},
+                  add(PlanCandidate{pp, tp, dp, ep, cs.chunks, cs.placement, mbs, query.global_batch / (dp * mbs),
+                                    "", split, recompute, sharding},
                       name);
                 }
               }

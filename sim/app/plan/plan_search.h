@@ -31,6 +31,7 @@ struct PlanQuery {
 // One point of the search space. pp * tp * dp = GPUs; m = global batch / (dp * mbs).
 struct PlanCandidate {
   int pp = 1, tp = 1, dp = 1;
+  int ep = 1;  // expert parallelism (a mixture-of-experts model), carved out of tp x dp
   int chunks = 1;
   std::string placement;  // linear | interleaved | vshape | bidirectional
   int microbatch_size = 1;
@@ -40,7 +41,7 @@ struct PlanCandidate {
   std::string recompute;  // none | selective | full
   std::string sharding;   // none | zero-1
 
-  std::string label() const;  // "pp8 tp8 dp1 v1 mbs1 m64 zb-auto split=paper recompute=none sharding=none"
+  std::string label() const;  // "pp8 tp8 dp1 v1 mbs1 m64 zb-auto split=paper recompute=none sharding=none" (+ " ep8")
 };
 
 struct PlanResult {

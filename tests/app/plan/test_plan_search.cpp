@@ -117,6 +117,30 @@ TEST(PlanSearch, WinnerScenarioNamesTheWinningPlan) {
   EXPECT_EQ(scenario["schedules"][0], best.schedule);
 }
 
+// A mixture-of-experts model: the search also spreads the experts over power-of-two groups of a
+// stage's GPUs, the pruned search still finds the exhaustive top ten, and the winner's scenario
+// carries its expert parallelism.
+TEST(PlanSearch, MixtureOfExpertsSearchesExpertParallelism) {
+  plan::PlanQuery query = tiny_query(8, 16);
+  query.model = kData + "tiny-moe.json";
+  const plan::PlanSearch pruned = plan::search_plans(query);
+  query.prune = false;
+  const plan::PlanSearch exhaustive = plan::search_plans(query);
+  EXPECT_EQ(ranking(pruned), ranking(exhaustive));
+  bool spread = false;
+  for (const auto& r : exhaustive.top) {
+    const auto& c = r.candidate;
+    EXPECT_EQ(16 % c.ep, 0) << c.label();
+    EXPECT_EQ((c.tp * c.dp) % c.ep, 0) << c.label();
+    spread = spread || c.ep > 1;
+  }
+  EXPECT_TRUE(spread);
+  const auto scenario = nlohmann::json::parse(pruned.winner_scenario);
+  EXPECT_EQ(scenario.value("expert_parallel", 1), pruned.top.front().candidate.ep);
+  // A dense model has no experts to spread.
+  EXPECT_EQ(plan::search_plans(tiny_query(8, 16)).top.front().candidate.ep, 1);
+}
+
 TEST(PlanSearch, ErrorsNameTheFlagAndValue) {
   using testing::error_of;
   plan::PlanQuery query = tiny_query(8, 16);
