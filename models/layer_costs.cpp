@@ -209,13 +209,11 @@ Pass attention_backward(const ModelSetup& setup, const Dims& x) {
 }
 
 // One all-to-all of a MoE layer (dispatch or combine, or either's backward): every GPU sends its
-// routed token copies, 2 bytes x h each, over its expert-parallel group, whose members are t x c
-// ranks apart (models/parallelism.h), so a node holds gpus_per_node / (t c) of them.
+// routed token copies, 2 bytes x h each, over its expert-parallel group of consecutive GPUs
+// (models/parallelism.h), a node's worth of them in each node it spans.
 double expert_all_to_all_ms(const ModelSetup& setup, const Dims& x) {
   const Interconnect& net = setup.interconnect;
-  const int stride = setup.parallel.tensor * setup.parallel.context;
-  const int per_node = std::max(1, net.gpus_per_node / stride);
-  return all_to_all_ms(setup.hardware, net.intra_node, net.inter_node, setup.parallel.expert, per_node,
+  return all_to_all_ms(setup.hardware, net.intra_node, net.inter_node, setup.parallel.expert, net.gpus_per_node,
                        x.routed * 2 * x.h);
 }
 

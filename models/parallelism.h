@@ -36,8 +36,9 @@ struct Parallelism {
   int data = 1;                    // d: replicas of the whole pipeline
   // e: GPUs a mixture-of-experts layer's routed experts are split over, each holding experts / e of
   // them whole (expert tensor parallelism 1, as Megatron's MoE recipes run it). Carved out of the
-  // t x c x d GPUs that hold one stage (Megatron's order), so consecutive members of a group are
-  // t x c ranks apart; tokens reach their experts by an all-to-all within the group.
+  // t x c x d GPUs that hold one stage: Megatron lays the expert groups out with expert tensor
+  // parallelism innermost, so with it at 1 a group is e consecutive GPUs; tokens reach their
+  // experts by an all-to-all within the group.
   int expert = 1;
   Sharding sharding = Sharding::none;
   Recompute recompute = Recompute::none;

@@ -86,7 +86,8 @@ RowModel row_model(const MeasuredRow& row, int tensor, std::string_view file) {
   m.ffn_hidden = given("ffn_hidden");
   if (m.ffn_hidden == 0) {
     m.ffn_hidden = 4 * m.hidden;
-    m.assumptions.push_back("ffn_hidden 4h (not stated)");
+    // A mixture of experts without dense layers never uses it.
+    if (given("moe_experts") == 0) m.assumptions.push_back("ffn_hidden 4h (not stated)");
   }
 
   // The family's variants. Llama and Qwen: SwiGLU, RMSNorm, no biases or dropout, RoPE, untied
