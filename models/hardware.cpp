@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <vector>
+
 #include "models/errors.h"
 #include "models/detail/json_fields.h"
 #include "models/presets.h"
@@ -21,12 +23,7 @@ Link link_from_json(const nlohmann::json& object, std::string_view source) {
 }
 
 void write_efficiencies(const Efficiencies& e, nlohmann::json& object) {
-  object["gemm_sustained_fraction"] = e.gemm_sustained_fraction;
-  object["memory_sustained_fraction"] = e.memory_sustained_fraction;
-  object["kernel_overhead_us"] = e.kernel_overhead_us;
-  object["collective_efficiency"] = e.collective_efficiency;
-  object["attention_sustained_fraction"] = e.attention_sustained_fraction;
-  object["misaligned_gemm_fraction"] = e.misaligned_gemm_fraction;
+  for (const EfficiencyField& field : kEfficiencyFields) object[std::string(field.name)] = e.*field.member;
 }
 
 std::string_view cost_model_name(CostModel cost_model) {
@@ -42,17 +39,23 @@ std::optional<CostModel> cost_model_from_name(std::string_view name) {
 
 namespace {
 
+// `before`, the efficiencies' field names, then `after`: a known-fields list.
+std::vector<std::string_view> with_efficiency_fields(std::initializer_list<std::string_view> before,
+                                                     std::initializer_list<std::string_view> after) {
+  std::vector<std::string_view> names(before);
+  for (const EfficiencyField& field : kEfficiencyFields) names.push_back(field.name);
+  names.insert(names.end(), after);
+  return names;
+}
+
 // The efficiency fields `object` gives, over `base`.
 Efficiencies efficiencies_over(const Efficiencies& base, const nlohmann::json& object, std::string_view source) {
   Efficiencies e = base;
-  e.gemm_sustained_fraction = fraction_field_or(object, "gemm_sustained_fraction", source, e.gemm_sustained_fraction);
-  e.memory_sustained_fraction =
-      fraction_field_or(object, "memory_sustained_fraction", source, e.memory_sustained_fraction);
-  e.kernel_overhead_us = number_field_or(object, "kernel_overhead_us", source, 0, e.kernel_overhead_us);
-  e.collective_efficiency = fraction_field_or(object, "collective_efficiency", source, e.collective_efficiency);
-  e.attention_sustained_fraction =
-      fraction_field_or(object, "attention_sustained_fraction", source, e.attention_sustained_fraction);
-  e.misaligned_gemm_fraction = fraction_field_or(object, "misaligned_gemm_fraction", source, e.misaligned_gemm_fraction);
+  for (const EfficiencyField& field : kEfficiencyFields) {
+    double& value = e.*field.member;
+    value = field.fraction ? fraction_field_or(object, field.name, source, value)
+                           : number_field_or(object, field.name, source, 0, value);
+  }
   return e;
 }
 
@@ -61,11 +64,10 @@ Efficiencies calibration_from_json(const nlohmann::json& object, std::string_vie
   const std::string context = fmt::format("{}: calibration", source);
   if (!object.is_object()) throw InputError(fmt::format("{}: expected an object", context));
   check_known_fields(object,
-                     {"architecture", "preset", "gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
-                      "collective_efficiency", "attention_sustained_fraction", "misaligned_gemm_fraction", "fitted_on", "cross_validation", "command", "not_informed"},
+                     with_efficiency_fields({"architecture", "preset"},
+                                            {"fitted_on", "cross_validation", "command", "not_informed"}),
                      context);
-  for (const char* key : {"gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
-                          "collective_efficiency", "attention_sustained_fraction", "misaligned_gemm_fraction", "fitted_on", "cross_validation"}) {
+  for (const std::string_view key : with_efficiency_fields({}, {"fitted_on", "cross_validation"})) {
     if (!object.contains(key)) throw InputError(fmt::format("{}: missing field '{}'", context, key));
   }
   return efficiencies_over(Efficiencies{}, object, context);
@@ -78,10 +80,9 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
                                 std::string_view preset) {
   if (!object.is_object()) throw InputError(fmt::format("{}: hardware must be a JSON object", source));
   check_known_fields(object,
-                     {"name", "description", "architecture", "peak_tflops_bf16", "peak_tflops_fp8", "memory_bandwidth_GBps", "sm_count",
-                      "gemm_sustained_fraction", "memory_sustained_fraction", "kernel_overhead_us",
-                      "collective_efficiency", "attention_sustained_fraction", "misaligned_gemm_fraction", "calibration", "memory_GB", "reserved_GB", "nvlink", "gpus_per_node",
-                      "nic"},
+                     with_efficiency_fields({"name", "description", "architecture", "peak_tflops_bf16", "peak_tflops_fp8",
+                                             "memory_bandwidth_GBps", "sm_count"},
+                                            {"calibration", "memory_GB", "reserved_GB", "nvlink", "gpus_per_node", "nic"}),
                      source);
   HardwareSpec spec;
   spec.name = string_field_or(object, "name", source, "");

@@ -56,6 +56,23 @@ struct Efficiencies {
 // the plain roofline.
 enum class CostModel { calibrated, roofline };
 
+// Each efficiency's field name (in hardware objects and calibration files) and member, in one
+// order: the one list every reader, writer and fit of them walks. `fraction`: a share in (0, 1];
+// else a number >= 0.
+struct EfficiencyField {
+  std::string_view name;
+  double Efficiencies::*member;
+  bool fraction;
+};
+inline constexpr EfficiencyField kEfficiencyFields[] = {
+    {"gemm_sustained_fraction", &Efficiencies::gemm_sustained_fraction, true},
+    {"memory_sustained_fraction", &Efficiencies::memory_sustained_fraction, true},
+    {"kernel_overhead_us", &Efficiencies::kernel_overhead_us, false},
+    {"collective_efficiency", &Efficiencies::collective_efficiency, true},
+    {"attention_sustained_fraction", &Efficiencies::attention_sustained_fraction, true},
+    {"misaligned_gemm_fraction", &Efficiencies::misaligned_gemm_fraction, true},
+};
+
 // Writes the six efficiencies into `object` under the field names hardware_from_json reads (a
 // hardware object's top level, a calibration file).
 void write_efficiencies(const Efficiencies& efficiencies, nlohmann::json& object);

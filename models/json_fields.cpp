@@ -11,16 +11,20 @@
 
 namespace zb::models {
 
-void check_known_fields(const nlohmann::json& object, std::initializer_list<std::string_view> known,
+void check_known_fields(const nlohmann::json& object, const std::vector<std::string_view>& known,
                         std::string_view source) {
   for (const auto& item : object.items()) {
     bool found = false;
     for (const auto name : known) found = found || item.key() == name;
     if (!found) {
-      throw InputError(fmt::format("{}: unknown field '{}' (known: {})", source, item.key(),
-                                   fmt::join(std::vector<std::string_view>(known), ", ")));
+      throw InputError(fmt::format("{}: unknown field '{}' (known: {})", source, item.key(), fmt::join(known, ", ")));
     }
   }
+}
+
+void check_known_fields(const nlohmann::json& object, std::initializer_list<std::string_view> known,
+                        std::string_view source) {
+  check_known_fields(object, std::vector<std::string_view>(known), source);
 }
 
 namespace {

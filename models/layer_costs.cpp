@@ -217,13 +217,15 @@ double expert_all_to_all_ms(const ModelSetup& setup, const Dims& x) {
                        x.routed * 2 * x.h);
 }
 
-// The routed experts of a MoE layer's F, B and W, from the router to the weighted sum.
+// The routed experts of a MoE layer's F, B and W, from the router to the weighted sum; nothing for
+// a dense model.
 struct RoutedExperts {
   Pass f, b, w;
 };
 
 RoutedExperts routed_experts(const ModelSetup& setup, const Dims& x) {
   RoutedExperts r{Pass(setup), Pass(setup), Pass(setup)};
+  if (!setup.model.moe()) return r;
   const double tokens = x.tokens * x.rep;  // what this GPU routes: its sequence-parallel shard
   const double up = (x.swiglu ? 2 : 1) * x.fe;
   const double a2a = expert_all_to_all_ms(setup, x);
@@ -275,7 +277,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
     f.memory(T * (x.swiglu ? 6 : 4) * x.f / x.t);  // GeLU, or SiLU(gate) x up
     f.linear_with({T, x.h, x.f / x.t}, T * x.f / x.t, tp.reduce_ms);  // down projection (row-parallel)
   }
-  const RoutedExperts moe = setup.model.moe() ? routed_experts(setup, x) : RoutedExperts{Pass(setup), Pass(setup), Pass(setup)};
+  const RoutedExperts moe = routed_experts(setup, x);
   f.add(moe.f);
   f.memory(T * x.rep * (6 + x.drop) * x.h);
 

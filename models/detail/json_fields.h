@@ -6,11 +6,14 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace zb::models {
 
 // Throws InputError "<source>: unknown field 'x' (known: ...)" for a key outside `known`.
 void check_known_fields(const nlohmann::json& object, std::initializer_list<std::string_view> known,
+                        std::string_view source);
+void check_known_fields(const nlohmann::json& object, const std::vector<std::string_view>& known,
                         std::string_view source);
 
 // Required fields throw "<source>: missing field 'x'"; wrong types and out-of-range values throw

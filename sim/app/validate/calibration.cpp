@@ -19,17 +19,21 @@ namespace zb::validate {
 
 namespace {
 
-constexpr int kParameters = 6;
+constexpr int kParameters = static_cast<int>(std::size(models::kEfficiencyFields));
 // A row the model cannot predict at some efficiencies costs as much as a prediction off by e.
 constexpr double kFailedRowLoss = 1.0;
 
+// The efficiencies in models::kEfficiencyFields' order: the fit's parameters.
 std::array<double, kParameters> as_array(const models::Efficiencies& e) {
-  return {e.gemm_sustained_fraction, e.memory_sustained_fraction, e.kernel_overhead_us, e.collective_efficiency,
-          e.attention_sustained_fraction, e.misaligned_gemm_fraction};
+  std::array<double, kParameters> a{};
+  for (int i = 0; i < kParameters; ++i) a[i] = e.*models::kEfficiencyFields[i].member;
+  return a;
 }
 
 models::Efficiencies from_array(const std::array<double, kParameters>& a) {
-  return {a[0], a[1], a[2], a[3], a[4], a[5]};
+  models::Efficiencies e;
+  for (int i = 0; i < kParameters; ++i) e.*models::kEfficiencyFields[i].member = a[i];
+  return e;
 }
 
 // Parameters scaled to [0, 1] within their bounds, so that one step size suits all six.
@@ -68,11 +72,6 @@ double balanced_loss(const std::vector<const PreparedRow*>& rows, const std::vec
   for (const auto& [source, sum_n] : by_source) total += sum_n.first / sum_n.second;
   return by_source.empty() ? 0 : total / static_cast<double>(by_source.size());
 }
-
-// The efficiencies' field names, in as_array's order.
-constexpr const char* kParameterNames[kParameters] = {"gemm_sustained_fraction", "memory_sustained_fraction",
-                                                      "kernel_overhead_us",      "collective_efficiency",
-                                                      "attention_sustained_fraction", "misaligned_gemm_fraction"};
 
 std::vector<RowResult> predict_at(const std::vector<const PreparedRow*>& rows, const std::vector<double>& x,
                                   const CalibrationOptions& options) {
@@ -143,7 +142,7 @@ ArchitectureFit fit(const std::string& architecture, const std::string& preset,
   Objective data{&rows, &options, label, to_unit(models::Efficiencies{}, options.bounds), {}};
   data.free = informed_parameters(rows, data.start, options);
   for (int i = 0; i < kParameters; ++i) {
-    if (std::find(data.free.begin(), data.free.end(), i) == data.free.end()) out.not_informed.push_back(kParameterNames[i]);
+    if (std::find(data.free.begin(), data.free.end(), i) == data.free.end()) out.not_informed.emplace_back(models::kEfficiencyFields[i].name);
   }
   std::vector<double> x;
   for (const int i : data.free) x.push_back(data.start[i]);
