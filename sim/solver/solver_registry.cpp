@@ -5,6 +5,7 @@
 
 #include "sim/solver/auto_schedule.h"
 #include "sim/solver/detail/greedy_schedule.h"
+#include "sim/solver/detail/official_runtime.h"
 #include "sim/solver/ilp_solver.h"
 #include "sim/solver/detail/v_controllable.h"
 #include "sim/solver/detail/zb_v_greedy.h"
@@ -46,6 +47,14 @@ void register_solver_generators(GeneratorRegistry& registry, const SolverGenerat
                              true, greedy_at_multiple(1, "zb-1p")});
   registry.add(GeneratorInfo{"zb-2p", "zb-auto at memory limit 2p (ZB-H2 memory)", ChunkSupport::single,
                              true, greedy_at_multiple(2, "zb-2p")});
+  for (int times_p : {1, 2}) {
+    registry.add(GeneratorInfo{
+        fmt::format("zb-{}p-official", times_p),
+        fmt::format("ZB-{}p as the official runtime builds it: its 8 heuristic variants at {}p on the stages' "
+                    "median F/B/W and largest comm, timed on the true costs",
+                    times_p, times_p),
+        ChunkSupport::single, true, [times_p](const Problem& problem) { return official_runtime_schedule(problem, times_p); }});
+  }
   if (ilp_available()) {
     registry.add(GeneratorInfo{
         "zb-ilp",
