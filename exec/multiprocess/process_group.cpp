@@ -355,6 +355,12 @@ void ProcessGroup::fail(const std::string& reason, bool tell_others) {
 }
 
 void ProcessGroup::abandon(const std::string& reason) {
+  {
+    // A failure already heard here was told to every rank by whoever saw it first; telling this
+    // rank's consequence too could reach a third rank before the cause and be reported instead.
+    std::lock_guard lock(mutex_);
+    if (failure_ || failing_) return;
+  }
   const std::string text = fmt::format("rank {}: {}", rank_, reason);
   fail(text, /*tell_others=*/false);
   tell_others(text);  // from this thread, before it may leave (a second notice is ignored)

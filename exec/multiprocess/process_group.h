@@ -92,7 +92,8 @@ class ProcessGroup {
   void agree(const std::string& account);
 
   // Leaving because of a failure (reason: what went wrong here): every other rank's group fails
-  // with "rank R: reason".
+  // with "rank R: reason". When this rank has already heard of a failure, that first cause is
+  // what every rank reports: this one tells no one.
   void abandon(const std::string& reason);
 
   // The orderly end: a barrier, the threads stop, the transport is finalised.
