@@ -2,6 +2,8 @@
 // activation bytes they keep.
 #include "models/detail/layer_costs.h"
 
+#include <algorithm>
+
 #include "models/detail/kernel_time.h"
 
 namespace zb::models {
@@ -163,8 +165,28 @@ double context_ring_ms(const ModelSetup& setup, const Dims& x) {
   return reduce_scatter_ms(setup.hardware, link, ranks, ranks * 4 * x.tokens * x.kv / x.t);
 }
 
+// What flash attention computes of the s x s score tiles, averaged over the layers: 1/2 under the
+// causal mask; a layer with a sliding window of w computes about w + 128 keys per query (the key
+// blocks of 128 its query block straddles, FlashAttention's tile), at most the causal half. Model
+// flops count s keys per query in a full layer (the mask ignored, as Megatron counts) and w in a
+// windowed one.
+struct AttentionWork {
+  double tiles;       // share of the s x s tiles computed
+  double keys;        // keys per query the model flops count
+};
+
+AttentionWork attention_work(const TransformerSpec& model, double s) {
+  if (model.sliding_window == 0) return {0.5, s};
+  const double w = model.sliding_window;
+  const double share = model.sliding_window_share;
+  constexpr double kKeyBlock = 128;
+  const double windowed = std::min(0.5, (w + kKeyBlock) / s);
+  return {(1 - share) * 0.5 + share * windowed, (1 - share) * s + share * std::min(w, s)};
+}
+
 // The attention core's forward: QK^T, scale, mask and softmax, dropout, scores x V. Each GPU's
-// queries (s / c of them) against all s keys.
+// queries (s / c of them) against all s keys (a sliding window only shortens the fused kernel:
+// without it the scores are materialised whole and masked).
 Pass attention_forward(const ModelSetup& setup, const Dims& x) {
   Pass pass(setup);
   const double heads = x.b * x.a / x.t;
@@ -172,7 +194,9 @@ Pass attention_forward(const ModelSetup& setup, const Dims& x) {
   const GemmShape values{x.queries, x.d, x.s, heads};
   if (setup.flash_attention) {
     // Reads Q, every chunk of K and V, and writes the output once.
-    pass.fused({scores, values}, 0.5, (x.tokens * 4 * x.q + x.b * x.s * 4 * x.kv) / x.t, 4 * x.tokens * x.s * x.q / x.t);
+    const AttentionWork work = attention_work(setup.model, x.s);
+    pass.fused({scores, values}, work.tiles, (x.tokens * 4 * x.q + x.b * x.s * 4 * x.kv) / x.t,
+               4 * x.tokens * work.keys * x.q / x.t);
   } else {
     const double elements = x.tokens * x.a / x.t * x.s;  // per score tensor
     pass.gemm(scores);
@@ -193,8 +217,9 @@ Pass attention_backward(const ModelSetup& setup, const Dims& x) {
   const GemmShape values{x.queries, x.d, x.s, heads};  // dV = P^T dO, dQ = dS K, dK = dS^T Q
   if (setup.flash_attention) {
     // Reads Q, O, dO and every chunk of K and V, writes dQ and every chunk's dK and dV.
-    pass.fused({scores, scores, values, values, values}, 0.5,
-               (T * (4 * x.q + 2 * x.q + 2 * x.q) + x.b * x.s * 8 * x.kv) / x.t, 8 * T * x.s * x.q / x.t);
+    const AttentionWork work = attention_work(setup.model, x.s);
+    pass.fused({scores, scores, values, values, values}, work.tiles,
+               (T * (4 * x.q + 2 * x.q + 2 * x.q) + x.b * x.s * 8 * x.kv) / x.t, 8 * T * work.keys * x.q / x.t);
   } else {
     const double elements = T * x.a / x.t * x.s;
     pass.gemm(values);                        // dV

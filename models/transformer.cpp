@@ -60,7 +60,7 @@ TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_
   check_known_fields(object,
                      {"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab",
                       "seq_len", "mlp", "norm", "bias", "dropout", "positions", "tied_embeddings", "moe_experts", "moe_topk",
-                      "moe_shared_experts", "moe_ffn_hidden"},
+                      "moe_shared_experts", "moe_ffn_hidden", "sliding_window", "sliding_window_share"},
                      source);
   TransformerSpec spec;
   spec.name = string_field_or(object, "name", source, "");
@@ -106,6 +106,12 @@ TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_
     for (const char* key : {"moe_topk", "moe_shared_experts", "moe_ffn_hidden"}) {
       if (object.contains(key)) throw InputError(fmt::format("{}: field '{}' needs moe_experts", source, key));
     }
+  }
+  spec.sliding_window = int_field_or(object, "sliding_window", source, 1, 0);
+  if (spec.sliding_window > 0) {
+    spec.sliding_window_share = fraction_field_or(object, "sliding_window_share", source, 1.0);
+  } else if (object.contains("sliding_window_share")) {
+    throw InputError(fmt::format("{}: field 'sliding_window_share' needs sliding_window", source));
   }
   if (spec.head_width == 0 && spec.hidden % spec.heads != 0) {
     throw InputError(fmt::format("{}: field 'heads' is {}: it must divide hidden ({}), or give head_dim", source,

@@ -33,6 +33,11 @@ struct TransformerSpec {
   int moe_topk = 0;
   int moe_shared_experts = 0;
   int moe_ffn_hidden = 0;
+  // Sliding-window attention (GPT-OSS, Mistral, Gemma): in a share of the layers each query
+  // attends to at most the `sliding_window` tokens before it; the other layers attend causally to
+  // the whole sequence. 0: every layer full.
+  int sliding_window = 0;
+  double sliding_window_share = 0;  // of the layers, in (0, 1]; GPT-OSS alternates: 0.5
 
   bool moe() const { return moe_experts > 0; }
   int head_dim() const { return head_width > 0 ? head_width : hidden / heads; }

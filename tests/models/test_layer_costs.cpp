@@ -137,6 +137,46 @@ TEST(Transformer, HeadDimGivenApartFromTheHiddenSize) {
   EXPECT_DOUBLE_EQ(layer.flops_f, 2 * T * h * (q + 2 * kv) + 4 * T * T * q + 2 * T * q * h + 2 * T * h * 3 * f);
 }
 
+// Sliding-window attention (GPT-OSS: 128 tokens in alternate layers): the fused kernel computes
+// (w + 128) / s of the score tiles in a windowed layer instead of the causal half, and the model
+// flops count w keys per query there instead of s; the GEMMs and the kernel's bytes are unchanged.
+TEST(Transformer, SlidingWindowShortensTheFusedAttentionOnly) {
+  const char* base = R"({"layers": 36, "hidden": 2880, "heads": 64, "kv_heads": 8, "head_dim": 64,
+      "ffn_hidden": 2880, "vocab": 201088, "seq_len": 4096, "mlp": "swiglu", "norm": "rmsnorm", "bias": true,
+      "dropout": false, "positions": "rope", "tied_embeddings": false)";
+  const TransformerSpec full = transformer_from_json(nlohmann::json::parse(std::string(base) + "}"), "test");
+  const TransformerSpec alternate = transformer_from_json(
+      nlohmann::json::parse(std::string(base) + R"(, "sliding_window": 128, "sliding_window_share": 0.5})"), "test");
+  const TransformerSpec every = transformer_from_json(
+      nlohmann::json::parse(std::string(base) + R"(, "sliding_window": 128})"), "test");
+  EXPECT_EQ(every.sliding_window_share, 1.0);
+  const double T = 4096, q = 4096, w = 128;
+  const PieceCosts f = layer_costs(full, 1, true), a = layer_costs(alternate, 1, true), e = layer_costs(every, 1, true);
+  EXPECT_DOUBLE_EQ(f.flops_f - a.flops_f, 0.5 * 4 * T * (T - w) * q);
+  EXPECT_DOUBLE_EQ(f.flops_f - e.flops_f, 4 * T * (T - w) * q);
+  EXPECT_DOUBLE_EQ(f.flops_w, e.flops_w);
+  EXPECT_LT(e.t_f_ms, a.t_f_ms);
+  EXPECT_LT(a.t_f_ms, f.t_f_ms);
+  EXPECT_LT(a.t_b_ms, f.t_b_ms);
+  EXPECT_DOUBLE_EQ(a.t_w_ms, f.t_w_ms);
+  // Without flash attention the scores are materialised whole and masked: no saving.
+  EXPECT_DOUBLE_EQ(layer_costs(alternate, 1, false).t_f_ms, layer_costs(full, 1, false).t_f_ms);
+  // A window of the whole sequence is the causal mask.
+  const TransformerSpec wide = transformer_from_json(
+      nlohmann::json::parse(std::string(base) + R"(, "sliding_window": 8192})"), "test");
+  EXPECT_DOUBLE_EQ(layer_costs(wide, 1, true).t_f_ms, f.t_f_ms);
+  try {
+    transformer_from_json(nlohmann::json::parse(std::string(base) + R"(, "sliding_window_share": 0.5})"), "my.json");
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_STREQ(error.what(), "my.json: field 'sliding_window_share' needs sliding_window");
+  }
+  EXPECT_THROW(transformer_from_json(nlohmann::json::parse(std::string(base) +
+                                                           R"(, "sliding_window": 128, "sliding_window_share": 0})"),
+                                     "my.json"),
+               InputError);
+}
+
 TEST(Transformer, BadFieldsNameSourceFieldAndValue) {
   try {
     transformer_from_json(nlohmann::json::parse(R"({"layers": 2, "hidden": 100, "heads": 3, "vocab": 10,

@@ -34,6 +34,16 @@ TEST(Presets, EveryTransformerAndHardwarePresetLoads) {
   }
 }
 
+// GPT-OSS-120B's checkpoint holds 116,829,156,672 parameters ("116.8B" on its model card): the
+// preset counts all but the router biases (128 per layer) and attention sinks (64 per layer).
+TEST(Presets, GptOssCountsItsCheckpointsParameters) {
+  const ModelSetup setup = model_setup_from_json({{"model", "gpt-oss-120b"}, {"hardware", "h100-sxm"}}, "gpt-oss",
+                                                 ".", catalog::read_preset_file);
+  EXPECT_DOUBLE_EQ(setup.model.total_params(), 116829156672.0 - 36 * (128 + 64));
+  EXPECT_EQ(setup.model.sliding_window, 128);
+  EXPECT_DOUBLE_EQ(setup.model.sliding_window_share, 0.5);
+}
+
 TEST(Presets, ClusterPresetsOfTheEngineAreReadForLinks) {
   const nlohmann::json scenario = {{"model", "gpt-1.5b"}, {"hardware", "a100-80gb"}, {"cluster", "4x8-ib200"}};
   const ModelSetup setup = model_setup_from_json(scenario, "s", ".", catalog::read_preset_file);

@@ -77,10 +77,6 @@ RowModel row_model(const MeasuredRow& row, int tensor, std::string_view file) {
     m.uncovered = "multi-head latent attention (MLA) and dense first layers";
     return m;
   }
-  if (contains(notes, "sliding-window")) {
-    m.uncovered = "sliding-window attention in alternate layers";
-    return m;
-  }
   m.kv_heads = given("kv_heads");
   if (m.kv_heads == 0) m.kv_heads = m.heads;
   m.ffn_hidden = given("ffn_hidden");
@@ -92,7 +88,10 @@ RowModel row_model(const MeasuredRow& row, int tensor, std::string_view file) {
 
   // The family's variants. Llama and Qwen: SwiGLU, RMSNorm, no biases or dropout, RoPE, untied
   // output layer. GPT (Megatron), BLOOM and Nemotron: LayerNorm, biases, a tied output layer.
-  m.swiglu = contains(notes, "SwiGLU") || contains_nocase(name, "llama") || contains_nocase(name, "qwen");
+  // GPT-OSS (its config.json): SwiGLU experts, RMSNorm, RoPE and an untied output layer, but biases
+  // on the attention's and the experts' linear layers.
+  const bool gpt_oss = contains_nocase(name, "gpt oss") || contains_nocase(name, "gpt-oss");
+  m.swiglu = contains(notes, "SwiGLU") || contains_nocase(name, "llama") || contains_nocase(name, "qwen") || gpt_oss;
   const bool bloom = contains_nocase(name, "bloom") || contains(notes, "ALiBi");
   nlohmann::json& o = m.object;
   o["name"] = name;
@@ -114,11 +113,20 @@ RowModel row_model(const MeasuredRow& row, int tensor, std::string_view file) {
     o["moe_ffn_hidden"] = given("moe_ffn_hidden");
     if (contains(notes, "tokendrop")) m.assumptions.push_back("token-dropping routing costed as balanced and dropless");
   }
+  // "alternating 128-token sliding-window / full attention" (GPT-OSS): half the layers windowed.
+  static const std::regex window(R"((\d+)-token sliding-window)");
+  if (const double w = first_number(notes, window); w > 0) {
+    o["sliding_window"] = static_cast<int>(w);
+    o["sliding_window_share"] = contains(notes, "alternating") ? 0.5 : 1.0;
+  } else if (contains(notes, "sliding-window")) {
+    m.uncovered = "sliding-window attention without its window size";
+    return m;
+  }
   o["vocab"] = pads_vocabulary(framework) ? padded_vocabulary(m.vocab, tensor) : m.vocab;
   o["seq_len"] = m.seq_len;
   o["mlp"] = m.swiglu ? "swiglu" : "gelu";
   o["norm"] = m.swiglu ? "rmsnorm" : "layernorm";
-  o["bias"] = !m.swiglu;
+  o["bias"] = !m.swiglu || gpt_oss;
   o["dropout"] = !m.swiglu && !bloom;
   o["positions"] = m.swiglu || bloom ? "rope" : "learned";
   o["tied_embeddings"] = !m.swiglu;

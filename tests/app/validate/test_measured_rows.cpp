@@ -89,6 +89,24 @@ TEST(RowModel, FamiliesAndMegatronVocabularyPadding) {
   EXPECT_EQ(row_model(find(table, "L1"), 4, kKnown).object["vocab"], 32256);  // 512 x 63
 }
 
+// GPT-OSS: SwiGLU with biases, and the window of its sliding-window layers from the notes.
+TEST(RowModel, SlidingWindowFromTheNotes) {
+  MeasuredRow row = find(read_measured_csv(kKnown), "L1");
+  row.cells["model"] = "GPT OSS 120B";
+  row.cells["notes"] = "head_dim 64; alternating 128-token sliding-window / full attention";
+  const RowModel oss = row_model(row, 1, kKnown);
+  EXPECT_TRUE(oss.uncovered.empty()) << oss.uncovered;
+  EXPECT_EQ(oss.object["mlp"], "swiglu");
+  EXPECT_EQ(oss.object["bias"], true);
+  EXPECT_EQ(oss.object["sliding_window"], 128);
+  EXPECT_EQ(oss.object["sliding_window_share"], 0.5);
+  row.cells["notes"] = "4096-token sliding-window attention";
+  EXPECT_EQ(row_model(row, 1, kKnown).object["sliding_window"], 4096);
+  EXPECT_EQ(row_model(row, 1, kKnown).object["sliding_window_share"], 1.0);
+  row.cells["notes"] = "sliding-window attention";
+  EXPECT_EQ(row_model(row, 1, kKnown).uncovered, "sliding-window attention without its window size");
+}
+
 TEST(RowMachine, ClusterFromTheInterconnectClassAndPresets) {
   const MeasuredTable table = read_measured_csv(kKnown);
   const RowMachine a100 = row_machine(find(table, "G1"));
