@@ -109,6 +109,7 @@ StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std:
     costs.t_f_ms.push_back(stage.t_f_ms);
     costs.t_b_ms.push_back(stage.t_b_ms);
     costs.t_w_ms.push_back(stage.t_w_ms);
+    costs.t_a2a_ms.push_back(n * layer.t_a2a_ms);
     costs.mem_f_GB.push_back(stage.act_b_bytes * 1e-9);
     costs.mem_b_GB.push_back((stage.act_w_bytes - stage.act_b_bytes) * 1e-9);
     costs.mem_w_GB.push_back(-stage.act_w_bytes * 1e-9);

@@ -15,7 +15,8 @@ namespace zb::models {
 // Per-stage costs in milliseconds and GB (1e9 bytes), indexed by stage (p * v of them).
 struct StageCosts {
   std::vector<int> layers;
-  std::vector<double> t_f_ms, t_b_ms, t_w_ms;
+  std::vector<double> t_f_ms, t_b_ms, t_w_ms;  // each pass alone
+  std::vector<double> t_a2a_ms;  // of t_f_ms and of t_b_ms: the MoE all-to-all an overlapped pair may hide
   std::vector<double> t_comm_ms;  // boundary s -> s+1 (the last: back to stage 0's device)
   std::vector<double> mem_f_GB, mem_b_GB, mem_w_GB;
   std::vector<double> static_GB;  // per device: parameters, gradients and optimizer state (GB per GPU)

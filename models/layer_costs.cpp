@@ -70,16 +70,24 @@ class Pass {
   void collective(double ms) {
     if (ms > 0) ms_ += ms + overhead_ms();
   }
+  // An expert-parallel all-to-all (dispatch, combine): part of the pass alone, and also counted
+  // apart, as what an overlapped pair may hide under its partner's compute (sim/core/pass_time.h).
+  void all_to_all(double ms) {
+    collective(ms);
+    if (ms > 0) a2a_ms_ += ms;
+  }
   // A transfer that runs beside the pass's kernels and that it waits for at its end: the pass
   // takes the longer of the two.
   void overlap(double ms) { ms_ = std::max(ms_, ms); }
   void add(const Pass& other) {
     flops_ += other.flops_;
     ms_ += other.ms_;
+    a2a_ms_ += other.a2a_ms_;
   }
 
   double flops() const { return flops_; }
   double ms() const { return ms_; }
+  double a2a_ms() const { return a2a_ms_; }
 
  private:
   double flat_ms(double flops) const { return flops / (gpu_.peak_tflops_bf16 * 1e9 * *mfu_); }
@@ -91,6 +99,7 @@ class Pass {
   int tp_overlap_chunks_;  // 0: tensor-parallel collectives after or before their GEMMs
   double flops_ = 0;
   double ms_ = 0;
+  double a2a_ms_ = 0;  // of ms_
 };
 
 // The shapes every piece needs, per GPU of a tensor-parallel group.
@@ -257,18 +266,18 @@ RoutedExperts routed_experts(const ModelSetup& setup, const Dims& x) {
   r.f.gemm({tokens, x.experts, x.h});        // router logits
   r.f.memory(tokens * x.experts * 8);        // softmax and top-k over fp32 logits
   r.f.memory(x.routed * 4 * x.h);            // permute: one copy per chosen expert, grouped by expert
-  r.f.collective(a2a);                       // dispatch
+  r.f.all_to_all(a2a);                       // dispatch
   r.f.linear({x.per_expert, up, x.h, x.local}, x.routed * x.h);  // grouped GEMM, gate and up
   r.f.memory(x.routed * (x.swiglu ? 6 : 4) * x.fe);
   r.f.linear({x.per_expert, x.h, x.fe, x.local}, x.routed * x.fe);  // grouped GEMM, down
-  r.f.collective(a2a);                       // combine
+  r.f.all_to_all(a2a);                       // combine
   r.f.memory(x.routed * 4 * x.h + tokens * 2 * x.h);  // un-permute, weight and sum the copies
   r.b.memory(x.routed * 4 * x.h);            // the sum's and the weights' gradients, permuted
-  r.b.collective(a2a);                       // combine's backward
+  r.b.all_to_all(a2a);                       // combine's backward
   r.b.linear({x.per_expert, x.fe, x.h, x.local}, x.routed * x.h);
   r.b.memory(x.routed * (x.swiglu ? 10 : 6) * x.fe);
   r.b.linear({x.per_expert, x.h, up, x.local}, x.routed * up);
-  r.b.collective(a2a);                       // dispatch's backward
+  r.b.all_to_all(a2a);                       // dispatch's backward
   r.b.memory(x.routed * 4 * x.h);            // un-permute the input gradients
   r.b.gemm({tokens, x.h, x.experts});        // router
   r.w.linear({x.h, up, x.per_expert, x.local, 8}, 0);
@@ -346,6 +355,9 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   costs.t_f_ms = f.ms();
   costs.t_b_ms = b.ms();
   costs.t_w_ms = w.ms();
+  // What a pair may hide: F's dispatch and combine, and as much of B's (a recomputed forward's
+  // all-to-all stays in B's compute, which no pair hides).
+  costs.t_a2a_ms = std::min(f.a2a_ms(), b.a2a_ms());
 
   // M_B in bytes per token (16-bit values, 1-byte dropout masks).
   if (recompute == Recompute::full) {

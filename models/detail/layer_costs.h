@@ -18,6 +18,7 @@ struct PieceCosts {
   double t_f_ms = 0;       // every kernel of the pass, recomputation and tensor-parallel collectives
   double t_b_ms = 0;
   double t_w_ms = 0;
+  double t_a2a_ms = 0;     // of t_f_ms and of t_b_ms: the expert-parallel all-to-all a pair may hide
   double act_b_bytes = 0;  // M_B: what F leaves behind for B
   double act_w_bytes = 0;  // M_W: what B leaves behind for W
 };

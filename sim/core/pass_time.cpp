@@ -23,18 +23,41 @@ double a2a_time(const Problem& problem, Pass pass, int stage) {
   return problem.t_a2a[static_cast<std::size_t>(stage)];
 }
 
+// What one part's all-to-all adds to an overlapped block: the share the pair may not hide, plus
+// the hidden share's price. Hidden under the partner's compute c, the all-to-all takes
+// comm_sm_share of the SMs while it runs, so c slows to c / (1 - share) meanwhile: an all-to-all
+// of H that ends within it costs share * H; a longer one covers all of c and costs H - c.
+double exposed_a2a(const Problem& problem, double a2a, double partner_compute) {
+  const double hidden = problem.a2a_overlap * a2a;
+  const double share = problem.comm_sm_share;
+  const double price = hidden * (1 - share) <= partner_compute ? share * hidden : hidden - partner_compute;
+  return (a2a - hidden) + price;
+}
+
 }  // namespace
 
 double pass_time(const Problem& problem, Pass pass, int stage) {
   return compute_time(problem, pass, stage) + a2a_time(problem, pass, stage);
 }
 
+Problem with_all_to_all_in_compute(const Problem& problem) {
+  Problem planned = problem;
+  if (problem.t_a2a.empty()) return planned;
+  for (std::size_t s = 0; s < problem.t_a2a.size(); ++s) {
+    planned.t_f[s] += problem.t_a2a[s];
+    planned.t_b[s] += problem.t_a2a[s];
+    planned.t_bw[s] += problem.t_a2a[s];
+  }
+  planned.t_a2a.clear();
+  return planned;
+}
+
 BlockTimes overlapped_times(const Problem& problem, Pass first, int first_stage, Pass second, int second_stage) {
   const double c1 = compute_time(problem, first, first_stage);
   const double c2 = compute_time(problem, second, second_stage);
   const double total = c1 + c2 - problem.overlap * std::min(c1, c2) +
-                       std::max(0.0, a2a_time(problem, first, first_stage) - c2) +
-                       std::max(0.0, a2a_time(problem, second, second_stage) - c1);
+                       exposed_a2a(problem, a2a_time(problem, first, first_stage), c2) +
+                       exposed_a2a(problem, a2a_time(problem, second, second_stage), c1);
   const double alone1 = pass_time(problem, first, first_stage);
   const double alone = alone1 + pass_time(problem, second, second_stage);
   const double share = alone > 0 ? total * alone1 / alone : 0.0;

@@ -12,9 +12,16 @@ namespace zb {
 // which nothing hides.
 double pass_time(const Problem& problem, Pass pass, int stage);
 
+// The problem a planner (the solvers, the cost-driven generators) sees: each pass's time alone,
+// its all-to-all in its compute (t_a2a empty). Planners build schedules without overlapped pairs,
+// where that is exactly what the evaluator charges.
+Problem with_all_to_all_in_compute(const Problem& problem);
+
 // An overlapped pair: both parts start together and finish together after `total()`. The block
-// takes c1 + c2 - overlap * min(c1, c2) of compute (c: the parts' compute times) plus whatever of
-// each part's all-to-all the partner's compute does not cover, max(0, a2a1 - c2) + max(0, a2a2 - c1).
+// takes c1 + c2 - overlap * min(c1, c2) of compute (c: the parts' compute times) plus, for each
+// part's all-to-all a, what the partner's compute c' does not hide: (1 - a2a_overlap) a is exposed;
+// the hidden share h = a2a_overlap a slows c' by the SMs it takes (comm_sm_share s), costing s h
+// when h (1 - s) <= c', else h - c'. With s = 0 and a2a_overlap 1: max(0, a1 - c2) + max(0, a2 - c1).
 // `first` and `second` split the block in proportion to the parts' times alone: what a trace
 // records and draws for each part, one box in two colours.
 struct BlockTimes {

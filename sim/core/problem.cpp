@@ -188,6 +188,12 @@ void Problem::validate() const {
   if (!(overlap >= 0 && overlap <= 1)) {
     throw InputError(fmt::format("problem: field 'overlap' is {}: expected a number in [0, 1]", overlap));
   }
+  if (!(a2a_overlap >= 0 && a2a_overlap <= 1)) {
+    throw InputError(fmt::format("problem: field 'a2a_overlap' is {}: expected a fraction in [0, 1]", a2a_overlap));
+  }
+  if (!(comm_sm_share >= 0 && comm_sm_share < 1)) {
+    throw InputError(fmt::format("problem: field 'comm_sm_share' is {}: expected a fraction in [0, 1)", comm_sm_share));
+  }
   check_array(mem_f, "mem_f", s, false, true);
   check_array(mem_b, "mem_b", s, true, true);
   check_array(mem_w, "mem_w", s, true, false);

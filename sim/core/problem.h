@@ -43,6 +43,10 @@ struct StagePath {
   bool contains(int stage) const { return stage >= first && stage <= last; }
 };
 
+// DeepSeek-V3 gives 20 of the H800's 132 SMs to its dispatch and combine kernels (DeepSeek-V3
+// technical report, section 3.2.2).
+inline constexpr double kDeepSeekCommSmShare = 20.0 / 132.0;
+
 // The normalised problem: every cost is a per-stage array (size stages()).
 struct Problem {
   int devices = 0;       // p
@@ -59,6 +63,12 @@ struct Problem {
   // How much of an overlapped pair's compute runs concurrently, in [0, 1]: 0 runs the two parts
   // one after the other, 1 hides the shorter one entirely.
   double overlap = 0;
+  // The share of each part's all-to-all an overlapped pair hides under the partner's compute: 1
+  // (DualPipe, Megatron's overlap_moe_expert_parallel_comm) to 0 (every all-to-all exposed).
+  double a2a_overlap = 1;
+  // The share of the GPU's SMs the all-to-all kernels take while they run beside a pair's compute,
+  // which runs slower by as much meanwhile: in [0, 1).
+  double comm_sm_share = kDeepSeekCommSmShare;
   std::vector<double> mem_f, mem_b, mem_w;  // per stage activation deltas; sum to 0 per stage
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;  // activation bytes per microbatch across a stage boundary (engines)

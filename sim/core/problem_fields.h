@@ -35,7 +35,7 @@ struct ProblemField {
 };
 
 // In the order scenario files and --help list them: p, m, chunks, placement, t_f, t_b, t_w,
-// t_bw, t_comm, t_a2a, overlap, mem_f, mem_b, mem_w, mem_limit, bytes_act, time_unit, t_opt,
+// t_bw, t_comm, t_a2a, overlap, a2a_overlap, comm_sm_share, mem_f, mem_b, mem_w, mem_limit, bytes_act, time_unit, t_opt,
 // t_reduce_hop.
 std::span<const ProblemField> problem_fields();
 

@@ -111,6 +111,8 @@ Problem ProblemSpec::build(std::string_view source) const {
   problem.t_comm = per_link ? per_boundary_from_links(t_comm, problem) : per_stage(t_comm, "t_comm", *this, false, source);
   if (!t_a2a.empty()) problem.t_a2a = per_stage(t_a2a, "t_a2a", *this, true, source);
   problem.overlap = overlap;
+  problem.a2a_overlap = a2a_overlap;
+  problem.comm_sm_share = comm_sm_share;
   problem.mem_f = per_stage(mem_f, "mem_f", *this, true, source);
   problem.mem_b = per_stage(mem_b, "mem_b", *this, true, source);
   problem.mem_w = per_stage(mem_w, "mem_w", *this, true, source);

@@ -28,6 +28,8 @@ struct ProblemSpec {
   std::vector<double> t_comm{0.0};
   std::vector<double> t_a2a;  // empty: no all-to-all
   double overlap = 0;
+  double a2a_overlap = 1;                 // Problem::a2a_overlap
+  double comm_sm_share = kDeepSeekCommSmShare;  // Problem::comm_sm_share
   std::vector<double> mem_f{1.0}, mem_b{-0.5}, mem_w{-0.5};
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;

@@ -1,4 +1,5 @@
 // zb-auto across placements (see auto_schedule.h).
+#include "sim/core/pass_time.h"
 #include "sim/solver/auto_schedule.h"
 
 #include <fmt/format.h>
@@ -91,6 +92,7 @@ AutoResult best_multi_chunk(const Problem& problem, std::optional<double> reques
 }  // namespace
 
 AutoResult auto_schedule(const Problem& problem, std::optional<double> memory_limit) {
+  if (!problem.t_a2a.empty()) return auto_schedule(with_all_to_all_in_compute(problem), memory_limit);
   check_solver_work(problem, 1, "zb-auto");
   if (problem.chunks == 1) {
     GreedyResult greedy = greedy_schedule(problem, memory_limit);

@@ -7,11 +7,14 @@
 
 #include "sim/support/error.h"
 #include "sim/core/limits.h"
+#include "sim/core/pass_time.h"
 #include "sim/solver/auto_schedule.h"
 
 namespace zb {
 
 std::vector<FrontierPoint> memory_frontier(const Problem& problem, const FrontierOptions& options) {
+  // The planners' problem (pass_time.h): its work counts the all-to-all no pair hides here.
+  if (!problem.t_a2a.empty()) return memory_frontier(with_all_to_all_in_compute(problem), options);
   if (!(options.step_times_p > 0) || options.to_times_p < options.from_times_p) {
     throw InputError("frontier: need step > 0 and to >= from");
   }

@@ -1,4 +1,5 @@
 // solve_ilp: zb-auto first, then the lower bound, then CBC on the full or decomposed model.
+#include "sim/core/pass_time.h"
 #include "sim/solver/ilp_solver.h"
 
 #include <fmt/format.h>
@@ -467,6 +468,7 @@ void solve_with_mip(Solve& solve) {
 }  // namespace
 
 IlpResult solve_ilp(const Problem& problem, const IlpOptions& options) {
+  if (!problem.t_a2a.empty()) return solve_ilp(with_all_to_all_in_compute(problem), options);
   const auto start = Clock::now();
   if (problem.chunks != 1) return solve_chunked(problem, options, start);
   const std::optional<double> requested = options.memory_limit ? options.memory_limit : problem.memory_limit();

@@ -17,11 +17,14 @@
 namespace zb {
 namespace {
 
-// One device holding both stages of a V (p = 1), per chunk t_f 1, t_b 2, t_w 1 (t_bw 3).
-Problem one_device(double overlap, double a2a_per_chunk = 0) {
+// One device holding both stages of a V (p = 1), per chunk t_f 1, t_b 2, t_w 1 (t_bw 3); the
+// all-to-all takes no SMs unless `sm_share` says so.
+Problem one_device(double overlap, double a2a_per_chunk = 0, double sm_share = 0, double a2a_overlap = 1) {
   ProblemSpec spec = testing::uniform_spec(1, 2, 2, 4, 2, 0, 2);
   spec.placement = Placement::vshape;
   spec.overlap = overlap;
+  spec.comm_sm_share = sm_share;
+  spec.a2a_overlap = a2a_overlap;
   if (a2a_per_chunk > 0) spec.t_a2a = {2 * a2a_per_chunk};
   return spec.build();
 }
@@ -75,6 +78,44 @@ TEST(OverlapTiming, BlockTimeFollowsOverlapAndAllToAll) {
   EXPECT_DOUBLE_EQ(overlapped_times(a2a, Pass::F, 0, Pass::BW, 1).total(), 3.5);
   // All-to-all 2: BW's exceeds F's compute (1) by 1; F's hides under BW's 3.
   EXPECT_DOUBLE_EQ(overlapped_times(one_device(1, 2), Pass::F, 0, Pass::BW, 1).total(), 4.0);
+}
+
+// The hidden all-to-all takes SMs from the partner's compute (DeepSeek-V3: 20 of 132), and
+// a2a_overlap says how much of it a pair may hide at all.
+TEST(OverlapTiming, HidingCostsTheSharedSmsAndCanBeTurnedOff) {
+  // F (c 1, a2a 0.5) with BW (c 3, a2a 0.5), overlap 0, share 0.25: F's all-to-all ends within
+  // BW's slowed compute (0.5 x 0.75 <= 3): 0.25 x 0.5; BW's within F's (0.375 <= 1): the same.
+  EXPECT_DOUBLE_EQ(overlapped_times(one_device(0, 0.5, 0.25), Pass::F, 0, Pass::BW, 1).total(), 4.0 + 0.25);
+  // BW's all-to-all of 2 outlasts F's compute slowed to 1 / 0.75: it costs 2 - 1 = 1.
+  EXPECT_DOUBLE_EQ(overlapped_times(one_device(0, 2, 0.25), Pass::F, 0, Pass::BW, 1).total(), 4.0 + 0.5 + 1.0);
+  // At the boundary (a2a 4/3 against c 1) both forms agree: 0.25 x 4/3 = 4/3 - 1.
+  EXPECT_NEAR(overlapped_times(one_device(0, 4.0 / 3, 0.25), Pass::F, 0, Pass::BW, 1).total(),
+              4.0 + 0.25 * 4.0 / 3 + 1.0 / 3, 1e-12);
+  // Nothing hidden: the pair takes its parts alone, all-to-all included.
+  const Problem off = one_device(0, 0.5, 0.25, 0);
+  EXPECT_DOUBLE_EQ(overlapped_times(off, Pass::F, 0, Pass::BW, 1).total(),
+                   pass_time(off, Pass::F, 0) + pass_time(off, Pass::BW, 1));
+  // Half hidden: 0.25 of each exposed, the hidden 0.25 costs 0.25 x 0.25.
+  EXPECT_DOUBLE_EQ(overlapped_times(one_device(0, 0.5, 0.25, 0.5), Pass::F, 0, Pass::BW, 1).total(),
+                   4.0 + 2 * (0.25 + 0.0625));
+  // The default is DeepSeek's share; a share of 1 would stop the compute.
+  EXPECT_DOUBLE_EQ(ProblemSpec{}.comm_sm_share, 20.0 / 132.0);
+  ProblemSpec bad = testing::uniform_spec(1, 2, 2, 4, 2, 0, 2);
+  bad.comm_sm_share = 1;
+  EXPECT_THROW(bad.build(), InputError);
+  bad.comm_sm_share = 0;
+  bad.a2a_overlap = 1.5;
+  EXPECT_THROW(bad.build(), InputError);
+}
+
+// Planners see each pass alone: the all-to-all folded into F, B and BW.
+TEST(OverlapTiming, PlannersSeeThePassesAlone) {
+  const Problem a2a = one_device(0, 0.5);
+  const Problem planned = with_all_to_all_in_compute(a2a);
+  EXPECT_TRUE(planned.t_a2a.empty());
+  for (const Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
+    for (int stage = 0; stage < 2; ++stage) EXPECT_DOUBLE_EQ(pass_time(planned, pass, stage), pass_time(a2a, pass, stage));
+  }
 }
 
 TEST(OverlapTiming, EvaluatorRunsThePairAsOneBlock) {

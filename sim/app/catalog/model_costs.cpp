@@ -52,6 +52,20 @@ models::StageCosts apply_model_costs(const models::ModelSetup& setup, ProblemSpe
   set("t_f", spec.t_f, costs.t_f_ms);
   set("t_b", spec.t_b, costs.t_b_ms);
   set("t_w", spec.t_w, costs.t_w_ms);
+  // The MoE all-to-all apart from F's and B's compute, where an overlapped pair can hide it
+  // (sim/core/pass_time.h); a pass alone takes both, as the model costs it.
+  const bool all_to_all = std::any_of(costs.t_a2a_ms.begin(), costs.t_a2a_ms.end(), [](double ms) { return ms > 0; });
+  if (all_to_all && !explicit_fields.contains("t_f") && !explicit_fields.contains("t_b") &&
+      !explicit_fields.contains("t_a2a")) {
+    std::vector<double> f = costs.t_f_ms, b = costs.t_b_ms;
+    for (std::size_t s = 0; s < f.size(); ++s) {
+      f[s] -= costs.t_a2a_ms[s];
+      b[s] -= costs.t_a2a_ms[s];
+    }
+    spec.t_f = compact(f, spec.chunks);
+    spec.t_b = compact(b, spec.chunks);
+    spec.t_a2a = compact(costs.t_a2a_ms, spec.chunks);
+  }
   if (!explicit_fields.contains("t_comm")) {
     const bool uniform = std::all_of(costs.t_comm_ms.begin(), costs.t_comm_ms.end(),
                                      [&](double value) { return value == costs.t_comm_ms.front(); });

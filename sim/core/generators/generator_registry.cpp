@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sim/core/pass_time.h"
 #include "sim/support/error.h"
 #include "sim/core/generators/generators.h"
 
@@ -78,7 +79,7 @@ Schedule generate(const GeneratorRegistry& registry, std::string_view name, cons
                                  "run by dualpipe only",
                                  name));
   }
-  Schedule schedule = info.make(problem);
+  Schedule schedule = info.make(with_all_to_all_in_compute(problem));
   schedule.name = info.name;
   schedule.placement = problem.placement;
   schedule.chunks = problem.chunks;
