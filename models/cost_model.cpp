@@ -75,26 +75,36 @@ StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std:
   const int copy_stages = path_stages(shape);
   costs.layers = layers_per_stage(setup, shape, source);
   PieceCosts layer = layer_costs(setup);
+  // A MoE model's first moe_dense_layers layers have a dense MLP instead of experts.
+  const ModelSetup dense_setup = dense_layer_setup(setup);
+  PieceCosts dense_layer = layer_costs(dense_setup);
   PieceCosts embedding = embedding_costs(setup);
   PieceCosts output = output_costs(setup);
   const double layer_params = layer_params_per_gpu(setup);
+  const double dense_layer_params = layer_params_per_gpu(dense_setup);
   const double layer_expert_params = layer_expert_params_per_gpu(setup);
   if (gathers_per_microbatch(setup, shape)) {
     const Link& link = data_parallel_link(setup.interconnect, 0, setup.parallel.gradient_replicas());
     layer = with_parameter_gathers(layer, layer_params, setup, link);
+    dense_layer = with_parameter_gathers(dense_layer, dense_layer_params, setup, link);
     embedding = with_parameter_gathers(embedding, embedding_params_per_gpu(setup), setup, link);
     output = with_parameter_gathers(output, output_params_per_gpu(setup), setup, link);
   }
   std::vector<double> params(shape.devices, 0.0), expert_params(shape.devices, 0.0);
+  int first_layer = 0;  // of the stage, along its copy's path
   for (int s = 0; s < stages; ++s) {
     PieceCosts stage;
-    const double n = costs.layers[s];
-    stage.t_f_ms = n * layer.t_f_ms;
-    stage.t_b_ms = n * layer.t_b_ms;
-    stage.t_w_ms = n * layer.t_w_ms;
-    stage.act_b_bytes = n * layer.act_b_bytes;
-    stage.act_w_bytes = n * layer.act_w_bytes;
-    double stage_params = n * layer_params;
+    if (s % copy_stages == 0) first_layer = 0;
+    const int layers = costs.layers[s];
+    const double dense = std::clamp(setup.model.moe_dense_layers - first_layer, 0, layers);
+    const double n = layers - dense;  // MoE layers, or every layer of a dense model
+    first_layer += layers;
+    stage.t_f_ms = n * layer.t_f_ms + dense * dense_layer.t_f_ms;
+    stage.t_b_ms = n * layer.t_b_ms + dense * dense_layer.t_b_ms;
+    stage.t_w_ms = n * layer.t_w_ms + dense * dense_layer.t_w_ms;
+    stage.act_b_bytes = n * layer.act_b_bytes + dense * dense_layer.act_b_bytes;
+    stage.act_w_bytes = n * layer.act_w_bytes + dense * dense_layer.act_w_bytes;
+    double stage_params = n * layer_params + dense * dense_layer_params;
     for (const auto& [present, piece, piece_params] :
          {std::tuple{s % copy_stages == 0, &embedding, embedding_params_per_gpu(setup)},
           std::tuple{s % copy_stages == copy_stages - 1, &output, output_params_per_gpu(setup)}}) {

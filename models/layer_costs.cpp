@@ -104,7 +104,10 @@ class Pass {
 
 // The shapes every piece needs, per GPU of a tensor-parallel group.
 struct Dims {
-  double b, s, h, a, f, q, kv, d, v, t, tokens;
+  double b, s, h, a, f, v, t, tokens;
+  // Attention widths: Q, K and V (kv_heads of them), the output (the out projection's input), the
+  // query-key and value head dims; MLA's latents (ql 0: Q straight from h) and its RoPE width.
+  double q, k, vw, o, d, dv, ql, kvl, dr;
   double c, queries;  // context parallelism: each GPU holds s / c of every sequence (its queries)
   double rep;  // the share of the replicated (norm, dropout, residual) tensors a GPU holds: 1/t with sequence parallelism
   double drop;
@@ -122,8 +125,14 @@ struct Dims {
     a = model.heads;
     f = model.moe() ? static_cast<double>(model.moe_shared_experts) * model.moe_ffn_hidden : model.ffn_hidden;
     q = model.q_hidden();
-    kv = model.kv_hidden();
-    d = model.head_dim();
+    k = model.k_hidden();
+    vw = model.v_hidden();
+    o = model.o_hidden();
+    d = model.qk_head_dim();
+    dv = model.v_head_dim();
+    ql = model.q_lora_rank;
+    kvl = model.kv_lora_rank;
+    dr = model.rope_head_dim;
     v = model.vocab;
     t = setup.parallel.tensor;
     c = setup.parallel.context;
@@ -171,7 +180,7 @@ double context_ring_ms(const ModelSetup& setup, const Dims& x) {
   const Interconnect& net = setup.interconnect;
   const Link& link = x.t * x.c <= net.gpus_per_node ? net.intra_node : net.inter_node;
   const int ranks = setup.parallel.context;
-  return reduce_scatter_ms(setup.hardware, link, ranks, ranks * 4 * x.tokens * x.kv / x.t);
+  return reduce_scatter_ms(setup.hardware, link, ranks, ranks * 2 * x.tokens * (x.k + x.vw) / x.t);
 }
 
 // What flash attention computes of the s x s score tiles, averaged over the layers: 1/2 under the
@@ -200,12 +209,12 @@ Pass attention_forward(const ModelSetup& setup, const Dims& x) {
   Pass pass(setup);
   const double heads = x.b * x.a / x.t;
   const GemmShape scores{x.queries, x.s, x.d, heads};
-  const GemmShape values{x.queries, x.d, x.s, heads};
+  const GemmShape values{x.queries, x.dv, x.s, heads};
   if (setup.flash_attention) {
     // Reads Q, every chunk of K and V, and writes the output once.
     const AttentionWork work = attention_work(setup.model, x.s);
-    pass.fused({scores, values}, work.tiles, (x.tokens * 4 * x.q + x.b * x.s * 4 * x.kv) / x.t,
-               4 * x.tokens * work.keys * x.q / x.t);
+    pass.fused({scores, values}, work.tiles, (x.tokens * 2 * (x.q + x.o) + x.b * x.s * 2 * (x.k + x.vw)) / x.t,
+               2 * x.tokens * work.keys * (x.q + x.o) / x.t);
   } else {
     const double elements = x.tokens * x.a / x.t * x.s;  // per score tensor
     pass.gemm(scores);
@@ -222,21 +231,23 @@ Pass attention_backward(const ModelSetup& setup, const Dims& x) {
   Pass pass(setup);
   const double T = x.tokens;
   const double heads = x.b * x.a / x.t;
-  const GemmShape scores{x.queries, x.s, x.d, heads};  // recomputed scores, dP = dO V^T
-  const GemmShape values{x.queries, x.d, x.s, heads};  // dV = P^T dO, dQ = dS K, dK = dS^T Q
+  const GemmShape scores{x.queries, x.s, x.d, heads};        // recomputed scores
+  const GemmShape gradient_scores{x.queries, x.s, x.dv, heads};  // dP = dO V^T
+  const GemmShape values{x.queries, x.dv, x.s, heads};       // dV = P^T dO
+  const GemmShape keys{x.queries, x.d, x.s, heads};          // dQ = dS K, dK = dS^T Q
   if (setup.flash_attention) {
     // Reads Q, O, dO and every chunk of K and V, writes dQ and every chunk's dK and dV.
     const AttentionWork work = attention_work(setup.model, x.s);
-    pass.fused({scores, scores, values, values, values}, work.tiles,
-               (T * (4 * x.q + 2 * x.q + 2 * x.q) + x.b * x.s * 8 * x.kv) / x.t, 8 * T * work.keys * x.q / x.t);
+    pass.fused({scores, gradient_scores, values, keys, keys}, work.tiles,
+               (T * (4 * x.q + 4 * x.o) + x.b * x.s * 4 * (x.k + x.vw)) / x.t, 4 * T * work.keys * (x.q + x.o) / x.t);
   } else {
     const double elements = T * x.a / x.t * x.s;
     pass.gemm(values);                        // dV
-    pass.gemm(scores);                        // dP
+    pass.gemm(gradient_scores);               // dP
     pass.memory(x.drop * elements * 5);       // dropout's backward
     pass.memory(elements * 6);                // softmax's backward: read P and dP, write dS
-    pass.gemm(values);                        // dQ
-    pass.gemm(values);                        // dK
+    pass.gemm(keys);                          // dQ
+    pass.gemm(keys);                          // dK
   }
   pass.overlap(2 * context_ring_ms(setup, x));
   return pass;
@@ -292,18 +303,36 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   const Dims x(setup);
   const Collectives tp(setup, x);
   const double T = x.tokens;
-  const double qkv_width = (x.q + 2 * x.kv) / x.t;
+  const bool mla = setup.model.mla();
+  // Without MLA one column-parallel GEMM makes Q, K and V. MLA (Megatron's MLA): the projections
+  // down to the latents, whole on every GPU of the group (`down`), their norms, and column-
+  // parallel projections up from them to Q (`q_in`: from h when there is no Q latent) and to K
+  // and V (`kv_up`).
+  const double qkv_width = mla ? 0 : (x.q + x.k + x.vw) / x.t;
+  const double down = setup.model.mla_down_width();
+  const double q_in = x.ql > 0 ? x.ql : x.h;
+  const double kv_up = x.a * (x.d - x.dr + x.dv) / x.t;
+  const double latent_reduce_ms =
+      mla && x.t > 1 ? all_reduce_ms(setup.hardware, setup.interconnect.intra_node, setup.parallel.tensor, 2 * T * down) : 0;
+  const double rotated = mla ? x.a * x.dr / x.t + x.dr : (x.q + x.k) / x.t;  // RoPE's share of Q and K
   const double up_width = (x.swiglu ? 2 : 1) * x.f / x.t;
   const Recompute recompute = setup.parallel.recompute;
 
   // F, in the order it runs.
   Pass f(setup);
   f.memory(T * x.rep * 4 * x.h);            // norm 1
-  f.linear_with({T, qkv_width, x.h}, T * x.h, tp.gather_ms);
-  if (x.rope) f.memory(T * 4 * (x.q + x.kv) / x.t);  // rotate Q and K
+  if (mla) {
+    f.linear_with({T, down, x.h}, T * x.h, tp.gather_ms);
+    f.memory(T * 4 * (x.ql + x.kvl));       // the latents' norms
+    f.linear({T, x.q / x.t, q_in}, T * q_in);
+    f.linear({T, kv_up, x.kvl}, T * x.kvl);
+  } else {
+    f.linear_with({T, qkv_width, x.h}, T * x.h, tp.gather_ms);
+  }
+  if (x.rope) f.memory(T * 4 * rotated);    // rotate Q and K
   const Pass core = attention_forward(setup, x);
   f.add(core);
-  f.linear_with({T, x.h, x.q / x.t}, T * x.q / x.t, tp.reduce_ms);  // output projection (row-parallel)
+  f.linear_with({T, x.h, x.o / x.t}, T * x.o / x.t, tp.reduce_ms);  // output projection (row-parallel)
   f.memory(T * x.rep * (6 + x.drop) * x.h);  // bias, dropout and residual add
   f.memory(T * x.rep * 4 * x.h);            // norm 2
   if (x.f > 0) {  // the dense MLP (a MoE layer's shared experts)
@@ -330,17 +359,31 @@ PieceCosts layer_costs(const ModelSetup& setup) {
     b.linear_with({T, x.h, up_width}, T * up_width, tp.reduce_ms);
   }
   b.memory(T * x.rep * 6 * x.h);            // norm 2: read input and gradient, write gradient
-  b.linear_with({T, x.q / x.t, x.h}, T * x.h, tp.gather_ms);  // output projection
+  b.linear_with({T, x.o / x.t, x.h}, T * x.h, tp.gather_ms);  // output projection
   b.add(attention_backward(setup, x));
-  if (x.rope) b.memory(T * 4 * (x.q + x.kv) / x.t);
-  b.linear_with({T, x.h, qkv_width}, T * qkv_width, tp.reduce_ms);
+  if (x.rope) b.memory(T * 4 * rotated);
+  if (mla) {
+    b.linear({T, x.kvl, kv_up}, T * kv_up);
+    b.linear({T, q_in, x.q / x.t}, T * x.q / x.t);
+    b.collective(latent_reduce_ms);         // the latents' gradients, summed over the group
+    b.memory(T * 6 * (x.ql + x.kvl));       // the latents' norms
+    b.linear_with({T, x.h, down}, T * down, tp.reduce_ms);
+  } else {
+    b.linear_with({T, x.h, qkv_width}, T * qkv_width, tp.reduce_ms);
+  }
   b.memory(T * x.rep * 6 * x.h);            // norm 1
 
   // W: weight gradients, accumulated into fp32 (8 bytes per element read and written).
   Pass w(setup);
   // The norms' outputs (kept sharded) are gathered again, each for its GEMM.
-  w.linear_with({x.h, qkv_width, T, 1, 8}, 0, tp.gather_ms);
-  w.linear({x.q / x.t, x.h, T, 1, 8}, 0);
+  if (mla) {
+    w.linear_with({x.h, down, T, 1, 8}, 0, tp.gather_ms);
+    w.linear({q_in, x.q / x.t, T, 1, 8}, 0);
+    w.linear({x.kvl, kv_up, T, 1, 8}, 0);
+  } else {
+    w.linear_with({x.h, qkv_width, T, 1, 8}, 0, tp.gather_ms);
+  }
+  w.linear({x.o / x.t, x.h, T, 1, 8}, 0);
   if (x.f > 0) {
     w.linear_with({x.h, up_width, T, 1, 8}, 0, tp.gather_ms);
     w.linear({x.f / x.t, x.h, T, 1, 8}, 0);
@@ -365,8 +408,9 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   } else {
     double attention_block = x.rep * 2 * x.h       // input of the QKV projection
                              + 2 * x.q / x.t       // Q
-                             + 4 * x.kv / x.t      // K and V
-                             + 2 * x.q / x.t       // input of the output projection
+                             + 2 * (x.k + x.vw) / x.t  // K and V
+                             + 2 * x.o / x.t       // input of the output projection
+                             + 4 * (x.ql + x.kvl) + 2 * x.dr  // MLA: the latents before and after their norms, the RoPE key
                              + x.rep * x.drop * x.h;  // residual dropout mask
     if (!setup.flash_attention && recompute == Recompute::none) {
       attention_block += (setup.model.dropout ? 5 : 2) * x.a / x.t * x.s;  // softmax (+ mask, dropout out)
@@ -380,8 +424,10 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   }
   // M_W: the inputs of the GEMMs (the norms' outputs sharded with sequence parallelism, gathered
   // again in W) and the gradients of their outputs (the row-parallel ones whole).
-  const double gemm_inputs = x.rep * 2 * x.h + 2 * x.q / x.t + x.rep * 2 * x.h + 2 * x.f / x.t;
-  const double output_grads = 2 * qkv_width + 2 * x.h + (x.swiglu ? 4 : 2) * x.f / x.t + 2 * x.h;
+  const double gemm_inputs =
+      x.rep * 2 * x.h + 2 * x.o / x.t + x.rep * 2 * x.h + 2 * x.f / x.t + 2 * (x.ql + x.kvl);  // MLA: the up projections'
+  const double attention_grads = mla ? 2 * (x.q / x.t + kv_up + down) : 2 * qkv_width;
+  const double output_grads = attention_grads + 2 * x.h + (x.swiglu ? 4 : 2) * x.f / x.t + 2 * x.h;
   // Routed copies: the grouped GEMMs' inputs (permuted tokens, the activation's output) and their
   // outputs' gradients.
   const double routed = x.routed / T * (2 * x.h + 2 * x.fe + (x.swiglu ? 4 : 2) * x.fe + 2 * x.h);

@@ -113,4 +113,11 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
   return setup;
 }
 
+ModelSetup dense_layer_setup(const ModelSetup& setup) {
+  ModelSetup dense = setup;
+  dense.model = setup.model.dense_layer_model();
+  dense.parallel.expert = 1;
+  return dense;
+}
+
 }  // namespace zb::models

@@ -52,6 +52,10 @@ struct ModelSetup {
 // fitted efficiencies, models/hardware.h) or "roofline"; presets resolve by name, or as paths against base_dir, and are
 // read with `read`. Errors name `source` and the field; a tensor-parallel degree must divide the
 // heads, key/value heads and MLP width, and the GPUs of a node.
+// The setup of a MoE model's leading dense layers (TransformerSpec::moe_dense_layers): the same
+// GPUs, the model without experts.
+ModelSetup dense_layer_setup(const ModelSetup& setup);
+
 ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_view source,
                                  const std::filesystem::path& base_dir, const ReadJsonFile& read);
 

@@ -19,7 +19,10 @@ namespace {
 // Parameters of a layer every GPU of a tensor-parallel group keeps whole.
 double replicated_layer_params(const TransformerSpec& model) {
   const double h = model.hidden;
-  return (model.rms_norm ? 2 : 4) * h + (model.bias ? 2 * h : 0);  // two norms; output and down biases
+  const double norms = model.rms_norm ? 1 : 2;
+  // two norms; output and down biases; MLA's projections down to the latents and their norms
+  return 2 * norms * h + (model.bias ? 2 * h : 0) +
+         (model.mla() ? h * model.mla_down_width() + norms * (model.q_lora_rank + model.kv_lora_rank) : 0);
 }
 
 }  // namespace

@@ -14,12 +14,16 @@ StepWork step_work(const ModelSetup& setup, const PipelineShape& shape, std::str
   work.tokens = work.samples * setup.model.seq_len;
   work.gpus = shape.devices * setup.parallel.gpus_per_device();
   const PieceCosts layer = layer_costs(setup);
+  const PieceCosts dense_layer = layer_costs(dense_layer_setup(setup));
+  const int dense_layers = setup.model.moe_dense_layers;
   const PieceCosts embedding = embedding_costs(setup);
   const PieceCosts output = output_costs(setup);
   const auto total = [](const PieceCosts& piece) { return piece.flops_f + piece.flops_b + piece.flops_w; };
   // Flops are per GPU: a device's t x c GPUs share each pass (recomputation is not model flops).
   const double per_microbatch =
-      (setup.model.layers * total(layer) + total(embedding) + total(output)) * tensor * setup.parallel.context;
+      ((setup.model.layers - dense_layers) * total(layer) + dense_layers * total(dense_layer) + total(embedding) +
+       total(output)) *
+      tensor * setup.parallel.context;
   work.model_flops = per_microbatch * shape.microbatches * replicas;
   work.peak_flops_per_gpu = setup.hardware.peak_tflops_bf16 * 1e12;
   work.static_GB = stage_costs(setup, shape, source).static_GB;

@@ -22,7 +22,13 @@ double mlp_bias_params(const TransformerSpec& m, double f) {
 
 double TransformerSpec::layer_gemm_params() const {
   const double h = hidden;
-  const double attention = 2 * h * q_hidden() + 2 * h * kv_hidden();  // Q and the output projection, K, V
+  // Q, K, V (MLA: down to the latents, then up to the heads' Q, and to K without its shared RoPE
+  // part and V) and the output projection.
+  const double attention =
+      (mla() ? h * mla_down_width() + (q_lora_rank > 0 ? q_lora_rank : h) * q_hidden() +
+                   kv_lora_rank * heads * static_cast<double>(head_dim() + v_head_dim())
+             : h * (q_hidden() + k_hidden() + v_hidden())) +
+      o_hidden() * h;
   if (!moe()) return attention + mlp_gemm_params(*this, ffn_hidden);
   const double router = h * moe_experts;
   return attention + router + (moe_experts + moe_shared_experts) * mlp_gemm_params(*this, moe_ffn_hidden);
@@ -31,7 +37,8 @@ double TransformerSpec::layer_gemm_params() const {
 double TransformerSpec::layer_params() const {
   const double h = hidden;
   double extra = (rms_norm ? 2 : 4) * h;  // two norms per layer
-  if (bias) extra += (q_hidden() + 2 * kv_hidden()) + h;
+  if (mla()) extra += (rms_norm ? 1 : 2) * (q_lora_rank + kv_lora_rank);  // the latents' norms
+  if (bias) extra += (mla() ? 0 : q_hidden() + k_hidden() + v_hidden()) + h;
   extra += moe() ? (moe_experts + moe_shared_experts) * mlp_bias_params(*this, moe_ffn_hidden)
                  : mlp_bias_params(*this, ffn_hidden);
   return layer_gemm_params() + extra;
@@ -50,9 +57,16 @@ double TransformerSpec::output_params() const {
   return (rms_norm ? 1 : 2) * static_cast<double>(hidden) + static_cast<double>(vocab) * hidden;
 }
 
+TransformerSpec TransformerSpec::dense_layer_model() const {
+  TransformerSpec dense = *this;
+  dense.moe_experts = dense.moe_topk = dense.moe_shared_experts = dense.moe_ffn_hidden = dense.moe_dense_layers = 0;
+  return dense;
+}
+
 double TransformerSpec::total_params() const {
   const double output = tied_embeddings ? output_params() - static_cast<double>(vocab) * hidden : output_params();
-  return layers * layer_params() + embedding_params() + output;
+  return (layers - moe_dense_layers) * layer_params() + moe_dense_layers * dense_layer_model().layer_params() +
+         embedding_params() + output;
 }
 
 TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_view source) {
@@ -60,7 +74,8 @@ TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_
   check_known_fields(object,
                      {"name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab",
                       "seq_len", "mlp", "norm", "bias", "dropout", "positions", "tied_embeddings", "moe_experts", "moe_topk",
-                      "moe_shared_experts", "moe_ffn_hidden", "sliding_window", "sliding_window_share"},
+                      "moe_shared_experts", "moe_ffn_hidden", "moe_dense_layers", "q_lora_rank", "kv_lora_rank",
+                      "rope_head_dim", "v_head_dim", "sliding_window", "sliding_window_share"},
                      source);
   TransformerSpec spec;
   spec.name = string_field_or(object, "name", source, "");
@@ -102,9 +117,29 @@ TransformerSpec transformer_from_json(const nlohmann::json& object, std::string_
     }
     spec.moe_shared_experts = int_field_or(object, "moe_shared_experts", source, 0, 0);
     spec.moe_ffn_hidden = int_field_or(object, "moe_ffn_hidden", source, 1, spec.ffn_hidden);
+    spec.moe_dense_layers = int_field_or(object, "moe_dense_layers", source, 0, 0);
+    if (spec.moe_dense_layers >= spec.layers) {
+      throw InputError(fmt::format("{}: field 'moe_dense_layers' is {}: fewer than layers ({})", source,
+                                   spec.moe_dense_layers, spec.layers));
+    }
   } else {
-    for (const char* key : {"moe_topk", "moe_shared_experts", "moe_ffn_hidden"}) {
+    for (const char* key : {"moe_topk", "moe_shared_experts", "moe_ffn_hidden", "moe_dense_layers"}) {
       if (object.contains(key)) throw InputError(fmt::format("{}: field '{}' needs moe_experts", source, key));
+    }
+  }
+  spec.kv_lora_rank = int_field_or(object, "kv_lora_rank", source, 1, 0);
+  if (spec.mla()) {
+    spec.q_lora_rank = int_field_or(object, "q_lora_rank", source, 0, 0);
+    spec.rope_head_dim = int_field(object, "rope_head_dim", source, 1);
+    spec.v_head_width = int_field_or(object, "v_head_dim", source, 1, 0);
+    if (object.contains("kv_heads") && spec.kv_heads != spec.heads) {
+      throw InputError(fmt::format("{}: field 'kv_heads' is {}: latent attention gives every head its own K and V "
+                                   "(kv_heads = heads, {})",
+                                   source, spec.kv_heads, spec.heads));
+    }
+  } else {
+    for (const char* key : {"q_lora_rank", "rope_head_dim", "v_head_dim"}) {
+      if (object.contains(key)) throw InputError(fmt::format("{}: field '{}' needs kv_lora_rank", source, key));
     }
   }
   spec.sliding_window = int_field_or(object, "sliding_window", source, 1, 0);

@@ -6,6 +6,7 @@
 #include "models/cost_model.h"
 #include "models/detail/layer_costs.h"
 #include "models/setup_infeasible.h"
+#include "sim/support/error.h"
 #include "sim/app/catalog/model_costs.h"
 #include "tests/models/tiny_scenario.h"
 #include "sim/app/catalog/preset_files.h"
@@ -42,6 +43,46 @@ TEST(CostModel, StageTimesAreLayerFlopsOverEffectiveSpeed) {
   EXPECT_DOUBLE_EQ(costs.mem_w_GB[1], -layer.act_w_bytes * 1e-9);
   EXPECT_DOUBLE_EQ(costs.mem_w_GB[0], -(layer.act_w_bytes + 3.0 * 2 * 512 * 1024) * 1e-9);
   for (int s = 0; s < 4; ++s) EXPECT_NEAR(costs.mem_f_GB[s] + costs.mem_b_GB[s] + costs.mem_w_GB[s], 0, 1e-15);
+}
+
+// Multi-head latent attention (b = 2, s = 512, h = 1024, 8 heads, T = 1024 tokens): down to a
+// 256-wide Q latent and a 128-wide KV latent plus a 32-wide RoPE key, up to queries and keys of
+// 64 + 32 and values of 64 per head, scores over 96 and values over 64.
+TEST(CostModel, LatentAttentionCostsItsProjectionsAndHeadWidths) {
+  nlohmann::json scenario = tiny_scenario();
+  scenario["model"].update({{"head_dim", 64}, {"rope_head_dim", 32}, {"v_head_dim", 64}, {"q_lora_rank", 256},
+                            {"kv_lora_rank", 128}});
+  const ModelSetup setup = model_setup_from_json(scenario, "tiny-mla", ".", catalog::read_preset_file);
+  const double T = 1024, s = 512, h = 1024;
+  const double q = 8 * 96, o = 8 * 64;
+  const double projections = h * (256 + 128 + 32) + 256 * q + 128 * 8 * (64 + 64) + o * h;
+  EXPECT_DOUBLE_EQ(setup.model.layer_gemm_params(), projections + 8 * h * h);
+  EXPECT_DOUBLE_EQ(layer_costs(setup).flops_f, 2 * T * (projections + 8 * h * h) + 2 * T * s * (q + o));
+  // B repeats the GEMMs for the input gradients and the scores (dP, dV, dQ, dK); W the weights'.
+  EXPECT_DOUBLE_EQ(layer_costs(setup).flops_b, 2 * T * (projections + 8 * h * h) + 4 * T * s * (q + o));
+  EXPECT_DOUBLE_EQ(layer_costs(setup).flops_w, 2 * T * (projections + 8 * h * h));
+  scenario["model"]["kv_heads"] = 4;
+  EXPECT_THROW(model_setup_from_json(scenario, "tiny-mla", ".", catalog::read_preset_file), InputError);
+}
+
+// A MoE model's leading dense layers (DeepSeek-V3's first 3): one layer per stage, the first two
+// dense MLPs of 4h, the last two mixtures of 4 experts of 512 (2 per token).
+TEST(CostModel, LeadingDenseLayersOfAMixtureOfExperts) {
+  nlohmann::json scenario = tiny_scenario();
+  scenario["model"].update({{"moe_experts", 4}, {"moe_topk", 2}, {"moe_ffn_hidden", 512}, {"moe_dense_layers", 2}});
+  const ModelSetup setup = model_setup_from_json(scenario, "tiny-moe", ".", catalog::read_preset_file);
+  const StageCosts costs = stage_costs(setup, shape(4), "tiny-moe");
+  const PieceCosts dense = layer_costs(dense_layer_setup(setup)), moe = layer_costs(setup);
+  const double flops_per_ms = 100e12 * 0.5 / 1e3;
+  EXPECT_NE(dense.flops_f, moe.flops_f);
+  EXPECT_DOUBLE_EQ(costs.t_b_ms[1], dense.flops_b / flops_per_ms);
+  EXPECT_DOUBLE_EQ(costs.t_b_ms[2], moe.flops_b / flops_per_ms);
+  EXPECT_DOUBLE_EQ(costs.params[1], setup.model.dense_layer_model().layer_params());
+  EXPECT_DOUBLE_EQ(costs.params[2], setup.model.layer_params());
+  EXPECT_DOUBLE_EQ(setup.model.total_params(), 2 * costs.params[1] + 2 * costs.params[2] +
+                                                   setup.model.embedding_params() + 2.0 * 1024);  // final LayerNorm; tied output
+  scenario["model"]["moe_dense_layers"] = 4;
+  EXPECT_THROW(model_setup_from_json(scenario, "tiny-moe", ".", catalog::read_preset_file), InputError);
 }
 
 TEST(CostModel, TransfersCrossNvlinkInsideANodeAndTheNicBetweenNodes) {

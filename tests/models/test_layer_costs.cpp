@@ -131,7 +131,9 @@ TEST(Transformer, HeadDimGivenApartFromTheHiddenSize) {
       "tied_embeddings": false})"), "test");
   const double h = 4096, q = 8192, kv = 512, f = 12288, T = 4096;
   EXPECT_EQ(qwen.q_hidden(), q);
-  EXPECT_EQ(qwen.kv_hidden(), kv);
+  EXPECT_EQ(qwen.k_hidden(), kv);
+  EXPECT_EQ(qwen.v_hidden(), kv);
+  EXPECT_EQ(qwen.o_hidden(), q);
   EXPECT_DOUBLE_EQ(qwen.layer_gemm_params(), 2 * h * q + 2 * h * kv + 3 * h * f);
   const PieceCosts layer = layer_costs(qwen, 1, true);
   EXPECT_DOUBLE_EQ(layer.flops_f, 2 * T * h * (q + 2 * kv) + 4 * T * T * q + 2 * T * q * h + 2 * T * h * 3 * f);

@@ -44,6 +44,23 @@ TEST(Presets, GptOssCountsItsCheckpointsParameters) {
   EXPECT_DOUBLE_EQ(setup.model.sliding_window_share, 0.5);
 }
 
+// DeepSeek-V3 by hand from its config: latent attention 7168 x (1536 + 512 + 64) + 1536 x 128 x 192
+// + 512 x 128 x 256 + 128 x 128 x 7168 and the latents' norms 2048; 3 dense layers of SwiGLU
+// 3 x 7168 x 18432, 58 of 257 experts of 3 x 7168 x 2048 and a router of 7168 x 256; two norms per
+// layer; untied vocabulary 129280 x 7168 twice and the final norm: 671.03B, the model card's 671B.
+TEST(Presets, DeepSeekV3CountsItsParametersFromItsConfig) {
+  const ModelSetup setup = model_setup_from_json({{"model", "deepseek-v3"}, {"hardware", "h100-sxm"}}, "deepseek",
+                                                 ".", catalog::read_preset_file);
+  const double attention = 7168.0 * 2112 + 1536.0 * 128 * 192 + 512.0 * 128 * 256 + 128.0 * 128 * 7168 + 2048;
+  const double norms = 2 * 7168.0;
+  const double dense = attention + norms + 3 * 7168.0 * 18432;
+  const double moe = attention + norms + 257 * 3 * 7168.0 * 2048 + 7168.0 * 256;
+  EXPECT_DOUBLE_EQ(setup.model.total_params(), 3 * dense + 58 * moe + 2 * 129280.0 * 7168 + 7168);
+  EXPECT_NEAR(setup.model.total_params() / 1e9, 671.03, 0.01);
+  EXPECT_EQ(setup.model.q_hidden(), 128 * 192);
+  EXPECT_EQ(setup.model.o_hidden(), 128 * 128);
+}
+
 TEST(Presets, ClusterPresetsOfTheEngineAreReadForLinks) {
   const nlohmann::json scenario = {{"model", "gpt-1.5b"}, {"hardware", "a100-80gb"}, {"cluster", "4x8-ib200"}};
   const ModelSetup setup = model_setup_from_json(scenario, "s", ".", catalog::read_preset_file);

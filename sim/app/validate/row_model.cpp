@@ -72,11 +72,6 @@ RowModel row_model(const MeasuredRow& row, int tensor, std::string_view file) {
     m.uncovered = "model shape not given (layers, hidden, heads, vocab and seq_len are needed)";
     return m;
   }
-  // Attention zbsim does not describe yet (the MoE issue's presets).
-  if (contains(notes, "MLA")) {
-    m.uncovered = "multi-head latent attention (MLA) and dense first layers";
-    return m;
-  }
   m.kv_heads = given("kv_heads");
   if (m.kv_heads == 0) m.kv_heads = m.heads;
   m.ffn_hidden = given("ffn_hidden");
@@ -91,7 +86,8 @@ RowModel row_model(const MeasuredRow& row, int tensor, std::string_view file) {
   // GPT-OSS (its config.json): SwiGLU experts, RMSNorm, RoPE and an untied output layer, but biases
   // on the attention's and the experts' linear layers.
   const bool gpt_oss = contains_nocase(name, "gpt oss") || contains_nocase(name, "gpt-oss");
-  m.swiglu = contains(notes, "SwiGLU") || contains_nocase(name, "llama") || contains_nocase(name, "qwen") || gpt_oss;
+  m.swiglu = contains(notes, "SwiGLU") || contains_nocase(name, "llama") || contains_nocase(name, "qwen") ||
+             contains_nocase(name, "deepseek") || gpt_oss;
   const bool bloom = contains_nocase(name, "bloom") || contains(notes, "ALiBi");
   nlohmann::json& o = m.object;
   o["name"] = name;
@@ -102,6 +98,23 @@ RowModel row_model(const MeasuredRow& row, int tensor, std::string_view file) {
   static const std::regex head_dim(R"(head_dim (\d+))");
   if (const double d = first_number(notes, head_dim); d > 0 && d * m.heads != m.hidden) o["head_dim"] = static_cast<int>(d);
   o["ffn_hidden"] = m.ffn_hidden;
+  // "MLA (q_lora 1536; kv_lora 512; qk 128+64 rope; v 128)" (DeepSeek-V3): latent attention.
+  if (contains(notes, "MLA")) {
+    static const std::regex q_lora(R"(q_lora (\d+))"), kv_lora(R"(kv_lora (\d+))"), qk(R"(qk (\d+)\+(\d+) rope)"),
+        v(R"(; v (\d+))");
+    std::smatch widths;
+    const double kvl = first_number(notes, kv_lora), dv = first_number(notes, v);
+    if (kvl == 0 || dv == 0 || !std::regex_search(notes, widths, qk)) {
+      m.uncovered = "multi-head latent attention (MLA) without its ranks and head widths";
+      return m;
+    }
+    o["kv_lora_rank"] = static_cast<int>(kvl);
+    o["q_lora_rank"] = static_cast<int>(first_number(notes, q_lora));
+    o["head_dim"] = std::stoi(widths[1].str());
+    o["rope_head_dim"] = std::stoi(widths[2].str());
+    o["v_head_dim"] = static_cast<int>(dv);
+    o.erase("kv_heads");
+  }
   if (const int experts = given("moe_experts"); experts > 0) {
     if (given("moe_topk") == 0 || given("moe_ffn_hidden") == 0) {
       m.uncovered = "mixture of experts without moe_topk or moe_ffn_hidden";
@@ -111,6 +124,9 @@ RowModel row_model(const MeasuredRow& row, int tensor, std::string_view file) {
     o["moe_topk"] = given("moe_topk");
     o["moe_shared_experts"] = given("moe_shared_experts");
     o["moe_ffn_hidden"] = given("moe_ffn_hidden");
+    // "first 3 layers dense with FFN 18432" (DeepSeek-V3)
+    static const std::regex dense(R"(first (\d+) layers dense)");
+    if (const double k = first_number(notes, dense); k > 0) o["moe_dense_layers"] = static_cast<int>(k);
     if (contains(notes, "tokendrop")) m.assumptions.push_back("token-dropping routing costed as balanced and dropless");
   }
   // "alternating 128-token sliding-window / full attention" (GPT-OSS): half the layers windowed.

@@ -107,6 +107,28 @@ TEST(RowModel, SlidingWindowFromTheNotes) {
   EXPECT_EQ(row_model(row, 1, kKnown).uncovered, "sliding-window attention without its window size");
 }
 
+// DeepSeek-V3: latent attention's ranks and widths and the dense first layers from the notes.
+TEST(RowModel, LatentAttentionAndDenseLayersFromTheNotes) {
+  MeasuredRow row = find(read_measured_csv(kKnown), "L1");
+  row.cells["model"] = "DeepSeekV3";
+  row.cells["moe_experts"] = "16";
+  row.cells["moe_topk"] = "2";
+  row.cells["moe_ffn_hidden"] = "256";
+  row.cells["notes"] = "MLA (q_lora 1536; kv_lora 512; qk 128+64 rope; v 128); first 3 layers dense with FFN 18432";
+  const RowModel deepseek = row_model(row, 1, kKnown);
+  ASSERT_TRUE(deepseek.uncovered.empty()) << deepseek.uncovered;
+  EXPECT_EQ(deepseek.object["q_lora_rank"], 1536);
+  EXPECT_EQ(deepseek.object["kv_lora_rank"], 512);
+  EXPECT_EQ(deepseek.object["head_dim"], 128);
+  EXPECT_EQ(deepseek.object["rope_head_dim"], 64);
+  EXPECT_EQ(deepseek.object["v_head_dim"], 128);
+  EXPECT_EQ(deepseek.object["moe_dense_layers"], 3);
+  EXPECT_FALSE(deepseek.object.contains("kv_heads"));
+  EXPECT_EQ(deepseek.object["mlp"], "swiglu");
+  row.cells["notes"] = "MLA";
+  EXPECT_EQ(row_model(row, 1, kKnown).uncovered, "multi-head latent attention (MLA) without its ranks and head widths");
+}
+
 TEST(RowMachine, ClusterFromTheInterconnectClassAndPresets) {
   const MeasuredTable table = read_measured_csv(kKnown);
   const RowMachine a100 = row_machine(find(table, "G1"));
