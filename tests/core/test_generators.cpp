@@ -24,7 +24,7 @@ TEST(Generators, ValidForManyShapes) {
           const auto& info = registry.get(name);
           if ((info.chunks == ChunkSupport::single) != (v == 1)) continue;
           if (info.placement && v != 2) continue;  // the V and bidirectional placements have two chunks
-          const bool interleaved_family = name == "1f1b-i" || name == "zb-i";
+          const bool interleaved_family = name == "1f1b-i" || name == "1f1b-i-a2a" || name == "zb-i";
           if (interleaved_family && m % std::max(1, m / p) != 0) continue;  // no equal rounds
           if (name == "dualpipe-v" && m < 2 * p) continue;
           if (name == "dualpipe" && (p % 2 != 0 || m % 2 != 0 || m < 2 * p)) continue;

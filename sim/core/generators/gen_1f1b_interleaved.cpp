@@ -41,28 +41,41 @@ Action nth_pass(int k, int per_round, int v, Pass pass) {
   return {pass, microbatch, pass == Pass::F ? chunk : v - 1 - chunk};
 }
 
-}  // namespace
 
-Schedule make_1f1b_interleaved(const Problem& problem) {
-  const int per_round = microbatches_per_round(problem, "1f1b-i");
+// Megatron's interleaved order; with ep_overlap (overlap_moe_expert_parallel_comm) each device
+// warms up with one more forward, so that a steady-state forward never waits on the backward it is
+// paired with, and each forward and the backward after it run as one overlapped block.
+Schedule interleaved_1f1b(const Problem& problem, const char* name, bool ep_overlap) {
+  const int per_round = microbatches_per_round(problem, name);
   const int p = problem.devices;
   const int m = problem.microbatches;
   const int v = problem.chunks;
   const int total = m * v;
-  Schedule schedule = Schedule::empty("1f1b-i", p);
+  Schedule schedule = Schedule::empty(name, p);
   for (int r = 0; r < p; ++r) {
     auto& actions = schedule.devices[r];
     // With m == p Megatron runs every forward first: there is no steady state to pair them with.
-    const int warmup = m == p ? total : std::min((p - r - 1) * 2 + (v - 1) * per_round, total);
+    const int warmup =
+        m == p ? total : std::min((p - r - 1) * 2 + (v - 1) * per_round + (ep_overlap ? 1 : 0), total);
     for (int k = 0; k < warmup; ++k) actions.push_back(nth_pass(k, per_round, v, Pass::F));
     for (int k = 0; k < total - warmup; ++k) {
       actions.push_back(nth_pass(warmup + k, per_round, v, Pass::F));
+      actions.back().overlap_next = ep_overlap;
       actions.push_back(nth_pass(k, per_round, v, Pass::BW));
     }
     for (int k = total - warmup; k < total; ++k) actions.push_back(nth_pass(k, per_round, v, Pass::BW));
   }
   return schedule;
 }
+
+}  // namespace
+
+Schedule make_1f1b_interleaved(const Problem& problem) { return interleaved_1f1b(problem, "1f1b-i", false); }
+
+Schedule make_1f1b_interleaved_ep_overlap(const Problem& problem) {
+  return interleaved_1f1b(problem, "1f1b-i-a2a", true);
+}
+
 
 Schedule make_zb_interleaved(const Problem& problem) {
   const int per_round = microbatches_per_round(problem, "zb-i");

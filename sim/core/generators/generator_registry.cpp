@@ -46,6 +46,10 @@ GeneratorRegistry GeneratorRegistry::with_builtins() {
                 make_1f1b});
   registry.add({"1f1b-i", "Megatron interleaved 1F1B, --chunks >= 2 (m not a multiple of p: PyTorch's flexible rounds)",
                 ChunkSupport::multi, false, make_1f1b_interleaved});
+  registry.add({"1f1b-i-a2a",
+                "interleaved 1F1B with Megatron's EP overlap (overlap_moe_expert_parallel_comm): one more warm-up F, "
+                "then each F and the BW after it as one overlapped block that hides their all-to-all, --chunks >= 2",
+                ChunkSupport::multi, false, make_1f1b_interleaved_ep_overlap});
   registry.add({"zb-i", "interleaved zero bubble (PyTorch's ScheduleInterleavedZeroBubble), --chunks >= 2, W deferred",
                 ChunkSupport::multi, false, make_zb_interleaved});
   registry.add({"zb-h1", "zero bubble H1: B/W split, W deferred (memory p*M_B)", ChunkSupport::single, false,

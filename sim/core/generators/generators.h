@@ -23,6 +23,10 @@ Schedule make_zb_h2(const Problem& problem);
 // The handcrafted ZB-V: 2 chunks per device in a V (vshape), zero bubble with equal costs at
 // 1F1B's memory p * M_B.
 Schedule make_zb_v_handcrafted(const Problem& problem);
+// Interleaved 1F1B with Megatron's expert-parallel overlap (overlap_moe_expert_parallel_comm, its
+// combined 1F1B): one more warm-up forward per device, then each steady-state forward and the
+// backward after it as one overlapped pair (Action::overlap_next).
+Schedule make_1f1b_interleaved_ep_overlap(const Problem& problem);
 // DualPipeV (PyTorch's ScheduleDualPipeV): vshape, F&B pairs overlapped in the steady state,
 // m >= 2p.
 Schedule make_dualpipe_v(const Problem& problem);
