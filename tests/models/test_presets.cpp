@@ -61,6 +61,22 @@ TEST(Presets, DeepSeekV3CountsItsParametersFromItsConfig) {
   EXPECT_EQ(setup.model.o_hidden(), 128 * 128);
 }
 
+// Mixtral by hand from their configs: attention h(q + 2kv) + qh, 8 SwiGLU experts of 3hf, a router
+// of 8h, two norms; untied vocabulary twice and the final norm. The model cards' 46.7B and 141B.
+TEST(Presets, MixtralCountsItsParametersFromItsConfig) {
+  const auto total = [](const char* preset) {
+    return model_setup_from_json({{"model", preset}, {"hardware", "h100-sxm"}}, preset, ".", catalog::read_preset_file)
+        .model.total_params();
+  };
+  const auto expected = [](double L, double h, double kv, double f, double V) {
+    return L * (h * (h + 2 * kv) + h * h + 8 * 3 * h * f + 8 * h + 2 * h) + 2 * V * h + h;
+  };
+  EXPECT_DOUBLE_EQ(total("mixtral-8x7b"), expected(32, 4096, 1024, 14336, 32000));
+  EXPECT_NEAR(total("mixtral-8x7b") / 1e9, 46.70, 0.01);
+  EXPECT_DOUBLE_EQ(total("mixtral-8x22b"), expected(56, 6144, 1024, 16384, 32768));
+  EXPECT_NEAR(total("mixtral-8x22b") / 1e9, 140.63, 0.01);
+}
+
 TEST(Presets, ClusterPresetsOfTheEngineAreReadForLinks) {
   const nlohmann::json scenario = {{"model", "gpt-1.5b"}, {"hardware", "a100-80gb"}, {"cluster", "4x8-ib200"}};
   const ModelSetup setup = model_setup_from_json(scenario, "s", ".", catalog::read_preset_file);
