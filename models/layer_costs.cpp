@@ -113,9 +113,10 @@ struct Dims {
   double drop;
   bool swiglu, rope;
   // Mixture of experts (experts 0: dense, f the MLP's width; else f is the shared experts' width):
-  // each GPU routes its `routed` token copies (its tokens x top-k) and computes `local` experts of
-  // fe, each on `per_expert` of the group's copies (balanced routing).
-  double experts, fe, ep, routed, local, per_expert;
+  // each GPU routes its `routed` token copies (its tokens x top-k), receives `received` of the
+  // group's (moe_imbalance times its share on the busiest GPU, which the stage waits for) and
+  // computes `local` experts of fe, each on `per_expert` of them.
+  double experts, fe, ep, routed, received, local, per_expert;
 
   explicit Dims(const ModelSetup& setup) {
     const TransformerSpec& model = setup.model;
@@ -146,8 +147,9 @@ struct Dims {
     fe = model.moe_ffn_hidden;
     ep = setup.parallel.expert;
     routed = model.moe() ? tokens * rep * model.moe_topk : 0;
+    received = routed * setup.parallel.moe_imbalance;
     local = model.moe() ? experts / ep : 0;
-    per_expert = model.moe() ? ep * routed / experts : 0;
+    per_expert = model.moe() ? received / local : 0;
   }
 };
 
@@ -255,11 +257,12 @@ Pass attention_backward(const ModelSetup& setup, const Dims& x) {
 
 // One all-to-all of a MoE layer (dispatch or combine, or either's backward): every GPU sends its
 // routed token copies, 2 bytes x h each, over its expert-parallel group of consecutive GPUs
-// (models/parallelism.h), a node's worth of them in each node it spans.
+// (models/parallelism.h), a node's worth of them in each node it spans; the busiest GPU receives
+// moe_imbalance times as many, and the all-to-all ends when it has.
 double expert_all_to_all_ms(const ModelSetup& setup, const Dims& x) {
   const Interconnect& net = setup.interconnect;
   return all_to_all_ms(setup.hardware, net.intra_node, net.inter_node, setup.parallel.expert, net.gpus_per_node,
-                       x.routed * 2 * x.h);
+                       x.received * 2 * x.h);
 }
 
 // The routed experts of a MoE layer's F, B and W, from the router to the weighted sum; nothing for
@@ -278,16 +281,16 @@ RoutedExperts routed_experts(const ModelSetup& setup, const Dims& x) {
   r.f.memory(tokens * x.experts * 8);        // softmax and top-k over fp32 logits
   r.f.memory(x.routed * 4 * x.h);            // permute: one copy per chosen expert, grouped by expert
   r.f.all_to_all(a2a);                       // dispatch
-  r.f.linear({x.per_expert, up, x.h, x.local}, x.routed * x.h);  // grouped GEMM, gate and up
-  r.f.memory(x.routed * (x.swiglu ? 6 : 4) * x.fe);
-  r.f.linear({x.per_expert, x.h, x.fe, x.local}, x.routed * x.fe);  // grouped GEMM, down
+  r.f.linear({x.per_expert, up, x.h, x.local}, x.received * x.h);  // grouped GEMM, gate and up
+  r.f.memory(x.received * (x.swiglu ? 6 : 4) * x.fe);
+  r.f.linear({x.per_expert, x.h, x.fe, x.local}, x.received * x.fe);  // grouped GEMM, down
   r.f.all_to_all(a2a);                       // combine
   r.f.memory(x.routed * 4 * x.h + tokens * 2 * x.h);  // un-permute, weight and sum the copies
   r.b.memory(x.routed * 4 * x.h);            // the sum's and the weights' gradients, permuted
   r.b.all_to_all(a2a);                       // combine's backward
-  r.b.linear({x.per_expert, x.fe, x.h, x.local}, x.routed * x.h);
-  r.b.memory(x.routed * (x.swiglu ? 10 : 6) * x.fe);
-  r.b.linear({x.per_expert, x.h, up, x.local}, x.routed * up);
+  r.b.linear({x.per_expert, x.fe, x.h, x.local}, x.received * x.h);
+  r.b.memory(x.received * (x.swiglu ? 10 : 6) * x.fe);
+  r.b.linear({x.per_expert, x.h, up, x.local}, x.received * up);
   r.b.all_to_all(a2a);                       // dispatch's backward
   r.b.memory(x.routed * 4 * x.h);            // un-permute the input gradients
   r.b.gemm({tokens, x.h, x.experts});        // router
@@ -417,8 +420,8 @@ PieceCosts layer_costs(const ModelSetup& setup) {
     }
     const double mlp_block = x.rep * 2 * x.h + (x.swiglu ? 8 : 4) * x.f / x.t  // input; gate, up, silu, product or gelu in, out
                              + x.rep * x.drop * x.h
-                             // routed copies: permuted input; gate, up, silu, product (or gelu in, out)
-                             + x.routed / T * (2 * x.h + (x.swiglu ? 8 : 4) * x.fe);
+                             // routed copies the GPU received: permuted input; gate, up, silu, product (or gelu in, out)
+                             + x.received / T * (2 * x.h + (x.swiglu ? 8 : 4) * x.fe);
     const double norms = x.rep * 4 * x.h;
     costs.act_b_bytes = T * (attention_block + mlp_block + norms);
   }
@@ -430,7 +433,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   const double output_grads = attention_grads + 2 * x.h + (x.swiglu ? 4 : 2) * x.f / x.t + 2 * x.h;
   // Routed copies: the grouped GEMMs' inputs (permuted tokens, the activation's output) and their
   // outputs' gradients.
-  const double routed = x.routed / T * (2 * x.h + 2 * x.fe + (x.swiglu ? 4 : 2) * x.fe + 2 * x.h);
+  const double routed = x.received / T * (2 * x.h + 2 * x.fe + (x.swiglu ? 4 : 2) * x.fe + 2 * x.h);
   costs.act_w_bytes = T * (gemm_inputs + output_grads + routed);
   return costs;
 }

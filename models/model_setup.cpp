@@ -89,6 +89,10 @@ ModelSetup model_setup_from_json(const nlohmann::json& scenario, std::string_vie
   if (e > 1 && !setup.model.moe()) {
     throw InputError(fmt::format("{}: field 'expert_parallel' is {}, but the model has no experts", source, e));
   }
+  if (setup.parallel.moe_imbalance != 1 && !setup.model.moe()) {
+    throw InputError(fmt::format("{}: field 'moe_imbalance' is {}, but the model has no experts", source,
+                                 setup.parallel.moe_imbalance));
+  }
   if (setup.model.moe() && setup.model.moe_experts % e != 0) {
     throw InputError(fmt::format("{}: field 'expert_parallel' is {}: it must divide the model's moe_experts ({})",
                                  source, e, setup.model.moe_experts));

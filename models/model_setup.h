@@ -23,7 +23,8 @@ inline constexpr std::string_view kModelFields[] = {
     "model",           "hardware",          "cluster",       "microbatch_size", "seq_len",
     "split",           "mfu",               "reserved_GB",   "bytes_per_param", "flash_attention",
     "tensor_parallel", "sequence_parallel", "data_parallel", "sharding",        "recompute",
-    "cost_model",      "precision",         "context_parallel", "tp_comm_overlap", "expert_parallel"};
+    "cost_model",      "precision",         "context_parallel", "tp_comm_overlap", "expert_parallel",
+    "moe_imbalance"};
 bool is_model_field(std::string_view key);
 
 struct ModelSetup {

@@ -53,6 +53,7 @@ Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_vi
   parallel.context = int_field_or(scenario, "context_parallel", source, 1, 1);
   parallel.data = int_field_or(scenario, "data_parallel", source, 1, 1);
   parallel.expert = int_field_or(scenario, "expert_parallel", source, 1, 1);
+  parallel.moe_imbalance = number_field_or(scenario, "moe_imbalance", source, 1, 1);
   parallel.sharding = parse_choice(scenario, "sharding", source, kSharding);
   parallel.recompute = parse_choice(scenario, "recompute", source, kRecompute);
   if (parallel.tp_comm_overlap && parallel.tensor > 1 && !parallel.sequence_parallel) {

@@ -40,6 +40,10 @@ struct Parallelism {
   // parallelism innermost, so with it at 1 a group is e consecutive GPUs; tokens reach their
   // experts by an all-to-all within the group.
   int expert = 1;
+  // The tokens the busiest GPU of an expert group receives over the balanced share (>= 1; 1: the
+  // balanced routing of Megatron's force-balanced benchmarks). Every GPU of a stage waits for the
+  // busiest: its grouped GEMMs, the all-to-all it receives and the routed activations it keeps.
+  double moe_imbalance = 1;
   Sharding sharding = Sharding::none;
   Recompute recompute = Recompute::none;
 

@@ -85,6 +85,30 @@ TEST(CostModel, LeadingDenseLayersOfAMixtureOfExperts) {
   EXPECT_THROW(model_setup_from_json(scenario, "tiny-moe", ".", catalog::read_preset_file), InputError);
 }
 
+// Routing imbalance: the busiest GPU of the expert group receives 1.5 times its share, and the
+// stage waits for it: its grouped GEMMs (F: 2 x received x 3 h fe), the all-to-all it receives and
+// the routed activations it keeps grow by half; the router and the attention do not.
+TEST(CostModel, RoutingImbalanceLoadsTheBusiestExpertGpu) {
+  nlohmann::json scenario = tiny_scenario();
+  scenario["model"].update({{"moe_experts", 4}, {"moe_topk", 2}, {"moe_ffn_hidden", 512}, {"mlp", "swiglu"}});
+  scenario["data_parallel"] = 4;
+  scenario["expert_parallel"] = 4;
+  const ModelSetup balanced = model_setup_from_json(scenario, "tiny-moe", ".", catalog::read_preset_file);
+  scenario["moe_imbalance"] = 1.5;
+  const ModelSetup skewed = model_setup_from_json(scenario, "tiny-moe", ".", catalog::read_preset_file);
+  const PieceCosts even = layer_costs(balanced), busy = layer_costs(skewed);
+  const double routed = 2 * 512 * 2, h = 1024, fe = 512;  // b s tokens x top-2
+  EXPECT_DOUBLE_EQ(busy.flops_f - even.flops_f, 0.5 * routed * 2 * 3 * h * fe);
+  EXPECT_NEAR(busy.t_a2a_ms, 1.5 * even.t_a2a_ms, 0.5 * even.t_a2a_ms);  // latency does not grow
+  EXPECT_GT(busy.t_a2a_ms, even.t_a2a_ms);
+  EXPECT_DOUBLE_EQ(busy.act_b_bytes - even.act_b_bytes, 0.5 * routed * (2 * h + 8 * fe));
+  scenario["moe_imbalance"] = 0.5;
+  EXPECT_THROW(model_setup_from_json(scenario, "tiny-moe", ".", catalog::read_preset_file), InputError);
+  nlohmann::json dense = tiny_scenario();
+  dense["moe_imbalance"] = 1.2;
+  EXPECT_THROW(model_setup_from_json(dense, "tiny", ".", catalog::read_preset_file), InputError);
+}
+
 TEST(CostModel, TransfersCrossNvlinkInsideANodeAndTheNicBetweenNodes) {
   const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".", catalog::read_preset_file);
   const StageCosts costs = stage_costs(setup, shape(4), "tiny");
