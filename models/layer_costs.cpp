@@ -300,6 +300,43 @@ RoutedExperts routed_experts(const ModelSetup& setup, const Dims& x) {
   return r;
 }
 
+// What selective recomputation reruns in B (models/parallelism.h, RecomputeModules).
+struct Rerun {
+  bool core, norms, up, act;
+};
+
+Rerun rerun_of(const ModelSetup& setup) {
+  const bool selective = setup.parallel.recompute == Recompute::selective;
+  const RecomputeModules& modules = setup.parallel.recompute_modules;
+  return {selective && modules.core_attn && !setup.flash_attention,  // flash attention recomputes anyway
+          selective && modules.layernorm, selective && modules.mla_up_proj && setup.model.mla(),
+          selective && modules.moe_act && setup.model.moe()};
+}
+
+// M_B: what F keeps for B, in bytes (16-bit values, 1-byte dropout masks).
+double kept_for_backward(const ModelSetup& setup, const Dims& x, const Rerun& which) {
+  const double T = x.tokens;
+  if (setup.parallel.recompute == Recompute::full) return T * x.rep * 2 * x.h;  // the layer's input only
+  double attention_block = x.rep * 2 * x.h       // input of the QKV projection
+                           + 2 * x.q / x.t       // Q
+                           + 2 * (x.k + x.vw) / x.t  // K and V
+                           + 2 * x.o / x.t       // input of the output projection
+                           + 4 * (x.ql + x.kvl) + 2 * x.dr  // MLA: the latents before and after their norms, the RoPE key
+                           + x.rep * x.drop * x.h;  // residual dropout mask
+  if (!setup.flash_attention && !which.core) {
+    attention_block += (setup.model.dropout ? 5 : 2) * x.a / x.t * x.s;  // softmax (+ mask, dropout out)
+  }
+  if (which.norms) attention_block -= 2 * x.rep * 2 * x.h + 2 * (x.ql + x.kvl);  // the norms' outputs
+  if (which.up) attention_block -= 2 * x.q / x.t + 2 * (x.k + x.vw) / x.t;    // Q, K and V
+  double mlp_block = x.rep * 2 * x.h + (x.swiglu ? 8 : 4) * x.f / x.t  // input; gate, up, silu, product or gelu in, out
+                     + x.rep * x.drop * x.h
+                     // routed copies the GPU received: permuted input; gate, up, silu, product (or gelu in, out)
+                     + x.received / T * (2 * x.h + (x.swiglu ? 8 : 4) * x.fe);
+  if (which.act) mlp_block -= x.received / T * (x.swiglu ? 4 : 2) * x.fe;  // the activation's outputs
+  const double norms = x.rep * 4 * x.h;
+  return T * (attention_block + mlp_block + norms);
+}
+
 }  // namespace
 
 PieceCosts layer_costs(const ModelSetup& setup) {
@@ -320,6 +357,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   const double rotated = mla ? x.a * x.dr / x.t + x.dr : (x.q + x.k) / x.t;  // RoPE's share of Q and K
   const double up_width = (x.swiglu ? 2 : 1) * x.f / x.t;
   const Recompute recompute = setup.parallel.recompute;
+  const Rerun which = rerun_of(setup);
 
   // F, in the order it runs.
   Pass f(setup);
@@ -350,7 +388,20 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   // B: input gradients, last kernel first.
   Pass b(setup);
   if (recompute == Recompute::full) b.add(f);
-  if (recompute == Recompute::selective && !setup.flash_attention) b.add(core);
+  // Selective recomputation reruns its modules' forwards (not model flops).
+  Pass rerun(setup);
+  if (which.core) rerun.add(core);
+  if (which.norms) {
+    rerun.memory(2 * T * x.rep * 4 * x.h);
+    rerun.memory(T * 4 * (x.ql + x.kvl));
+  }
+  if (which.up) {
+    rerun.linear({T, x.q / x.t, q_in}, T * q_in);
+    rerun.linear({T, kv_up, x.kvl}, T * x.kvl);
+    if (x.rope) rerun.memory(T * 4 * rotated);
+  }
+  if (which.act) rerun.memory(x.received * (x.swiglu ? 6 : 4) * x.fe);
+  b.add(rerun);
   for (int block = 0; block < 2; ++block) {
     b.memory(T * x.rep * (6 + 5 * x.drop) * x.h);  // residual gradient add (+ dropout's backward)
   }
@@ -395,8 +446,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
 
   PieceCosts costs;
   costs.flops_f = f.flops();
-  costs.flops_b = b.flops() - (recompute == Recompute::full ? f.flops() : 0) -
-                  (recompute == Recompute::selective && !setup.flash_attention ? core.flops() : 0);
+  costs.flops_b = b.flops() - (recompute == Recompute::full ? f.flops() : 0) - rerun.flops();
   costs.flops_w = w.flops();
   costs.t_f_ms = f.ms();
   costs.t_b_ms = b.ms();
@@ -405,26 +455,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   // all-to-all stays in B's compute, which no pair hides).
   costs.t_a2a_ms = std::min(f.a2a_ms(), b.a2a_ms());
 
-  // M_B in bytes per token (16-bit values, 1-byte dropout masks).
-  if (recompute == Recompute::full) {
-    costs.act_b_bytes = T * x.rep * 2 * x.h;  // the layer's input only
-  } else {
-    double attention_block = x.rep * 2 * x.h       // input of the QKV projection
-                             + 2 * x.q / x.t       // Q
-                             + 2 * (x.k + x.vw) / x.t  // K and V
-                             + 2 * x.o / x.t       // input of the output projection
-                             + 4 * (x.ql + x.kvl) + 2 * x.dr  // MLA: the latents before and after their norms, the RoPE key
-                             + x.rep * x.drop * x.h;  // residual dropout mask
-    if (!setup.flash_attention && recompute == Recompute::none) {
-      attention_block += (setup.model.dropout ? 5 : 2) * x.a / x.t * x.s;  // softmax (+ mask, dropout out)
-    }
-    const double mlp_block = x.rep * 2 * x.h + (x.swiglu ? 8 : 4) * x.f / x.t  // input; gate, up, silu, product or gelu in, out
-                             + x.rep * x.drop * x.h
-                             // routed copies the GPU received: permuted input; gate, up, silu, product (or gelu in, out)
-                             + x.received / T * (2 * x.h + (x.swiglu ? 8 : 4) * x.fe);
-    const double norms = x.rep * 4 * x.h;
-    costs.act_b_bytes = T * (attention_block + mlp_block + norms);
-  }
+  costs.act_b_bytes = kept_for_backward(setup, x, which);
   // M_W: the inputs of the GEMMs (the norms' outputs sharded with sequence parallelism, gathered
   // again in W) and the gradients of their outputs (the row-parallel ones whole).
   const double gemm_inputs =

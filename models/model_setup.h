@@ -24,7 +24,7 @@ inline constexpr std::string_view kModelFields[] = {
     "split",           "mfu",               "reserved_GB",   "bytes_per_param", "flash_attention",
     "tensor_parallel", "sequence_parallel", "data_parallel", "sharding",        "recompute",
     "cost_model",      "precision",         "context_parallel", "tp_comm_overlap", "expert_parallel",
-    "moe_imbalance"};
+    "moe_imbalance", "recompute_modules"};
 bool is_model_field(std::string_view key);
 
 struct ModelSetup {

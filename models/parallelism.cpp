@@ -56,6 +56,32 @@ Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_vi
   parallel.moe_imbalance = number_field_or(scenario, "moe_imbalance", source, 1, 1);
   parallel.sharding = parse_choice(scenario, "sharding", source, kSharding);
   parallel.recompute = parse_choice(scenario, "recompute", source, kRecompute);
+  if (scenario.contains("recompute_modules")) {
+    const nlohmann::json& modules = scenario["recompute_modules"];
+    if (parallel.recompute != Recompute::selective) {
+      throw InputError(fmt::format("{}: field 'recompute_modules' needs \"recompute\": \"selective\"", source));
+    }
+    if (!modules.is_array() || modules.empty()) {
+      throw InputError(fmt::format("{}: field 'recompute_modules' is {}: expected a non-empty list of core_attn, "
+                                   "layernorm, mla_up_proj, moe_act",
+                                   source, modules.dump()));
+    }
+    parallel.recompute_modules = RecomputeModules{false, false, false, false};
+    for (const nlohmann::json& module : modules) {
+      const std::string name = module.is_string() ? module.get<std::string>() : module.dump();
+      bool* flag = name == "core_attn"     ? &parallel.recompute_modules.core_attn
+                   : name == "layernorm"   ? &parallel.recompute_modules.layernorm
+                   : name == "mla_up_proj" ? &parallel.recompute_modules.mla_up_proj
+                   : name == "moe_act"     ? &parallel.recompute_modules.moe_act
+                                           : nullptr;
+      if (flag == nullptr) {
+        throw InputError(fmt::format("{}: field 'recompute_modules' has {}: expected core_attn, layernorm, "
+                                     "mla_up_proj or moe_act",
+                                     source, module.dump()));
+      }
+      *flag = true;
+    }
+  }
   if (parallel.tp_comm_overlap && parallel.tensor > 1 && !parallel.sequence_parallel) {
     // Without sequence parallelism the collectives are all-reduces, which neither framework splits.
     throw InputError(fmt::format("{}: field 'tp_comm_overlap' is true, but it needs \"sequence_parallel\": true", source));

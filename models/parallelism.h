@@ -15,6 +15,17 @@ namespace zb::models {
 // input and reruns the layer's forward at the start of B.
 enum class Recompute { none, selective, full };
 
+// What selective recomputation covers (Megatron's --recompute-modules; "recompute_modules" in a
+// scenario): the attention core (core_attn, the default), the norms' outputs (layernorm), MLA's
+// up-projections and RoPE (mla_up_proj), the experts' activation function (moe_act). Each drops
+// its outputs from what F keeps and reruns its forward in B.
+struct RecomputeModules {
+  bool core_attn = true;
+  bool layernorm = false;
+  bool mla_up_proj = false;
+  bool moe_act = false;
+};
+
 // Which of the training state a data-parallel group of d GPUs splits d ways: ZeRO-1 the optimizer
 // state, ZeRO-2 also the gradients, ZeRO-3 (and FSDP's full sharding, the same memory) also the
 // parameters, which are gathered layer by layer when needed.
@@ -46,6 +57,7 @@ struct Parallelism {
   double moe_imbalance = 1;
   Sharding sharding = Sharding::none;
   Recompute recompute = Recompute::none;
+  RecomputeModules recompute_modules;  // with recompute selective
 
   int gpus_per_device() const { return tensor * context * data; }
   // The GPUs that hold the same weights and reduce (or shard) their gradients and optimizer state.

@@ -109,6 +109,40 @@ TEST(CostModel, RoutingImbalanceLoadsTheBusiestExpertGpu) {
   EXPECT_THROW(model_setup_from_json(dense, "tiny", ".", catalog::read_preset_file), InputError);
 }
 
+// Megatron's recompute modules on an MLA MoE layer (b = 2, s = 512, T = 1024, h = 1024, 8 heads of
+// 64 + 32 / 64, latents 256 and 128, 4 SwiGLU experts of 512, 2 per token): each drops its outputs
+// from M_B and reruns its forward in B, which model flops do not count.
+TEST(CostModel, RecomputeModulesDropTheirOutputsAndRerunInB) {
+  nlohmann::json scenario = tiny_scenario();
+  scenario["model"].update({{"head_dim", 64}, {"rope_head_dim", 32}, {"v_head_dim", 64}, {"q_lora_rank", 256},
+                            {"kv_lora_rank", 128}, {"moe_experts", 4}, {"moe_topk", 2}, {"moe_ffn_hidden", 512},
+                            {"mlp", "swiglu"}, {"positions", "rope"}});
+  const auto costs = [&](const nlohmann::json& modules) {
+    nlohmann::json s = scenario;
+    if (!modules.is_null()) {
+      s["recompute"] = "selective";
+      s["recompute_modules"] = modules;
+    }
+    return layer_costs(model_setup_from_json(s, "tiny-mla-moe", ".", catalog::read_preset_file));
+  };
+  const PieceCosts none = costs(nullptr);
+  const double T = 1024, h = 1024, q = 8 * 96, k = 8 * 96, v = 8 * 64, routed = 1024 * 2, fe = 512;
+  const PieceCosts norms = costs({"layernorm"}), up = costs({"mla_up_proj"}), act = costs({"moe_act"});
+  EXPECT_DOUBLE_EQ(none.act_b_bytes - norms.act_b_bytes, T * (2 * 2 * h + 2 * (256 + 128)));
+  EXPECT_DOUBLE_EQ(none.act_b_bytes - up.act_b_bytes, T * (2 * q + 2 * (k + v)));
+  EXPECT_DOUBLE_EQ(none.act_b_bytes - act.act_b_bytes, routed * 4 * fe);
+  // The up-projections' GEMMs again in B (flat 50% of 100 TFLOPS here): not model flops.
+  EXPECT_DOUBLE_EQ(up.flops_b, none.flops_b);
+  EXPECT_NEAR(up.t_b_ms - none.t_b_ms, 2 * T * (256 * q + 128 * 8 * 128) / (100e12 * 0.5 / 1e3), 1e-12);
+  EXPECT_DOUBLE_EQ(costs({"layernorm", "mla_up_proj", "moe_act"}).act_b_bytes,
+                   none.act_b_bytes - 3 * none.act_b_bytes + norms.act_b_bytes + up.act_b_bytes + act.act_b_bytes);
+  scenario["recompute_modules"] = {"layernorm"};
+  EXPECT_THROW(model_setup_from_json(scenario, "t", ".", catalog::read_preset_file), InputError);  // not selective
+  scenario["recompute"] = "selective";
+  scenario["recompute_modules"] = {"mlp"};
+  EXPECT_THROW(model_setup_from_json(scenario, "t", ".", catalog::read_preset_file), InputError);
+}
+
 TEST(CostModel, TransfersCrossNvlinkInsideANodeAndTheNicBetweenNodes) {
   const ModelSetup setup = model_setup_from_json(tiny_scenario(), "tiny", ".", catalog::read_preset_file);
   const StageCosts costs = stage_costs(setup, shape(4), "tiny");

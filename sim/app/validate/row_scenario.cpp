@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <regex>
+
 #include "sim/app/validate/detail/row_cells.h"
 #include "sim/support/error.h"
 #include "sim/app/validate/row_machine.h"
@@ -171,6 +173,24 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
   s["expert_parallel"] = d.ep;
   s["sharding"] = sharding_of(row, d, assumptions);
   s["recompute"] = recompute;
+  // NeMo's MoE rows name Megatron's recompute modules: 'selective recompute ["layernorm","moe_act"]'.
+  static const std::regex modules_said(R"re(selective recompute \[([^\]]*)\])re");
+  std::smatch said;
+  const std::string& notes = row.cell("notes");
+  if (recompute == "selective" && std::regex_search(notes, said, modules_said)) {
+    static const std::regex quoted(R"re("+([a-z_]+)"+)re");
+    nlohmann::json modules = nlohmann::json::array();
+    const std::string list = said[1].str();
+    for (std::sregex_iterator it(list.begin(), list.end(), quoted), end; it != end; ++it) {
+      const std::string module = (*it)[1].str();
+      if (module == "core_attn" || module == "layernorm" || module == "mla_up_proj" || module == "moe_act") {
+        modules.push_back(module);
+      } else {
+        assumptions.push_back(fmt::format("recompute module {} not modelled", module));
+      }
+    }
+    if (!modules.empty()) s["recompute_modules"] = modules;
+  }
   s["precision"] = precision.empty() ? "bf16" : precision;
   // The row ran: its memory is judged apart from its time (validation.h), so no limit here.
   // DeepSpeed's pipeline engine and Megatron-LM's local DDP reduce the gradients after the whole

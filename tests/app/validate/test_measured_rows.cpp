@@ -150,6 +150,19 @@ TEST(RowMachine, ClusterFromTheInterconnectClassAndPresets) {
 
 // Tensor-parallel communication overlap where the notes say so, with sequence parallelism (which
 // it needs) assumed on when the row is silent; never where the note says it was off.
+// NeMo's MoE rows name Megatron's recompute modules; those zbsim models are passed on, the others named.
+TEST(RowScenario, RecomputeModulesFromTheNotes) {
+  MeasuredRow row = find(read_measured_csv(kKnown), "G1");
+  row.cells["recompute"] = "selective";
+  row.cells["notes"] = R"(GPT-OSS 120B recipe: selective recompute ["layernorm","moe_act","mlp"])";
+  const RowScenario scenario = row_scenario(row, "t.csv");
+  ASSERT_TRUE(scenario.scenario);
+  EXPECT_EQ(scenario.scenario->at("recompute_modules"), nlohmann::json({"layernorm", "moe_act"}));
+  EXPECT_THAT(scenario.assumptions, ::testing::Contains("recompute module mlp not modelled"));
+  row.cells["recompute"] = "full";
+  EXPECT_FALSE(row_scenario(row, "t.csv").scenario->contains("recompute_modules"));
+}
+
 TEST(RowScenario, TensorParallelOverlapFromTheNotes) {
   MeasuredRow row = find(read_measured_csv(kKnown), "G1");  // tp 2, sequence_parallel not stated
   const auto scenario = [&](const std::string& notes) {
