@@ -75,18 +75,20 @@ StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std:
   const int copy_stages = path_stages(shape);
   costs.layers = layers_per_stage(setup, shape, source);
   PieceCosts layer = layer_costs(setup);
-  // A MoE model's first moe_dense_layers layers have a dense MLP instead of experts.
-  const ModelSetup dense_setup = dense_layer_setup(setup);
-  PieceCosts dense_layer = layer_costs(dense_setup);
+  // A MoE model's first moe_dense_layers layers have a dense MLP instead of experts (costed only
+  // when there are some: stage_costs runs for every candidate a plan search tries).
+  const bool leading_dense = setup.model.moe_dense_layers > 0;
+  const ModelSetup dense_setup = leading_dense ? dense_layer_setup(setup) : ModelSetup{};
+  PieceCosts dense_layer = leading_dense ? layer_costs(dense_setup) : PieceCosts{};
   PieceCosts embedding = embedding_costs(setup);
   PieceCosts output = output_costs(setup);
   const double layer_params = layer_params_per_gpu(setup);
-  const double dense_layer_params = layer_params_per_gpu(dense_setup);
+  const double dense_layer_params = leading_dense ? layer_params_per_gpu(dense_setup) : 0.0;
   const double layer_expert_params = layer_expert_params_per_gpu(setup);
   if (gathers_per_microbatch(setup, shape)) {
     const Link& link = data_parallel_link(setup.interconnect, 0, setup.parallel.gradient_replicas());
     layer = with_parameter_gathers(layer, layer_params, setup, link);
-    dense_layer = with_parameter_gathers(dense_layer, dense_layer_params, setup, link);
+    if (leading_dense) dense_layer = with_parameter_gathers(dense_layer, dense_layer_params, setup, link);
     embedding = with_parameter_gathers(embedding, embedding_params_per_gpu(setup), setup, link);
     output = with_parameter_gathers(output, output_params_per_gpu(setup), setup, link);
   }

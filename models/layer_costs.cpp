@@ -359,14 +359,20 @@ PieceCosts layer_costs(const ModelSetup& setup) {
   const Recompute recompute = setup.parallel.recompute;
   const Rerun which = rerun_of(setup);
 
+  // MLA's projections up from the latents to Q, K and V (what mla_up_proj recomputes).
+  Pass up(setup);
+  if (mla) {
+    up.linear({T, x.q / x.t, q_in}, T * q_in);
+    up.linear({T, kv_up, x.kvl}, T * x.kvl);
+  }
+
   // F, in the order it runs.
   Pass f(setup);
   f.memory(T * x.rep * 4 * x.h);            // norm 1
   if (mla) {
     f.linear_with({T, down, x.h}, T * x.h, tp.gather_ms);
     f.memory(T * 4 * (x.ql + x.kvl));       // the latents' norms
-    f.linear({T, x.q / x.t, q_in}, T * q_in);
-    f.linear({T, kv_up, x.kvl}, T * x.kvl);
+    f.add(up);
   } else {
     f.linear_with({T, qkv_width, x.h}, T * x.h, tp.gather_ms);
   }
@@ -396,8 +402,7 @@ PieceCosts layer_costs(const ModelSetup& setup) {
     rerun.memory(T * 4 * (x.ql + x.kvl));
   }
   if (which.up) {
-    rerun.linear({T, x.q / x.t, q_in}, T * q_in);
-    rerun.linear({T, kv_up, x.kvl}, T * x.kvl);
+    rerun.add(up);
     if (x.rope) rerun.memory(T * 4 * rotated);
   }
   if (which.act) rerun.memory(x.received * (x.swiglu ? 6 : 4) * x.fe);

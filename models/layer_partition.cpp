@@ -27,8 +27,10 @@ std::vector<PartitionPiece> model_pieces(const ModelSetup& setup) {
   };
   std::vector<PartitionPiece> pieces;
   pieces.push_back(piece(embedding_costs(setup), embedding_params_per_gpu(setup)));
-  const ModelSetup dense = dense_layer_setup(setup);
-  pieces.insert(pieces.end(), setup.model.moe_dense_layers, piece(layer_costs(dense), layer_params_per_gpu(dense)));
+  if (setup.model.moe_dense_layers > 0) {
+    const ModelSetup dense = dense_layer_setup(setup);
+    pieces.insert(pieces.end(), setup.model.moe_dense_layers, piece(layer_costs(dense), layer_params_per_gpu(dense)));
+  }
   const PartitionPiece layer = piece(layer_costs(setup), layer_params_per_gpu(setup));
   pieces.insert(pieces.end(), setup.model.layers - setup.model.moe_dense_layers, layer);
   pieces.push_back(piece(output_costs(setup), output_params_per_gpu(setup)));

@@ -14,8 +14,8 @@ StepWork step_work(const ModelSetup& setup, const PipelineShape& shape, std::str
   work.tokens = work.samples * setup.model.seq_len;
   work.gpus = shape.devices * setup.parallel.gpus_per_device();
   const PieceCosts layer = layer_costs(setup);
-  const PieceCosts dense_layer = layer_costs(dense_layer_setup(setup));
   const int dense_layers = setup.model.moe_dense_layers;
+  const PieceCosts dense_layer = dense_layers > 0 ? layer_costs(dense_layer_setup(setup)) : PieceCosts{};
   const PieceCosts embedding = embedding_costs(setup);
   const PieceCosts output = output_costs(setup);
   const auto total = [](const PieceCosts& piece) { return piece.flops_f + piece.flops_b + piece.flops_w; };

@@ -83,7 +83,7 @@ Schedule generate(const GeneratorRegistry& registry, std::string_view name, cons
                                  "run by dualpipe only",
                                  name));
   }
-  Schedule schedule = info.make(with_all_to_all_in_compute(problem));
+  Schedule schedule = problem.t_a2a.empty() ? info.make(problem) : info.make(with_all_to_all_in_compute(problem));
   schedule.name = info.name;
   schedule.placement = problem.placement;
   schedule.chunks = problem.chunks;
