@@ -45,6 +45,14 @@ std::string_view name_of(Enum value, const std::pair<std::string_view, Enum> (&c
 std::string_view recompute_name(Recompute recompute) { return name_of(recompute, kRecompute); }
 std::string_view sharding_name(Sharding sharding) { return name_of(sharding, kSharding); }
 
+bool* recompute_module_flag(RecomputeModules& modules, std::string_view name) {
+  if (name == "core_attn") return &modules.core_attn;
+  if (name == "layernorm") return &modules.layernorm;
+  if (name == "mla_up_proj") return &modules.mla_up_proj;
+  if (name == "moe_act") return &modules.moe_act;
+  return nullptr;
+}
+
 Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_view source) {
   Parallelism parallel;
   parallel.tensor = int_field_or(scenario, "tensor_parallel", source, 1, 1);
@@ -69,11 +77,7 @@ Parallelism parallelism_from_json(const nlohmann::json& scenario, std::string_vi
     parallel.recompute_modules = RecomputeModules{false, false, false, false};
     for (const nlohmann::json& module : modules) {
       const std::string name = module.is_string() ? module.get<std::string>() : module.dump();
-      bool* flag = name == "core_attn"     ? &parallel.recompute_modules.core_attn
-                   : name == "layernorm"   ? &parallel.recompute_modules.layernorm
-                   : name == "mla_up_proj" ? &parallel.recompute_modules.mla_up_proj
-                   : name == "moe_act"     ? &parallel.recompute_modules.moe_act
-                                           : nullptr;
+      bool* flag = recompute_module_flag(parallel.recompute_modules, name);
       if (flag == nullptr) {
         throw InputError(fmt::format("{}: field 'recompute_modules' has {}: expected core_attn, layernorm, "
                                      "mla_up_proj or moe_act",

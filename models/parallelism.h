@@ -26,6 +26,10 @@ struct RecomputeModules {
   bool moe_act = false;
 };
 
+// The flag of RecomputeModules a Megatron module name sets, or nullptr for a module zbsim does not
+// model; the one list of those names.
+bool* recompute_module_flag(RecomputeModules& modules, std::string_view name);
+
 // Which of the training state a data-parallel group of d GPUs splits d ways: ZeRO-1 the optimizer
 // state, ZeRO-2 also the gradients, ZeRO-3 (and FSDP's full sharding, the same memory) also the
 // parameters, which are gathered layer by layer when needed.

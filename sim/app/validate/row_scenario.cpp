@@ -5,6 +5,7 @@
 
 #include <regex>
 
+#include "models/parallelism.h"
 #include "sim/app/validate/detail/row_cells.h"
 #include "sim/support/error.h"
 #include "sim/app/validate/row_machine.h"
@@ -181,9 +182,10 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
     static const std::regex quoted(R"re("+([a-z_]+)"+)re");
     nlohmann::json modules = nlohmann::json::array();
     const std::string list = said[1].str();
+    models::RecomputeModules known;
     for (std::sregex_iterator it(list.begin(), list.end(), quoted), end; it != end; ++it) {
       const std::string module = (*it)[1].str();
-      if (module == "core_attn" || module == "layernorm" || module == "mla_up_proj" || module == "moe_act") {
+      if (models::recompute_module_flag(known, module) != nullptr) {
         modules.push_back(module);
       } else {
         assumptions.push_back(fmt::format("recompute module {} not modelled", module));
