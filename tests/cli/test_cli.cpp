@@ -1,7 +1,10 @@
 // Runs the zbsim binary as a user would and checks exit codes, messages and written files.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -33,6 +36,30 @@ TEST_F(Cli, UnitCostSpansAsJson) {
   EXPECT_DOUBLE_EQ(json["results"][2]["span"].get<double>(), 24);
   EXPECT_EQ(json["results"][2]["peak_memory"].size(), 4u);
   EXPECT_EQ(json["problem"]["p"], 4);
+}
+
+// Standard output is written only when flushed: a full disk or a closed descriptor must turn a
+// success into exit 1 with a message, and a standard error that cannot be written must not turn a
+// bad input into an abort.
+TEST_F(Cli, StandardStreamsThatCannotBeWrittenAreExitCodesNotSilenceOrAborts) {
+  const CliRun full = zbsim("export --schedule zb-h1 --p 4 --m 8 --to text > /dev/full");
+  EXPECT_EQ(full.exit_code, 1);
+  EXPECT_NE(full.err.find("zbsim export: error: standard output could not be written: No space left on device"),
+            std::string::npos)
+      << full.err;
+  const CliRun closed = zbsim("compare --p 4 --m 8 --tf 1 --tb 1 --tw 1 >&-");
+  EXPECT_EQ(closed.exit_code, 1);
+  EXPECT_NE(closed.err.find("zbsim compare: error: standard output could not be written"), std::string::npos);
+  const CliRun help = zbsim("--help > /dev/full");
+  EXPECT_EQ(help.exit_code, 1);
+  EXPECT_NE(help.err.find("zbsim: error: standard output could not be written"), std::string::npos) << help.err;
+  // Bad input with stderr on a full device or closed: still exit 2 (an abort would be 134).
+  for (const char* err : {"2>/dev/full", "2>&-"}) {
+    const std::string command = std::string(ZBSIM_PATH) + " export --schedule zb-h1 --p 4 --m 0 --to text " + err;
+    const int status = std::system(command.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << err;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << err;
+  }
 }
 
 TEST_F(Cli, CsvAndTableFormats) {

@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <iostream>
+#include <string>
 #include <string_view>
 
 #include "sim/app/catalog/version.h"
@@ -26,13 +29,47 @@ void print_usage(const Tool& tool, std::span<const Subcommand> subcommands) {
   fmt::print("\nexample:\n  {}\n\nexit codes: {}\n", tool.example, tool.exit_codes);
 }
 
-}  // namespace
+// A message for standard error that cannot end the process: where stderr cannot be written (closed,
+// a full disk) the message is lost and the exit code alone tells what happened.
+void tell(const std::string& message) noexcept {
+  std::fwrite(message.data(), 1, message.size(), stderr);
+  std::fflush(stderr);
+}
 
-int run_subcommands(const Tool& tool, std::span<const Subcommand> subcommands, int argc, char** argv) {
+// What a command wrote to standard output is only written once it is flushed: a full disk or a
+// closed pipe shows here, after the command returned, and turns a success into exit 1.
+int with_output_written(const Tool& tool, std::string_view name, int code) {
+  errno = 0;
+  std::cout.flush();  // synchronised with stdio: flushes stdout itself
+  const bool stream_failed = std::cout.fail();
+  const bool flush_failed = std::fflush(stdout) != 0;
+  const int error = errno;  // the first failure's, where the C library kept it
+  if (!stream_failed && !flush_failed && std::ferror(stdout) == 0) return code;
+  tell(fmt::format("{}{}{}: error: standard output could not be written{}\n", tool.name, name.empty() ? "" : " ",
+                   name, error != 0 ? fmt::format(": {}", std::strerror(error)) : std::string()));
+  return code == 0 ? 1 : code;
+}
+
+int run_command(const Tool& tool, const Subcommand& command, int argc, char** argv) {
+  const std::string_view name = command.name;
+  try {
+    return command.run(argc, argv);
+  } catch (const InputError& e) {
+    tell(fmt::format("{} {}: error: {}\n", tool.name, name, e.what()));
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    tell(fmt::format("{} {}: error: {} (see {} {} --help)\n", tool.name, name, e.what(), tool.name, name));
+    return 2;
+  } catch (const std::exception& e) {
+    tell(fmt::format("{} {}: {}: {}\n", tool.name, name, tool.failure, e.what()));
+    return 1;
+  }
+}
+
+int dispatch(const Tool& tool, std::span<const Subcommand> subcommands, int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
     print_usage(tool, subcommands);
-    std::fflush(stdout);
     return argc < 2 ? 2 : 0;
   }
   if (std::strcmp(argv[1], "--version") == 0) {
@@ -41,22 +78,28 @@ int run_subcommands(const Tool& tool, std::span<const Subcommand> subcommands, i
   }
   const std::string_view name = argv[1];
   for (const auto& command : subcommands) {
-    if (name != command.name) continue;
-    try {
-      return command.run(argc - 1, argv + 1);
-    } catch (const InputError& e) {
-      fmt::print(stderr, "{} {}: error: {}\n", tool.name, name, e.what());
-      return 2;
-    } catch (const boost::program_options::error& e) {
-      fmt::print(stderr, "{} {}: error: {} (see {} {} --help)\n", tool.name, name, e.what(), tool.name, name);
-      return 2;
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "{} {}: {}: {}\n", tool.name, name, tool.failure, e.what());
-      return 1;
-    }
+    if (name == command.name) return run_command(tool, command, argc - 1, argv + 1);
   }
-  fmt::print(stderr, "{}: error: unknown command '{}' (see {} --help)\n", tool.name, name, tool.name);
+  tell(fmt::format("{}: error: unknown command '{}' (see {} --help)\n", tool.name, name, tool.name));
   return 2;
+}
+
+}  // namespace
+
+int run_subcommands(const Tool& tool, std::span<const Subcommand> subcommands, int argc, char** argv) {
+  std::string_view name;  // the subcommand's, for messages
+  if (argc >= 2 && std::any_of(subcommands.begin(), subcommands.end(),
+                               [&](const Subcommand& c) { return argv[1] == std::string_view(c.name); })) {
+    name = argv[1];
+  }
+  int code = 1;
+  try {
+    code = dispatch(tool, subcommands, argc, argv);
+  } catch (const std::exception& e) {  // the usage or the version could not be printed
+    tell(fmt::format("{}: error: {}\n", tool.name, e.what()));
+    code = 1;
+  }
+  return with_output_written(tool, name, code);
 }
 
 }  // namespace zb::cli
