@@ -100,6 +100,7 @@ std::optional<po::variables_map> parse_or_help(int argc, char** argv, const po::
   }
   po::notify(vm);
   zb::cli::refuse_empty_values(vm, options);
+  zb::cli::refuse_clashing_paths(vm, {"trace", "chrome", "svg", "out"});  // zbexec's outputs, in every command
   return vm;
 }
 

@@ -37,6 +37,7 @@ int run_plot(int argc, char** argv) {
   }
   po::notify(values);
   cli::refuse_empty_values(values, all);
+  cli::refuse_clashing_paths(values, {"svg"});
   if (!values.count("results")) throw InputError("missing the results file (zbsim plot RESULTS.csv --svg OUT.svg)");
   if (!values.count("svg")) throw InputError("--svg: missing (the SVG file to write)");
   const std::string path = values["results"].as<std::string>();

@@ -31,7 +31,8 @@ int run_sweep(int argc, char** argv) {
                           "zbsim sweep --grid FILE --out results.csv [--jobs N] [--shard I/N] [--resume]\n"
                           "       zbsim sweep --merge a.csv b.csv ... --out results.csv",
                           "  zbsim sweep --grid scenarios/sweeps/bubble-vs-m.json --out out/r.csv\n"
-                          "  zbsim plot out/r.csv --svg out/r.svg")) {
+                          "  zbsim plot out/r.csv --svg out/r.svg",
+                          {"out"})) {
     return 0;
   }
   if (!values.count("out")) throw InputError("--out: missing (the results CSV to write)");

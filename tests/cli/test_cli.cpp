@@ -62,6 +62,29 @@ TEST_F(Cli, StandardStreamsThatCannotBeWrittenAreExitCodesNotSilenceOrAborts) {
   }
 }
 
+// Two outputs on one file, or an output over an input, are refused before any work: the input is
+// left as it was and nothing is written.
+TEST_F(Cli, AnOutputOverAnotherOutputOrOverAnInputIsRefusedBeforeAnyWork) {
+  const std::string grid = slurp(std::string(ZB_SOURCE_DIR) + "/scenarios/sweeps/bubble-vs-m.json");
+  write("g.json", grid);
+  const CliRun over_input = zbsim("sweep --grid " + path("g.json") + " --out " + path("g.json"));
+  EXPECT_EQ(over_input.exit_code, 2);
+  EXPECT_NE(over_input.err.find("--out: '" + path("g.json") + "' is also read as --grid"), std::string::npos)
+      << over_input.err;
+  EXPECT_EQ(slurp(dir_ / "g.json"), grid);
+  // The same file under another name: a hard link.
+  fs::create_hard_link(dir_ / "g.json", dir_ / "link.json");
+  EXPECT_EQ(zbsim("sweep --grid " + path("link.json") + " --out " + path("g.json")).exit_code, 2);
+  const CliRun twice = zbsim(std::string("simulate ") + kUnit + " --schedule zb-h1 --trace " + path("a.json") +
+                             " --chrome " + dir_.string() + "/./a.json");
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("--trace and --chrome: both write"), std::string::npos) << twice.err;
+  EXPECT_FALSE(fs::exists(dir_ / "a.json"));
+  // Devices are no clash.
+  EXPECT_EQ(zbsim(std::string("simulate ") + kUnit + " --schedule zb-h1 --trace /dev/null --chrome /dev/null").exit_code,
+            0);
+}
+
 TEST_F(Cli, CsvAndTableFormats) {
   const CliRun csv = zbsim(std::string("compare ") + kUnit + " --schedules zb-h1 --format csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;

@@ -3,6 +3,8 @@
 
 #include <boost/program_options.hpp>
 
+#include <initializer_list>
+
 namespace zb::cli {
 
 // No option takes an empty value: `--svg ""` (an unset shell variable) would otherwise reach a
@@ -11,5 +13,13 @@ namespace zb::cli {
 // the options that were parsed (a flag without a value, e.g. --arrows, holds an empty text).
 void refuse_empty_values(const boost::program_options::variables_map& values,
                          const boost::program_options::options_description& options);
+
+// No file is written twice or written over what is read: two of the `outputs` flags naming one
+// file (`--svg a --chrome a`), or one naming a file another option reads (`sweep --grid g.json
+// --out g.json`), is refused before any work with InputError naming both flags. Files are the same
+// when their paths resolve alike or they are one file (a link); devices (/dev/null, /dev/stdout)
+// and folders are never a clash.
+void refuse_clashing_paths(const boost::program_options::variables_map& values,
+                           std::initializer_list<const char*> outputs);
 
 }  // namespace zb::cli

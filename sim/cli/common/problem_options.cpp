@@ -82,6 +82,7 @@ bool parse_command_line(int argc, char** argv, const po::options_description& op
   }
   po::notify(values);
   cli::refuse_empty_values(values, all);
+  cli::refuse_clashing_paths(values, outputs);
   for (const char* flag : outputs) {
     if (values.count(flag)) check_writable(values[flag].as<std::string>());
   }
