@@ -58,7 +58,7 @@ Interconnect interconnect_from_cluster(const nlohmann::json& object, std::string
   net.inter_node = object.contains("inter_node") ? read_link("inter_node") : net.intra_node;
   if (const auto it = object.find("device_to_gpu"); it != object.end() && it->is_array()) {
     for (const auto& gpu : *it) {
-      if (!gpu.is_number_integer() || gpu.get<int>() < 0 || gpu.get<int>() >= net.nodes * net.gpus_per_node) {
+      if (!gpu.is_number_integer() || gpu.get<double>() < 0 || gpu.get<double>() >= net.nodes * net.gpus_per_node) {
         throw InputError(fmt::format("{}: field 'device_to_gpu' has {}: expected GPU indices below {}", source,
                                      gpu.dump(), net.nodes * net.gpus_per_node));
       }

@@ -37,7 +37,7 @@ Split split_from_json(const nlohmann::json& value, std::string_view source) {
   if (value.is_array() && !value.empty()) {
     split.kind = Split::Kind::list;
     for (const auto& item : value) {
-      if (!item.is_number_integer() || item.get<int>() < 0) {
+      if (!item.is_number_integer() || item.get<double>() < 0 || item.get<double>() > 1e9) {
         throw InputError(fmt::format("{}: field 'split' has {}: expected layer counts >= 0", source, item.dump()));
       }
       split.layers.push_back(item.get<int>());

@@ -154,6 +154,45 @@ void check_array(const std::vector<double>& values, std::string_view field, int 
   }
 }
 
+// Every time an engine computes is a sum of the problem's times: at most all of one step's work
+// done one after another (every action and transfer of every microbatch, the optimizer and the
+// gradient reduction), times the steps run. Each value can be finite while such a sum is not
+// (--tf 1e308 gave an infinite makespan, NaN bubbles and a SimGrid "deadlock"); this bound leaves
+// room for 10^7 actions and steps on top. Memory likewise: at most every microbatch's allocation.
+constexpr double kLargestStepSum = 1e250;
+
+void check_sums_finite(const Problem& problem) {
+  double step = 0;
+  double memory = 0;
+  for (int i = 0; i < problem.stages(); ++i) {
+    const double a2a = problem.t_a2a.empty() ? 0 : problem.t_a2a[static_cast<std::size_t>(i)];
+    const std::size_t k = static_cast<std::size_t>(i);
+    step += problem.microbatches * (problem.t_f[k] + problem.t_b[k] + problem.t_w[k] + problem.t_bw[k] +
+                                    2 * problem.t_comm[k] + 2 * a2a);
+    if (!problem.t_dp_reduce.empty()) step += problem.t_dp_reduce[k];
+    memory += problem.microbatches * (std::abs(problem.mem_f[k]) + std::abs(problem.mem_b[k]) + std::abs(problem.mem_w[k]));
+  }
+  for (double t : problem.t_opt) step += t;
+  step += problem.devices * problem.t_reduce_hop;
+  if (!(step <= kLargestStepSum)) {
+    throw InputError(fmt::format(
+        "problem: the times add up to {:g} per step (m x every stage's t_f + t_b + t_w + t_bw + transfers, the "
+        "optimizer and the reduction): above {:g}, where the engines' sums would overflow (give times in a larger "
+        "unit)",
+        step, kLargestStepSum));
+  }
+  if (!(memory <= kLargestStepSum)) {
+    throw InputError(fmt::format("problem: the memory of all microbatches adds up to {:g} (m x every stage's |mem_f| "
+                                 "+ |mem_b| + |mem_w|): above {:g}, where the peaks would overflow",
+                                 memory, kLargestStepSum));
+  }
+  if (!(problem.bytes_act * problem.microbatches * problem.stages() <= kLargestStepSum)) {
+    throw InputError(fmt::format("problem: field 'bytes_act' is {:g}: with m = {} over {} stages the bytes sent add "
+                                 "up above {:g}",
+                                 problem.bytes_act, problem.microbatches, problem.stages(), kLargestStepSum));
+  }
+}
+
 }  // namespace
 
 void check_placement_chunks(Placement placement, int chunks, std::string_view context) {
@@ -238,6 +277,7 @@ void Problem::validate() const {
   if (mem_limit && (!std::isfinite(mem_limit->value) || mem_limit->value <= 0)) {
     throw InputError(fmt::format("problem: field 'mem_limit' is {}: expected > 0", mem_limit->to_string()));
   }
+  check_sums_finite(*this);
 }
 
 void require_vshape(const Problem& problem, std::string_view generator) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "sim/support/error.h"
@@ -37,7 +38,9 @@ double number(const json& object, const char* name, std::string_view context) {
 
 int integer(const json& object, const char* name, std::string_view context) {
   const json& value = field(object, name, context);
-  if (!value.is_number_integer()) {
+  // Range-checked before the narrowing to int: 4294967296 would otherwise read as 0.
+  if (!value.is_number_integer() || value.get<double>() < std::numeric_limits<int>::min() ||
+      value.get<double>() > std::numeric_limits<int>::max()) {
     throw InputError(fmt::format("{}: field '{}' is {}: expected an integer", context, name, value.dump()));
   }
   return value.get<int>();

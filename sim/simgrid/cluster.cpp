@@ -153,7 +153,8 @@ ClusterSpec cluster_from_json(const json& object, std::string_view source) {
       }
     } else if (mapping.is_array()) {
       for (std::size_t d = 0; d < mapping.size(); ++d) {
-        if (!mapping[d].is_number_integer()) {
+        if (!mapping[d].is_number_integer() || mapping[d].get<long long>() < 0 ||
+            mapping[d].get<double>() > 1e9) {  // checked before the narrowing to int
           fail(source, fmt::format("device_to_gpu[{}]", d), mapping[d].dump(), "expected a GPU index");
         }
         cluster.device_to_gpu.push_back(mapping[d].get<int>());

@@ -115,6 +115,41 @@ TEST(Problem, ErrorsNameTheFieldAndValue) {
   EXPECT_NE(message_of(bad).find("scenario.json"), std::string::npos);
 }
 
+// Finite values whose sums overflow: refused up front, not an infinite makespan or a NaN bubble.
+TEST(Problem, TimesMemoryAndBytesWhoseSumsWouldOverflowAreRefused) {
+  auto message_of = [](const ProblemSpec& spec) {
+    try {
+      spec.build("s.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  ProblemSpec good;
+  good.devices = 4;
+  good.microbatches = 8;
+  good.t_f = good.t_b = good.t_w = {1.0};
+  ProblemSpec bad = good;
+  bad.t_f = {1e308};
+  EXPECT_NE(message_of(bad).find("s.json: the times add up to inf per step"), std::string::npos) << message_of(bad);
+  bad.t_f = {1e249};  // finite, and 8 x 4 x 2 of it is above the bound
+  EXPECT_NE(message_of(bad).find("above 1e+250"), std::string::npos) << message_of(bad);
+  bad.t_f = {1e247};  // 1e247 x 8 microbatches x 4 stages: within it
+  EXPECT_EQ(message_of(bad), "no error");
+  bad = good;
+  bad.t_opt = {1e250, 1e250};
+  bad.t_opt.resize(4, 0.0);
+  EXPECT_NE(message_of(bad).find("the times add up"), std::string::npos) << message_of(bad);
+  bad = good;
+  bad.mem_f = {1e300};
+  bad.mem_b = {-5e299};
+  bad.mem_w = {-5e299};
+  EXPECT_NE(message_of(bad).find("the memory of all microbatches adds up"), std::string::npos) << message_of(bad);
+  bad = good;
+  bad.bytes_act = 1e300;
+  EXPECT_NE(message_of(bad).find("field 'bytes_act' is 1e+300"), std::string::npos) << message_of(bad);
+}
+
 TEST(Problem, JsonUnknownFieldAndTypesAreErrors) {
   using nlohmann::json;
   EXPECT_THROW(problem_spec_from_json(json{{"p", 4}, {"bogus", 1}}, "f.json"), InputError);
