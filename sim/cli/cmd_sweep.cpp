@@ -25,7 +25,9 @@ int run_sweep(int argc, char** argv) {
       ("shard", po::value<std::string>(), "run only shard I of N (I/N, 1-based): points i with i % N == I-1")
       ("resume", po::bool_switch(), "keep the rows already in --out and run only the missing points")
       ("merge", po::value<std::vector<std::string>>()->multitoken(),
-       "merge result files of one grid (e.g. its shards) into --out instead of running");
+       "merge result files of one grid (e.g. its shards) into --out instead of running; every point of the grid "
+       "must be there")
+      ("allow-partial", po::bool_switch(), "with --merge: write the points present even when some are missing, saying so");
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,
                           "zbsim sweep --grid FILE --out results.csv [--jobs N] [--shard I/N] [--resume]\n"
@@ -39,13 +41,22 @@ int run_sweep(int argc, char** argv) {
   const std::string out = values["out"].as<std::string>();
   check_writable(out);  // both files, before a sweep that may run for hours
   check_writable(sweep::jsonl_path_for(out));
+  if (values["allow-partial"].as<bool>() && !values.count("merge")) {
+    throw InputError("--allow-partial: only with --merge");
+  }
   if (values.count("merge")) {
     if (values.count("grid") || values.count("shard") || values["resume"].as<bool>()) {
       throw InputError("--merge: takes only result files and --out (no --grid, --shard or --resume)");
     }
     const auto files = values["merge"].as<std::vector<std::string>>();
-    const long points = sweep::merge(files, out);
-    fmt::print("sweep: merged {} files, {} points -> {}, {}\n", files.size(), points, out, sweep::jsonl_path_for(out));
+    const sweep::Merged merged = sweep::merge(files, out, values["allow-partial"].as<bool>());
+    const std::string of = merged.grid_points >= 0 ? fmt::format(" of the grid's {}", merged.grid_points)
+                                                   : std::string(" (the files do not say the grid's size)");
+    fmt::print("sweep: merged {} files, {} points{} -> {}, {}\n", files.size(), merged.points, of, out,
+               sweep::jsonl_path_for(out));
+    if (!merged.missing.empty()) {
+      fmt::print("sweep: partial: {} points missing (--allow-partial)\n", merged.missing.size());
+    }
     return 0;
   }
   if (!values.count("grid")) throw InputError("--grid: missing (a grid file, e.g. scenarios/sweeps/bubble-vs-m.json)");

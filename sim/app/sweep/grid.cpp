@@ -73,6 +73,7 @@ long Grid::size() const {
 Point Grid::point(long index) const {
   Point point;
   point.index = index;
+  point.of = size();
   point.scenario = base;
   point.scenario.erase("schedules");
   point.engine = engine;

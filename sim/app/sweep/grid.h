@@ -17,6 +17,7 @@ struct Axis {
 // One point of the grid, ready to run.
 struct Point {
   long index = 0;
+  long of = 0;  // the number of points in its grid (written in each JSON line, checked by merges)
   nlohmann::ordered_json axes;  // key -> value of this point, in axis order
   nlohmann::json scenario;      // the base scenario with the axis values applied
   std::string schedule;

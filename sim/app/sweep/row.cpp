@@ -122,6 +122,7 @@ Row finished_row(const Point& point, const ojson& row) {
   out.csv_line = fmt::format("{}", fmt::join(cells, ","));
   ojson json = ojson::object();
   json["point"] = point.index;
+  json["grid_points"] = point.of;
   json["axes"] = point.axes;
   for (const auto& [key, value] : row.items()) {
     if (key != "point") json[key] = value;

@@ -110,23 +110,39 @@ RunReport run(const Grid& grid, const RunOptions& options) {
   return report;
 }
 
-long merge(const std::vector<std::string>& csv_paths, const std::string& out) {
+Merged merge(const std::vector<std::string>& csv_paths, const std::string& out, bool allow_partial) {
   std::string header;
   const Lines lines = merge_files(csv_paths, header);
-  // Shards interleave the points (i % N), so a shard killed before its end leaves gaps: merging
-  // them would pass a partial sweep for a whole one.
-  long expected = 0;
+  Merged merged;
+  merged.points = static_cast<long>(lines.size());
+  // The grid's size, from the rows: a shard that lost its last rows, or a shard left out, leaves
+  // no gap among the points present, only a shortfall against it.
   for (const auto& [point, pair] : lines) {
-    if (point != expected) {
-      throw InputError(fmt::format("merge: point {} is missing ({} of points 0..{} missing): a shard is unfinished "
-                                   "(resume it with --resume, then merge)",
-                                   expected, lines.rbegin()->first + 1 - static_cast<long>(lines.size()),
-                                   lines.rbegin()->first));
+    const auto row = nlohmann::json::parse(pair.second, nullptr, false);
+    const auto it = row.is_object() ? row.find("grid_points") : row.end();
+    const long of = it != row.end() && it->is_number_integer() ? it->get<long>() : -1;
+    if (merged.grid_points >= 0 && of != merged.grid_points) {
+      throw InputError(fmt::format("merge: point {} is of a grid of {} points, earlier rows of one of {}: not one grid",
+                                   point, of < 0 ? std::string("unstated") : std::to_string(of), merged.grid_points));
     }
-    ++expected;
+    merged.grid_points = of;
+  }
+  // Without the grid's size (older files), the points up to the last one present.
+  const long total = merged.grid_points >= 0 ? merged.grid_points : (lines.empty() ? 0 : lines.rbegin()->first + 1);
+  for (long point = 0; point < total; ++point) {
+    if (!lines.count(point)) merged.missing.push_back(point);
+  }
+  if (!merged.missing.empty() && !allow_partial) {
+    std::string first;
+    for (std::size_t i = 0; i < std::min<std::size_t>(merged.missing.size(), 10); ++i) {
+      first += fmt::format("{}{}", i ? ", " : "", merged.missing[i]);
+    }
+    throw InputError(fmt::format("merge: {} of the grid's {} points are missing ({}{}): a shard is unfinished or not "
+                                 "given (resume it with --resume, then merge; --allow-partial merges anyway)",
+                                 merged.missing.size(), total, first, merged.missing.size() > 10 ? ", ..." : ""));
   }
   write_files(out, header, lines);
-  return static_cast<long>(lines.size());
+  return merged;
 }
 
 }  // namespace zb::sweep

@@ -55,8 +55,18 @@ std::vector<Row> run_rows(const Grid& grid, int jobs);
 // "20 ok, 4 over-limit" (statuses in name order), or "nothing to run".
 std::string status_summary(const std::map<std::string, long>& statuses);
 
-// Merges the result files of one grid (e.g. its shards) into `out`; returns the number of points.
-// Throws InputError, writing nothing, when the points have a gap (an unfinished shard).
-long merge(const std::vector<std::string>& csv_paths, const std::string& out);
+// What a merge wrote: the points it holds, of how many the grid has (each JSON line says so;
+// -1 for rows of a zbsim before 2026-12 that did not), and those it lacks.
+struct Merged {
+  long points = 0;
+  long grid_points = -1;
+  std::vector<long> missing;
+};
+
+// Merges the result files of one grid (e.g. its shards) into `out`. Throws InputError, writing
+// nothing, when a point of the grid is missing (an unfinished shard, a shard not given, a run cut
+// short), naming the first missing points, unless `allow_partial`; or when the files disagree on
+// the grid's size.
+Merged merge(const std::vector<std::string>& csv_paths, const std::string& out, bool allow_partial = false);
 
 }  // namespace zb::sweep

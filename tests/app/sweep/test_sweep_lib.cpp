@@ -295,14 +295,33 @@ TEST_F(SweepLib, MergedShardsEqualASingleRunByteForByte) {
     shards.push_back(path(out));
   }
   std::reverse(shards.begin(), shards.end());  // the order of the files does not matter
-  EXPECT_EQ(sweep::merge(shards, path("merged.csv")), 24);
+  const sweep::Merged merged = sweep::merge(shards, path("merged.csv"));
+  EXPECT_EQ(merged.points, 24);
+  EXPECT_EQ(merged.grid_points, 24);
+  EXPECT_TRUE(merged.missing.empty());
   EXPECT_EQ(slurp(path("merged.csv")), slurp(path("full.csv")));
   EXPECT_EQ(slurp(path("merged.jsonl")), slurp(path("full.jsonl")));
-  // Without its last shard the points have gaps: refused, nothing written.
+  // Without its last shard (points 2, 5, ..., 23): refused, naming them, nothing written.
   EXPECT_NE(error_of([&] { sweep::merge({shards[1], shards[2]}, path("partial.csv")); })
-                .find("point 2 is missing (7 of points 0..22 missing)"),
+                .find("merge: 8 of the grid's 24 points are missing (2, 5, 8, 11, 14, 17, 20, 23)"),
             std::string::npos);
   EXPECT_FALSE(fs::exists(path("partial.csv")));
+  // A run that lost its last rows has no gap among what is left: the grid's size in every row
+  // shows the shortfall.
+  for (const char* name : {"full.csv", "full.jsonl"}) {
+    std::string text = slurp(path(name));
+    text.erase(text.rfind('\n', text.size() - 2) + 1);
+    std::ofstream(path(std::string("cut") + (std::string(name).ends_with(".csv") ? ".csv" : ".jsonl"))) << text;
+  }
+  EXPECT_NE(error_of([&] { sweep::merge({path("cut.csv")}, path("partial.csv")); })
+                .find("1 of the grid's 24 points are missing (23)"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(path("partial.csv")));
+  // --allow-partial writes what there is and says what is missing.
+  const sweep::Merged partial = sweep::merge({path("cut.csv")}, path("partial.csv"), true);
+  EXPECT_EQ(partial.points, 23);
+  EXPECT_EQ(partial.missing, std::vector<long>{23});
+  EXPECT_TRUE(fs::exists(path("partial.csv")));
   // The same point with other content in two files is refused.
   std::string other = slurp(path("full.csv"));
   other.replace(other.find("\n0,") + 1, 2, "0,X");
