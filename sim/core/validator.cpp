@@ -85,14 +85,18 @@ std::optional<std::string> shape_error(const Problem& problem, const Schedule& s
     return fmt::format("schedule '{}' was made for chunks={} but the problem has chunks={}", schedule.name,
                        *schedule.chunks, problem.chunks);
   }
-  // Every (stage, microbatch) on the microbatch's path needs an F and a backward.
+  // Every (stage, microbatch) on the microbatch's path needs an F and a backward; a path crosses
+  // every stage, or one copy's under the bidirectional placement (DualPipe).
   const int m = problem.microbatches;
   const std::size_t cells = static_cast<std::size_t>(problem.stages()) * static_cast<std::size_t>(m);
-  if (cells > kMaxDenseCells && schedule.action_count() < 2 * cells) {
+  const std::size_t on_paths = static_cast<std::size_t>(problem.devices) *
+                               static_cast<std::size_t>(chunks_per_path(problem.placement, problem.chunks)) *
+                               static_cast<std::size_t>(m);
+  if (cells > kMaxDenseCells && schedule.action_count() < 2 * on_paths) {
     return fmt::format(
         "schedule '{}' has {} actions, but p={} chunks={} m={} needs at least {} (an F and a "
         "backward per stage and microbatch)",
-        schedule.name, schedule.action_count(), problem.devices, problem.chunks, m, 2 * cells);
+        schedule.name, schedule.action_count(), problem.devices, problem.chunks, m, 2 * on_paths);
   }
   return std::nullopt;
 }

@@ -102,6 +102,16 @@ TEST(DualPipe, ValidAtUnitCostsForSeveralShapes) {
 // (after d0's BW7.1), B3 23-24 (d2's B3 22-23 after d3's BW3 20-22), W7.1 24, W3 25-26; d0: B2
 // 22, W2 23, B3 24 (after d1's), W3 25-26. Every device ends at 26 with 24 of work: idle 2 each,
 // span 26 on d0 and d3 (from 0), 25 on d1 and d2 (from 1); bubble (26 - 24) / 26 = 1/13.
+// Past 2^20 (stage, microbatch) cells the validator first checks the schedule is long enough for
+// them; a DualPipe microbatch crosses only its copy's p stages, half of the 2p cells it counted
+// (p=514, m=1028 was refused as "needs at least 2113568" actions).
+TEST(DualPipe, ValidAboveAMillionCells) {
+  const Problem problem = bidirectional_problem(514, 1028);
+  ASSERT_GT(static_cast<long>(problem.stages()) * problem.microbatches, 1L << 20);
+  const ValidationReport report = check_schedule(problem, make_dualpipe(problem));
+  EXPECT_TRUE(report.ok()) << report.message();
+}
+
 TEST(DualPipe, HandDerivedTimesAtP4M8) {
   const Problem problem = bidirectional_problem(4, 8);
   const Schedule schedule = make_dualpipe(problem);
