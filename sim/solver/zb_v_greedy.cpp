@@ -473,6 +473,13 @@ std::optional<Candidate> official_at(VRun& runner, double limit) {
   return best;
 }
 
+// The descent below the limit stops after this many levels in a row that found no shorter span
+// than the best so far (while nothing fits, it goes on).
+// Each level is a whole official procedure (O(p m) per run), and below the limit the spans mostly
+// grow level after level (with m < p by a fixed step per level, down through about 2p levels):
+// unbounded, the descent made zb-v O(p^2 m), over 60 s at p = 256, m < p.
+constexpr int kDescentPatience = 8;
+
 // No device's span (first start to last end) is shorter than its work.
 Ticks span_bound(const Problem& problem, const StageTicks& costs) {
   Ticks bound = 0;
@@ -520,13 +527,19 @@ ZbVResult zb_v_greedy(const Problem& problem, std::optional<double> memory_limit
   // the official choice (smallest worst bubble) stands unless strictly beaten on span. The descent
   // stops when nothing fits any more or the span reaches a bound no schedule can beat.
   const Ticks no_span_below = span_bound(problem, costs);
-  for (double level = runner.accepted_level(); level > 0 && (!best || best->bubbles.span > no_span_below);) {
+  int without_gain = 0;
+  for (double level = runner.accepted_level();
+       level > 0 && (!best || best->bubbles.span > no_span_below) && without_gain < kDescentPatience;) {
     double below = level / (1 + 1e-9);
     while (fits_limit(level, below)) below = std::nextafter(below, 0.0);
     runner.reset_accepted_level();
     std::optional<Candidate> lower = official_at(runner, below);
     level = runner.accepted_level();
-    if (lower && (!best || lower->bubbles.span < best->bubbles.span)) best = std::move(lower);
+    if (best) ++without_gain;  // until something fits, every level is worth trying
+    if (lower && (!best || lower->bubbles.span < best->bubbles.span)) {
+      best = std::move(lower);
+      without_gain = 0;
+    }
   }
   if (!best) {
     throw ScheduleError(fmt::format(
