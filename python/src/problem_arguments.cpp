@@ -25,15 +25,71 @@ std::string keyword_of(const ProblemField& field) {
   return flag;
 }
 
-// The text the flag would have: lists joined with commas, numbers as Python prints them.
-std::string flag_text(const py::handle& value) {
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-  if (py::hasattr(value, "__iter__")) {
-    std::string text;
-    for (const py::handle item : value) text += (text.empty() ? "" : ",") + flag_text(item);
-    return text;
+// An int, or an integer type that says it is one (numpy's, by __index__); never a bool (True is 1
+// to Python, and numpy's bool_ would pass __index__ in old versions).
+bool is_bool(const py::handle& value) {
+  return py::isinstance<py::bool_>(value) || py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>() == "bool_";
+}
+// A numpy array of one or more dimensions (its scalars have ndim 0).
+bool is_array(const py::handle& value) {
+  return py::hasattr(value, "dtype") && py::hasattr(value, "ndim") && value.attr("ndim").cast<int>() > 0;
+}
+bool is_integer(const py::handle& value) {
+  return !is_bool(value) && !is_array(value) && (py::isinstance<py::int_>(value) || py::hasattr(value, "__index__"));
+}
+// Also a float, or a float type (numpy's float32 converts by __float__); not text.
+bool is_number(const py::handle& value) {
+  return is_integer(value) || py::isinstance<py::float_>(value) ||
+         (!is_bool(value) && !is_array(value) && !py::isinstance<py::str>(value) && !py::isinstance<py::bytes>(value) &&
+          py::hasattr(value, "__float__"));
+}
+
+// The text the flag would have (numbers as Python prints them, lists joined with commas), after
+// the value's Python type is checked against the field's kind: bytes, bools, text for numbers and
+// floats for whole numbers are a TypeError, not read through (b'4' iterated as [52]).
+std::string flag_text(const ProblemField& field, const py::handle& value, std::string_view function,
+                      const std::string& keyword) {
+  auto refuse = [&](std::string_view expected) -> std::string {
+    throw py::type_error(fmt::format("{}(): {} must be {}, got {} {}", function, keyword, expected,
+                                     py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>(),
+                                     py::repr(value).cast<std::string>().substr(0, 80)));
+  };
+  // As Python prints the plain int or float (numpy's types print alike, or as np.float64(1.5)).
+  auto number_text = [](const py::handle& v) {
+    if (py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) return py::str(v).cast<std::string>();
+    return py::hasattr(v, "__index__") ? py::str(v.attr("__index__")()).cast<std::string>()
+                                       : py::str(py::float_(py::reinterpret_borrow<py::object>(v))).cast<std::string>();
+  };
+  switch (field.kind) {
+    case ProblemField::Kind::integer:
+      return is_integer(value) ? number_text(value) : refuse("an int");
+    case ProblemField::Kind::number:
+      return is_number(value) ? number_text(value) : refuse("a number (int or float)");
+    case ProblemField::Kind::numbers: {
+      if (is_number(value)) return number_text(value);
+      const bool array = is_array(value);
+      if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value) && !array) {
+        return refuse("a number or a list of numbers");
+      }
+      const py::object items = array ? value.attr("tolist")() : py::reinterpret_borrow<py::object>(value);
+      if (!py::isinstance<py::list>(items) && !py::isinstance<py::tuple>(items)) {
+        return refuse("a number or a list of numbers");
+      }
+      std::string text;
+      for (const py::handle item : items) {
+        if (!is_number(item)) return refuse("a number or a list of numbers (each an int or float)");
+        text += (text.empty() ? "" : ",") + number_text(item);
+      }
+      return text;
+    }
+    case ProblemField::Kind::mem_limit:
+      if (is_number(value)) return number_text(value);
+      return py::isinstance<py::str>(value) ? value.cast<std::string>() : refuse("a number or a str such as '2p'");
+    case ProblemField::Kind::placement:
+    case ProblemField::Kind::time_unit:
+      return py::isinstance<py::str>(value) ? value.cast<std::string>() : refuse("a str");
   }
-  return py::str(value).cast<std::string>();
+  return refuse("a value");
 }
 
 // Whether `fields` names `field`, and by which `keyword`; TypeError when both spellings are there.
@@ -89,7 +145,7 @@ Scenario scenario_from_arguments(const py::object& scenario_arg, const py::kwarg
     std::string keyword;
     if (!given_keyword(fields, field, function, keyword)) continue;
     const py::handle value = fields[py::str(keyword)];
-    if (!value.is_none()) given.push_back({&field, flag_text(value)});
+    if (!value.is_none()) given.push_back({&field, flag_text(field, value, function, keyword)});
   }
   return catalog::apply_given_fields(std::move(scenario), given);
 }

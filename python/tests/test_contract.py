@@ -54,8 +54,41 @@ def test_problem_keywords_take_the_scenario_key_or_the_flag_name():
     assert zbsim.problem(p=4, m=8, tf=1, tb=1, tw=1, tcomm=None) == zbsim.problem(p=4, m=8, tf=1, tb=1, tw=1)
 
 
+# A typed API: each field takes its Python type, never text, bytes or a bool for a number (b"4" was
+# read as the list [52], True as 1, "8" as 8); numpy's scalars and 1-D arrays are numbers.
+@pytest.mark.parametrize("keywords, message", [
+    (dict(p=b"4"), "compare(): p must be an int, got bytes b'4'"),
+    (dict(p=4.0), "compare(): p must be an int, got float 4.0"),
+    (dict(p=True), "compare(): p must be an int, got bool True"),
+    (dict(m="8"), "compare(): m must be an int, got str '8'"),
+    (dict(tf="1,2"), "compare(): tf must be a number or a list of numbers, got str '1,2'"),
+    (dict(tf=[1, True]), "compare(): tf must be a number or a list of numbers (each an int or float), got list"),
+    (dict(tw=False), "compare(): tw must be a number or a list of numbers, got bool False"),
+    (dict(placement=1), "compare(): placement must be a str, got int 1"),
+    (dict(mem_limit=b"2p"), "compare(): mem_limit must be a number or a str such as '2p', got bytes"),
+])
+def test_a_value_of_the_wrong_python_type_is_a_type_error(keywords, message):
+    arguments = dict(p=4, m=8, tf=1, tb=1, tw=1)
+    arguments.update(keywords)
+    with pytest.raises(TypeError) as error:
+        zbsim.compare(**arguments, schedules=["zb-h1"])
+    assert str(error.value).startswith(message)
+
+
+def test_numpy_scalars_and_arrays_are_numbers():
+    numpy = pytest.importorskip("numpy")
+    plain = zbsim.compare(p=4, m=8, tf=[1.0, 2.0, 3.0, 4.0], tb=1.5, tw=1, schedules=["zb-h1"])
+    with_numpy = zbsim.compare(p=numpy.int64(4), m=numpy.int32(8), tf=numpy.array([1.0, 2.0, 3.0, 4.0]),
+                               tb=numpy.float32(1.5), tw=numpy.float64(1), schedules=["zb-h1"])
+    assert with_numpy == plain
+    with pytest.raises(TypeError):
+        zbsim.compare(p=4, m=8, tf=numpy.array([[1, 2], [3, 4]]), tb=1, tw=1)
+    with pytest.raises(TypeError):
+        zbsim.compare(p=numpy.bool_(True), m=8, tf=1, tb=1, tw=1)
+
+
 @pytest.mark.parametrize("flags, keywords", [
-    (["--p", "4", "--m", "8", "--tf", "1,x", "--tb", "1", "--tw", "1"], dict(p=4, m=8, tf="1,x", tb=1, tw=1)),
+    (["--p", "4", "--m", "8", "--tf", "1,-2", "--tb", "1", "--tw", "1"], dict(p=4, m=8, tf=[1, -2], tb=1, tw=1)),
     (["--p", "4", "--m", "8", "--tf", "1,2,3", "--tb", "1", "--tw", "1"], dict(p=4, m=8, tf=[1, 2, 3], tb=1, tw=1)),
     (["--m", "8", "--tf", "1", "--tb", "1", "--tw", "1"], dict(m=8, tf=1, tb=1, tw=1)),
     (["--p", "4", "--m", "8", "--tf", "1", "--tb", "1", "--tw", "1", "--mem-limit", "2q"],
