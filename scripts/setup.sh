@@ -8,7 +8,7 @@ ZB_PACKAGES=(cmake ninja-build g++ pkg-config
   libfmt-dev nlohmann-json3-dev libboost-dev libboost-program-options-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsimgrid-dev coinor-libcbc-dev libopenblas-dev libcsv-dev libnlopt-cxx-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin libsqlite3-dev
   qt6-base-dev qt6-svg-dev libgl1-mesa-dev
   python3-dev pybind11-dev python3-pytest python3-numpy)
 

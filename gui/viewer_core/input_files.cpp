@@ -11,6 +11,7 @@
 #include "sim/app/catalog/trace_files.h"
 #include "sim/support/atomic_file.h"
 #include "sim/support/error.h"
+#include "sim/formats/nsys_report.h"
 #include "sim/formats/torch_profiler_trace.h"
 #include "sim/formats/trace_json.h"
 #include "gui/viewer_core/model_presets.h"
@@ -107,7 +108,17 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
   return input;
 }
 
-LoadedInput load_input_file(const std::string& path) { return parse_input_text(read_file(path), path); }
+LoadedInput load_input_file(const std::string& path) {
+  std::string text = read_file(path);
+  if (is_sqlite_file(text)) {  // an Nsight Systems export: every process it holds, as one trace
+    LoadedInput input;
+    input.source = path;
+    input.kind = InputKind::trace;
+    input.trace = catalog::read_trace_files({path});
+    return input;
+  }
+  return parse_input_text(text, path);
+}
 
 std::vector<LoadedInput> load_input_files(const std::vector<std::string>& paths) {
   std::vector<LoadedInput> inputs;

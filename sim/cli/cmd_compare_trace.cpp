@@ -31,10 +31,12 @@ int run_compare_trace(int argc, char** argv) {
   po::options_description options("Compare traces");
   options.add_options()
       ("measured", po::value<std::vector<std::string>>()->multitoken()->required(),
-       "the measured run: torch.profiler traces of PyTorch's pipeline runtime (one file per rank, any order), or one "
-       "trace JSON of ours (zbexec run --trace)")
+       "the measured run: torch.profiler traces of PyTorch's pipeline runtime (one file per rank, any order), Nsight "
+       "Systems exports of it (nsys export --type sqlite: one per rank, or one holding every process; its \"PP:\" NVTX "
+       "ranges timed by the kernels they launched), or one trace JSON of ours (zbexec run --trace)")
       ("simulated", po::value<std::vector<std::string>>()->multitoken()->required(),
-       "the simulation: a trace JSON (zbsim simulate --trace), or torch.profiler files of another run")
+       "the simulation: a trace JSON (zbsim simulate --trace), or torch.profiler or Nsight Systems files of another "
+       "run")
       ("format", po::value<std::string>()->default_value("table"), "table | json | csv");
   po::variables_map values;
   if (!parse_command_line(argc, argv, options, values,

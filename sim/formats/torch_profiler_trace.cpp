@@ -60,23 +60,39 @@ std::int64_t to_ns(const json& event, const char* field, std::string_view contex
   return std::llround(us * 1000.0);
 }
 
-// The label's actions: one, or the two parts of an overlapped block, which share its time
-// (a profile times the block, not its parts) in equal halves.
 void add_event(const json& event, std::string_view context, ProfiledRank& rank) {
   const std::string& name = event.at("name").get_ref<const std::string&>();
-  const std::string_view label = std::string_view(name).substr(kPrefix.size());
   if (!event.contains("ph") || event.at("ph") != "X") {
     throw InputError(fmt::format("{}: '{}' is not a complete event (\"ph\": \"X\" with ts and dur)", context, excerpt(name)));
   }
   const std::int64_t start = to_ns(event, "ts", context);
   const std::int64_t duration = to_ns(event, "dur", context);
   if (duration < 0) throw InputError(fmt::format("{}: field 'dur' is {}: negative", context, event.at("dur").dump()));
-  const std::int64_t end = start + duration;
+  add_labelled_action(std::string_view(name).substr(kPrefix.size()), start, start + duration, context, rank);
+}
 
+int distributed_field(const json& info, const char* name, std::string_view source) {
+  if (!info.contains(name)) return -1;
+  const json& value = info.at(name);
+  if (!value.is_number_integer() || value.get<std::int64_t>() < 0 || value.get<double>() > kMaxActions / 3) {
+    throw InputError(fmt::format("{}: distributedInfo field '{}' is {}: expected a rank count from 0 to {:.0f}", source,
+                                 name, excerpt(value.dump()), kMaxActions / 3));
+  }
+  return value.get<int>();
+}
+
+std::string join_sources(const ProfiledRank& a, const ProfiledRank& b) { return fmt::format("{} and {}", a.source, b.source); }
+
+}  // namespace
+
+// The label's actions: one, or the two parts of an overlapped block, which share its time
+// (a profile times the block, not its parts) in equal halves.
+void add_labelled_action(std::string_view label, std::int64_t start, std::int64_t end, std::string_view context,
+                         ProfiledRank& rank) {
   // PyTorch's labels are its CSV cells: one reader (pytorch_ir.h).
   const PtAction cell = parse_pt_cell(label, context);
   const std::vector<PtAction> parts = cell.op == PtOp::overlap_f_b ? cell.parts : std::vector<PtAction>{cell};
-  const std::int64_t middle = start + duration / 2;
+  const std::int64_t middle = start + (end - start) / 2;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const PtAction& part = parts[i];
     if (!takes_microbatch(part.op)) {  // UNSHARD, RESHARD, REDUCE_GRAD: counted, not drawn
@@ -100,19 +116,16 @@ void add_event(const json& event, std::string_view context, ProfiledRank& rank) 
   }
 }
 
-int distributed_field(const json& info, const char* name, std::string_view source) {
-  if (!info.contains(name)) return -1;
-  const json& value = info.at(name);
-  if (!value.is_number_integer() || value.get<std::int64_t>() < 0 || value.get<double>() > kMaxActions / 3) {
-    throw InputError(fmt::format("{}: distributedInfo field '{}' is {}: expected a rank count from 0 to {:.0f}", source,
-                                 name, excerpt(value.dump()), kMaxActions / 3));
+void number_rank_by_its_stages(ProfiledRank& rank) {
+  int smallest = std::numeric_limits<int>::max();
+  for (const ProfiledAction& action : rank.actions) {
+    if (action.stream == Stream::compute) smallest = std::min(smallest, action.stage);
   }
-  return value.get<int>();
+  if (smallest == std::numeric_limits<int>::max()) {
+    throw InputError(fmt::format("{}: no compute action (F, I, W, B): cannot tell the rank", rank.source));
+  }
+  rank.rank = smallest;
 }
-
-std::string join_sources(const ProfiledRank& a, const ProfiledRank& b) { return fmt::format("{} and {}", a.source, b.source); }
-
-}  // namespace
 
 bool is_torch_profiler_trace(const json& document) {
   if (document.is_array()) return document.empty() || document.front().is_object();
@@ -165,16 +178,7 @@ ProfiledRank read_profiled_rank(const json& document, std::string_view source) {
     throw InputError(fmt::format("{}: no \"PP:\" annotations: not a profile of PyTorch's pipeline runtime (every action "
                                  "is a record_function(\"PP:{{stage}}{{op}}{{microbatch}}\"))", source));
   }
-  if (!document.is_object() || !document.contains("distributedInfo")) {
-    int smallest = std::numeric_limits<int>::max();
-    for (const ProfiledAction& action : rank.actions) {
-      if (action.stream == Stream::compute) smallest = std::min(smallest, action.stage);
-    }
-    if (smallest == std::numeric_limits<int>::max()) {
-      throw InputError(fmt::format("{}: no compute action (F, I, W, B): cannot tell the rank", source));
-    }
-    rank.rank = smallest;
-  }
+  if (!document.is_object() || !document.contains("distributedInfo")) number_rank_by_its_stages(rank);
   return rank;
 }
 

@@ -57,6 +57,16 @@ bool is_torch_profiler_trace(const nlohmann::json& document);
 // used, since they time the device's work, else the host-side ones.
 ProfiledRank read_profiled_rank(const nlohmann::json& document, std::string_view source);
 
+// One "PP:" label (without the prefix) timed from `start` to `end` ns: its action, or the two
+// halves of an overlapped block, appended to `rank`; a malformed label throws InputError naming
+// `context`. Every reader of PyTorch's labels (torch.profiler, Nsight Systems) goes through it.
+void add_labelled_action(std::string_view label, std::int64_t start, std::int64_t end, std::string_view context,
+                         ProfiledRank& rank);
+
+// A file without distributedInfo: the rank is the smallest stage it runs (rank r holds stage r
+// under the linear, looped and V placements); InputError when it runs no compute action.
+void number_rank_by_its_stages(ProfiledRank& rank);
+
 // The ranks of one run (any order, each rank once) as one trace: a device per rank, stages as
 // PyTorch numbers them, chunk = the stage's index among its rank's stages, times in ms from the
 // earliest span, engine "torch.profiler", work = the busiest device's compute time. Legacy files

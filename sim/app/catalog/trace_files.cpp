@@ -3,15 +3,32 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "sim/support/atomic_file.h"
 #include "sim/support/error.h"
 #include "sim/support/json_text.h"
+#include "sim/formats/nsys_report.h"
 #include "sim/formats/torch_profiler_trace.h"
 #include "sim/formats/trace_json.h"
 
 namespace zb::catalog {
+
+namespace {
+
+// The first `n` bytes of a file (fewer if it is shorter); InputError when it cannot be read.
+std::string first_bytes(const std::string& path, std::size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read", path));
+  std::string bytes(n, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(n));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  return bytes;
+}
+
+}  // namespace
 
 TraceFileKind trace_file_kind(const nlohmann::json& document) {
   if (document.is_object() && document.contains("spans")) return TraceFileKind::ours;
@@ -22,7 +39,14 @@ TraceFileKind trace_file_kind(const nlohmann::json& document) {
 Trace read_trace_files(const std::vector<std::string>& paths) {
   if (paths.empty()) throw InputError("no trace file given");
   std::vector<ProfiledRank> ranks;
+  bool nsys = false;
   for (const std::string& path : paths) {
+    if (is_sqlite_file(first_bytes(path, 16))) {
+      std::vector<ProfiledRank> processes = nsys_profiled_ranks(read_nsys_report(path));
+      ranks.insert(ranks.end(), std::make_move_iterator(processes.begin()), std::make_move_iterator(processes.end()));
+      nsys = true;
+      continue;
+    }
     const nlohmann::json document = parse_json(read_file(path), path);
     switch (trace_file_kind(document)) {
       case TraceFileKind::ours:
@@ -39,11 +63,13 @@ Trace read_trace_files(const std::vector<std::string>& paths) {
         ranks.push_back(read_profiled_rank(document, path));
         break;
       case TraceFileKind::other:
-        throw InputError(fmt::format("{}: not a trace (neither our trace JSON with \"spans\" nor a torch.profiler "
-                                     "trace with \"traceEvents\")", path));
+        throw InputError(fmt::format("{}: not a trace (neither our trace JSON with \"spans\", a torch.profiler "
+                                     "trace with \"traceEvents\" nor an Nsight Systems SQLite export)", path));
     }
   }
-  return profiled_trace(ranks);
+  Trace trace = profiled_trace(ranks);
+  if (nsys) trace.meta.engine = "nsys";
+  return trace;
 }
 
 }  // namespace zb::catalog
