@@ -47,8 +47,13 @@ int run_compare(int argc, char** argv) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].has_metrics) drawn.push_back({rows[i].schedule, &comparison.traces[i]});
   }
-  if (values.count("svg")) write_file_atomically(values["svg"].as<std::string>(), to_svg(drawn));
-  if (values.count("chrome")) write_file_atomically(values["chrome"].as<std::string>(), to_chrome_trace(drawn));
+  // Both outputs or neither.
+  const std::string svg = values.count("svg") ? to_svg(drawn) : std::string();
+  const std::string chrome = values.count("chrome") ? to_chrome_trace(drawn) : std::string();
+  std::vector<FileContent> files;
+  if (values.count("svg")) files.push_back({values["svg"].as<std::string>(), svg});
+  if (values.count("chrome")) files.push_back({values["chrome"].as<std::string>(), chrome});
+  write_files_atomically(files);
   std::cout << results_text(scenario.spec, rows, format, scenario.memory ? &*scenario.memory : nullptr);
   return 0;
 }

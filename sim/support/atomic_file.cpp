@@ -7,11 +7,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "sim/support/child_process.h"
 #include "sim/support/error.h"
@@ -66,6 +71,61 @@ void check_descriptor_writable(const std::string& path, int fd) {
   }
 }
 
+// The temporaries being written, so that SIGINT, SIGTERM or SIGHUP removes them before the process
+// ends (unlink is async-signal-safe; the slots are lock-free). A write beyond the slots' count
+// proceeds unregistered: commands write a handful of files at once.
+std::array<std::atomic<char*>, 64> g_live_temporaries{};
+
+extern "C" void remove_temporaries_and_reraise(int signal) {
+  for (auto& slot : g_live_temporaries) {
+    if (char* name = slot.load()) ::unlink(name);
+  }
+  std::signal(signal, SIG_DFL);  // then end as the signal would have ended the process
+  std::raise(signal);
+}
+
+void install_cleanup_once() {
+  static const bool installed = [] {
+    for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction current {};
+      // A handler the program set itself (MPI, SimGrid, a caller) is left alone.
+      if (::sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+        struct sigaction cleanup {};
+        cleanup.sa_handler = remove_temporaries_and_reraise;
+        sigemptyset(&cleanup.sa_mask);
+        ::sigaction(signal, &cleanup, nullptr);
+      }
+    }
+    return true;
+  }();
+  (void)installed;
+}
+
+// A temporary's name held in a slot while it exists.
+class LiveTemporary {
+ public:
+  explicit LiveTemporary(const std::string& name) {
+    install_cleanup_once();
+    char* copy = ::strdup(name.c_str());
+    for (auto& slot : g_live_temporaries) {
+      char* empty = nullptr;
+      if (copy && slot.compare_exchange_strong(empty, copy)) {
+        slot_ = &slot;
+        return;
+      }
+    }
+    std::free(copy);
+  }
+  ~LiveTemporary() {
+    if (slot_) std::free(slot_->exchange(nullptr));
+  }
+  LiveTemporary(const LiveTemporary&) = delete;
+  LiveTemporary& operator=(const LiveTemporary&) = delete;
+
+ private:
+  std::atomic<char*>* slot_ = nullptr;
+};
+
 // Unique per process and call, so two writers of one path never share a temporary.
 std::string temporary_name(const fs::path& target) {
   static std::atomic<unsigned long> counter{0};
@@ -81,38 +141,84 @@ void write_in_place(const std::string& path, std::string_view content) {
   if (!written) throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(saved)));
 }
 
-}  // namespace
+// One output on its way: a file's complete temporary, waiting for its rename, or a descriptor or
+// device written at commit time (nothing can be staged there).
+struct Staged {
+  std::string path;
+  std::string_view content;
+  std::optional<int> descriptor;
+  bool in_place = false;
+  fs::path target;
+  std::string temporary;
+  std::unique_ptr<LiveTemporary> live;
+};
 
-void write_file_atomically(const std::string& path, std::string_view content) {
-  if (const std::optional<int> fd = named_descriptor(path)) {
-    check_descriptor_writable(path, *fd);
-    if (!write_all(*fd, content)) throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(errno)));
+void stage(Staged& out) {
+  if ((out.descriptor = named_descriptor(out.path))) {
+    check_descriptor_writable(out.path, *out.descriptor);
     return;
   }
   std::error_code error;
-  const fs::file_status status = fs::status(path, error);  // the kernel follows the links
-  if (fs::is_directory(status)) throw InputError(fmt::format("{}: is a directory", path));
+  const fs::file_status status = fs::status(out.path, error);  // the kernel follows the links
+  if (fs::is_directory(status)) throw InputError(fmt::format("{}: is a directory", out.path));
   if (fs::exists(status) && !fs::is_regular_file(status)) {
     // A device, FIFO or terminal (/dev/null, a pipe): written as it is, since replacing it by a
     // file would break it (and, as root, the machine's /dev/null).
-    write_in_place(path, content);
+    out.in_place = true;
     return;
   }
-  const fs::path target = resolve_links(path);
-  const std::string temporary = temporary_name(target);
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-  const bool written = write_all(fd, content);
+  out.target = resolve_links(out.path);
+  out.temporary = temporary_name(out.target);
+  out.live = std::make_unique<LiveTemporary>(out.temporary);
+  const int fd = ::open(out.temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    out.temporary.clear();
+    throw InputError(fmt::format("{}: cannot write: {}", out.path, std::strerror(errno)));
+  }
+  const bool written = write_all(fd, out.content);
   const int saved = errno;
-  if (::close(fd) != 0 || !written) {
-    std::remove(temporary.c_str());
-    throw InputError(fmt::format("{}: write failed: {}", path, std::strerror(saved)));
+  if (::close(fd) != 0 || !written) throw InputError(fmt::format("{}: write failed: {}", out.path, std::strerror(saved)));
+}
+
+void commit(Staged& out) {
+  if (out.descriptor) {
+    if (!write_all(*out.descriptor, out.content)) {
+      throw InputError(fmt::format("{}: write failed: {}", out.path, std::strerror(errno)));
+    }
+  } else if (out.in_place) {
+    write_in_place(out.path, out.content);
+  } else if (std::rename(out.temporary.c_str(), out.target.c_str()) != 0) {
+    throw InputError(fmt::format("{}: cannot write: {}", out.path, std::strerror(errno)));
+  } else {
+    out.temporary.clear();  // renamed: nothing left to remove
   }
-  if (std::rename(temporary.c_str(), target.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(temporary.c_str());
-    throw InputError(fmt::format("{}: cannot write: {}", path, reason));
+}
+
+}  // namespace
+
+void write_files_atomically(std::span<const FileContent> files) {
+  std::vector<Staged> staged(files.size());
+  auto remove_temporaries = [&] {
+    for (Staged& out : staged) {
+      if (!out.temporary.empty()) std::remove(out.temporary.c_str());
+    }
+  };
+  try {
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      staged[i].path = files[i].path;
+      staged[i].content = files[i].content;
+      stage(staged[i]);
+    }
+    for (Staged& out : staged) commit(out);
+  } catch (...) {
+    remove_temporaries();
+    throw;
   }
+}
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+  const FileContent file{path, content};
+  write_files_atomically({&file, 1});
 }
 
 void check_writable(const std::string& path) {

@@ -5,14 +5,25 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace zb {
 
 // Throws InputError naming the path when it cannot be written (a directory, a missing folder, no
-// permission); no temporary is left behind.
+// permission); no temporary is left behind, also when SIGINT, SIGTERM or SIGHUP ends the process
+// during the write (unless the program handles those signals itself).
 void write_file_atomically(const std::string& path, std::string_view content);
+
+struct FileContent {
+  std::string path;
+  std::string_view content;
+};
+// A command's outputs together: every file is written to its temporary first, and only when all
+// are complete are they renamed into place, so a failure (or a signal) before that leaves every old
+// file as it was and no temporary; the renames follow one another at the end.
+void write_files_atomically(std::span<const FileContent> files);
 // Throws the InputError that write_file_atomically would throw when `path` cannot be written (its
 // folder is missing or not writable, it is a directory), without writing: a command checks every
 // output before it writes the first, so a bad second output never leaves the first one written.

@@ -5,9 +5,14 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -153,6 +158,60 @@ TEST_F(AtomicFile, ADiskFullLeavesTheOldFileAndNoTemporary) {
   for (const auto& entry : fs::directory_iterator(mount_point)) left.push_back(entry.path().filename().string());
   EXPECT_EQ(left, std::vector<std::string>{"out.txt"});
   ::umount(mount_point.c_str());
+}
+
+// Several outputs are renamed only once all are complete; a write that fails leaves every old
+// file and no temporary.
+TEST_F(AtomicFile, SeveralFilesAreWrittenAllOrNone) {
+  const std::string a = (dir_ / "a.txt").string(), b = (dir_ / "b.txt").string();
+  write_file_atomically(a, "old a");
+  write_file_atomically(b, "old b");
+  const FileContent both[] = {{a, "new a"}, {b, "new b"}};
+  write_files_atomically(both);
+  EXPECT_EQ(read_file(a), "new a");
+  EXPECT_EQ(read_file(b), "new b");
+  const FileContent second_fails[] = {{a, "newer a"}, {(dir_ / "no-folder" / "c.txt").string(), "c"}};
+  EXPECT_THROW(write_files_atomically(second_fails), InputError);
+  EXPECT_EQ(read_file(a), "new a");  // the first was not renamed into place
+  expect_only({"a.txt", "b.txt"});
+}
+
+// SIGTERM while a command holds a complete temporary (here: waiting to write the FIFO it commits
+// first, with no reader) removes that temporary, and the process still ends by the signal.
+TEST_F(AtomicFile, ASignalDuringAWriteRemovesTheTemporaries) {
+  const std::string fifo = (dir_ / "pipe").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const std::string file = (dir_ / "out.txt").string();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::string content(1 << 20, 'x');
+    const FileContent files[] = {{fifo, "to the pipe"}, {file, content}};
+    try {
+      write_files_atomically(files);  // blocks opening the FIFO, the file's temporary complete
+    } catch (const std::exception& e) {
+      fprintf(stderr, "child: %s\n", e.what());
+    }
+    ::_exit(0);
+  }
+  auto temporaries = [&] {
+    int n = 0;
+    for (const auto& entry : fs::directory_iterator(dir_)) n += entry.path().filename().string().find(".tmp-zbsim-") != std::string::npos;
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (temporaries() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::string listing;
+  for (const auto& entry : fs::directory_iterator(dir_)) listing += entry.path().filename().string() + " ";
+  ASSERT_EQ(temporaries(), 1) << "the child never staged its file: " << listing;
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // its write complete, blocked on the FIFO
+  ASSERT_EQ(::kill(child, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  expect_only({"pipe"});
 }
 
 }  // namespace

@@ -99,8 +99,8 @@ void write_files(const std::string& csv_path, const std::string& header, const L
     csv += pair.first + "\n";
     jsonl += pair.second + "\n";
   }
-  write_file_atomically(csv_path, csv);
-  write_file_atomically(jsonl_path_for(csv_path), jsonl);
+  const FileContent files[] = {{csv_path, csv}, {jsonl_path_for(csv_path), jsonl}};
+  write_files_atomically(files);  // both or neither
 }
 
 Appender::Appender(const std::string& csv_path) : csv_path_(csv_path) {
