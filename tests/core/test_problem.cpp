@@ -82,19 +82,27 @@ TEST(Problem, OnePIsWhatTheFirstTwoDevicesKeepNotTheLargestStage) {
   EXPECT_DOUBLE_EQ(spec.build().activation_unit(), 5.0);
 }
 
-TEST(Problem, ErrorsNameTheFieldAndValue) {
-  auto message_of = [](ProblemSpec spec) {
-    try {
-      spec.build("scenario.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+// What building `spec` from "scenario.json" says, or "no error".
+std::string message_of(const ProblemSpec& spec) {
+  try {
+    spec.build("scenario.json");
+  } catch (const InputError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
+// p=4, m=8, unit times: valid.
+ProblemSpec good_spec() {
   ProblemSpec good;
   good.devices = 4;
   good.microbatches = 8;
   good.t_f = good.t_b = good.t_w = {1.0};
+  return good;
+}
+
+TEST(Problem, ErrorsNameTheFieldAndValue) {
+  const ProblemSpec good = good_spec();
   ASSERT_EQ(message_of(good), "no error");
 
   ProblemSpec bad = good;
@@ -117,21 +125,11 @@ TEST(Problem, ErrorsNameTheFieldAndValue) {
 
 // Finite values whose sums overflow: refused up front, not an infinite makespan or a NaN bubble.
 TEST(Problem, TimesMemoryAndBytesWhoseSumsWouldOverflowAreRefused) {
-  auto message_of = [](const ProblemSpec& spec) {
-    try {
-      spec.build("s.json");
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  ProblemSpec good;
-  good.devices = 4;
-  good.microbatches = 8;
-  good.t_f = good.t_b = good.t_w = {1.0};
+  const ProblemSpec good = good_spec();
   ProblemSpec bad = good;
   bad.t_f = {1e308};
-  EXPECT_NE(message_of(bad).find("s.json: the times add up to inf per step"), std::string::npos) << message_of(bad);
+  EXPECT_NE(message_of(bad).find("scenario.json: the times add up to inf per step"), std::string::npos)
+      << message_of(bad);
   bad.t_f = {1e249};  // finite, and 8 x 4 x 2 of it is above the bound
   EXPECT_NE(message_of(bad).find("above 1e+250"), std::string::npos) << message_of(bad);
   bad.t_f = {1e247};  // 1e247 x 8 microbatches x 4 stages: within it
