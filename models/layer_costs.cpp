@@ -38,13 +38,14 @@ class Pass {
   }
   // A linear layer's GEMM. Under FP8 (models/precision.h) its 16-bit operand of `cast_elements`
   // elements is cast first (read 2 bytes, write the FP8 value and its transpose for the other pass:
-  // 4 bytes; current scaling reads it once more for its amax: 6), then the GEMM runs at the FP8
-  // rate. Weights are cast once per step, not per microbatch, and are left out; 0 elements: the
-  // operands were cast in an earlier pass (the weight gradient's).
+  // 4 bytes; current and row-wise scaling read it once more for the amax: 6), then the GEMM runs
+  // at the FP8 rate (row-wise: the 16-bit rate). Weights are cast once per step, not per
+  // microbatch, and are left out; 0 elements: the operands were cast in an earlier pass (the
+  // weight gradient's).
   void linear(GemmShape shape, double cast_elements) {
     if (precision_ != Precision::bf16 && !mfu_) {
-      if (cast_elements > 0) memory(cast_elements * (precision_ == Precision::fp8_current ? 6 : 4));
-      shape.fp8 = true;
+      if (cast_elements > 0) memory(cast_elements * (precision_ == Precision::fp8 ? 4 : 6));
+      shape.fp8 = precision_ != Precision::fp8_rowwise;
     }
     gemm(shape);
   }

@@ -61,7 +61,7 @@ struct Parallelism {
   double moe_imbalance = 1;
   Sharding sharding = Sharding::none;
   Recompute recompute = Recompute::none;
-  RecomputeModules recompute_modules;  // with recompute selective
+  RecomputeModules recompute_modules{};  // with recompute selective
 
   int gpus_per_device() const { return tensor * context * data; }
   // The GPUs that hold the same weights and reduce (or shard) their gradients and optimizer state.

@@ -15,6 +15,7 @@ std::string_view precision_name(Precision precision) {
     case Precision::bf16: return "bf16";
     case Precision::fp8: return "fp8";
     case Precision::fp8_current: return "fp8-cs";
+    case Precision::fp8_rowwise: return "fp8-rowwise";
   }
   return "?";
 }
@@ -24,7 +25,9 @@ Precision precision_from_json(const nlohmann::json& scenario, std::string_view s
   if (text == "bf16" || text == "fp16") return Precision::bf16;
   if (text == "fp8") return Precision::fp8;
   if (text == "fp8-cs") return Precision::fp8_current;
-  throw InputError(fmt::format("{}: field 'precision' is \"{}\": expected bf16, fp16, fp8 or fp8-cs", source, excerpt(text)));
+  if (text == "fp8-rowwise") return Precision::fp8_rowwise;
+  throw InputError(fmt::format("{}: field 'precision' is \"{}\": expected bf16, fp16, fp8, fp8-cs or fp8-rowwise", source,
+                               excerpt(text)));
 }
 
 }  // namespace zb::models

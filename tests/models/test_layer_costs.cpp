@@ -446,6 +446,13 @@ TEST(LayerCosts, Fp8RunsLinearGemmsAtTheFp8RateAfterACast) {
   const double T = 4096, h = 8192, f = 28672, t = 8;
   const double cast_f = T * h + T * h / t + T * h + T * f / t;
   EXPECT_NEAR(current.t_f_ms - delayed.t_f_ms, memory_pass_ms(gpu, 2 * cast_f), 1e-12);
+  // Row-wise scaling (torchao): current scaling's casts (6 bytes per element, one kernel each: 4 in
+  // F), GEMMs at the 16-bit rate: BF16's time plus the casts; W casts nothing and equals BF16's.
+  setup.precision = Precision::fp8_rowwise;
+  const PieceCosts rowwise = models::layer_costs(setup);
+  EXPECT_NEAR(rowwise.t_f_ms - bf16.t_f_ms,
+              memory_pass_ms(gpu, 6 * cast_f) + 4 * gpu.efficiency.kernel_overhead_us * 1e-3, 1e-9);
+  EXPECT_DOUBLE_EQ(rowwise.t_w_ms, bf16.t_w_ms);
 }
 
 // Context parallelism over c GPUs: each holds s/c of every token-wise tensor, so flops and

@@ -253,7 +253,7 @@ TEST(Presets, CalibrationReplacesTheRooflineUnlessAskedNotTo) {
   scenario["precision"] = "fp8";  // the inline GPU has no peak_tflops_fp8
   EXPECT_EQ(setup_error(scenario), "s.json: field 'precision' is \"fp8\", but inline has no FP8 tensor cores (no peak_tflops_fp8)");
   scenario["precision"] = "int4";
-  EXPECT_EQ(setup_error(scenario), "s.json: field 'precision' is \"int4\": expected bf16, fp16, fp8 or fp8-cs");
+  EXPECT_EQ(setup_error(scenario), "s.json: field 'precision' is \"int4\": expected bf16, fp16, fp8, fp8-cs or fp8-rowwise");
   scenario.erase("precision");
   scenario["cost_model"] = "fitted";
   EXPECT_EQ(setup_error(scenario), "s.json: field 'cost_model' is \"fitted\": expected calibrated or roofline");

@@ -193,7 +193,9 @@ RowScenario row_scenario(const MeasuredRow& row, std::string_view file) {
     }
     if (!modules.empty()) s["recompute_modules"] = modules;
   }
-  s["precision"] = precision.empty() ? "bf16" : precision;
+  // torchao's row-wise scaling, where the notes say so (torchtitan's "quantization: float8 rowwise").
+  const bool rowwise = precision == "fp8" && contains(row.cell("notes"), "float8 rowwise");
+  s["precision"] = precision.empty() ? "bf16" : rowwise ? "fp8-rowwise" : precision;
   // The row ran: its memory is judged apart from its time (validation.h), so no limit here.
   // DeepSpeed's pipeline engine and Megatron-LM's local DDP reduce the gradients after the whole
   // pipeline; the others overlap the reduction with the last backward passes.

@@ -163,6 +163,19 @@ TEST(RowScenario, RecomputeModulesFromTheNotes) {
   EXPECT_FALSE(row_scenario(row, "t.csv").scenario->contains("recompute_modules"));
 }
 
+// torchao's row-wise FP8 where the notes say so; tensor-wise and other precisions are left as given.
+TEST(RowScenario, RowwiseFp8FromTheNotes) {
+  MeasuredRow row = find(read_measured_csv(kKnown), "G1");
+  row.cells["precision"] = "fp8";
+  row.cells["notes"] = "vanilla TP; quantization: float8 rowwise; FSDP 8 x TP 8";
+  EXPECT_EQ(row_scenario(row, "t.csv").scenario->at("precision"), "fp8-rowwise");
+  row.cells["notes"] = "vanilla TP; quantization: float8 tensorwise; FSDP 8 x TP 8";
+  EXPECT_EQ(row_scenario(row, "t.csv").scenario->at("precision"), "fp8");
+  row.cells["precision"] = "bf16";
+  row.cells["notes"] = "float8 rowwise elsewhere";
+  EXPECT_EQ(row_scenario(row, "t.csv").scenario->at("precision"), "bf16");
+}
+
 TEST(RowScenario, TensorParallelOverlapFromTheNotes) {
   MeasuredRow row = find(read_measured_csv(kKnown), "G1");  // tp 2, sequence_parallel not stated
   const auto scenario = [&](const std::string& notes) {
