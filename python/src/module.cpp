@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "interruptible.h"
 #include "json_objects.h"
 #include "problem_arguments.h"
 #include "models/hardware.h"
@@ -300,10 +301,9 @@ py::list sweep_grid(const py::object& grid_arg, std::optional<int> jobs_arg) {
   const int jobs = jobs_arg ? *jobs_arg : sweep::default_jobs();
   sweep::check_jobs(jobs);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  {
-    py::gil_scoped_release release;
+  run_interruptibly([&] {
     for (const sweep::Row& row : sweep::run_rows(grid, jobs)) rows.push_back(parse_ordered_json(row.json_line, "row"));
-  }
+  });
   return python_from_json(rows);
 }
 
@@ -326,10 +326,7 @@ py::dict recommend(const std::string& model, const std::string& cluster, int glo
   if (!chosen) throw InputError(fmt::format("cost_model: '{}' (expected calibrated or roofline)", cost_model));
   query.cost_model = *chosen;
   nlohmann::json result;
-  {
-    py::gil_scoped_release release;
-    result = plan::plan_search_json(plan::search_plans(query));
-  }
+  run_interruptibly([&] { result = plan::plan_search_json(plan::search_plans(query)); });
   return python_from_json(result);
 }
 

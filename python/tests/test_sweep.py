@@ -46,3 +46,33 @@ def test_sweep_errors_are_the_clis(cli, tmp_path):
     with pytest.raises(ValueError) as error:
         zbsim.sweep(bad_file)
     assert str(error.value) == message
+
+
+# Ctrl-C stops a long sweep at its next point with KeyboardInterrupt (the work runs beside the
+# waiting thread, which looks at Python's signals every 100 ms), rather than after every point.
+def test_ctrl_c_interrupts_a_long_sweep():
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    code = (
+        "import sys, time, zbsim\n"
+        "grid = {'base': {'problem': {'p': 64, 't_f': 1, 't_b': 1, 't_w': 1}},"
+        " 'axes': {'m': list(range(256, 2304)), 'schedule': ['zb-h1']}}\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        "    zbsim.sweep(grid, jobs=1)\n"
+        "    print('finished')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted')\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=dict(os.environ))
+    assert child.stdout.readline().strip() == "started"
+    time.sleep(0.5)
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert out.strip() == "interrupted", err
+    assert time.monotonic() - sent < 10  # one point of p=64 takes milliseconds; the whole grid takes minutes

@@ -1,6 +1,7 @@
 // fn(0) .. fn(count - 1) on `jobs` threads (the caller's among them), each index once, in no set
 // order. The first exception stops the hand-out of further indices and is rethrown once all
-// threads have joined. fn synchronises whatever it shares.
+// threads have joined; a cancellation request (cancellation.h) throws Cancelled before the next
+// index. fn synchronises whatever it shares.
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "sim/support/cancellation.h"
 
 namespace zb {
 
@@ -22,6 +25,7 @@ void parallel_for(std::size_t count, int jobs, Fn&& fn) {
       const std::size_t i = next++;
       if (i >= count) return;
       try {
+        throw_if_cancelled();
         fn(i);
       } catch (...) {
         std::lock_guard lock(mutex);
