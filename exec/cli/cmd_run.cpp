@@ -18,6 +18,7 @@
 #include "exec/calibration/predict.h"
 #include "exec/multiprocess/mpi_transport.h"
 #include "exec/multiprocess/process_group.h"
+#include "exec/multiprocess/startup_watchdog.h"
 #include "exec/runtime/reference.h"
 #include "sim/app/catalog/generators.h"
 #include "sim/cli/common/problem_flags.h"
@@ -106,7 +107,8 @@ po::options_description run_options(RunFlags& flags, BackendFlags& backend_flags
   processes.add_options()
       ("mpi", po::value(&flags.mpi)->default_value("auto"), "auto: one rank of an MPI job when launched by mpirun -np N or srun --mpi=pmix with N > 1 (rank = pipeline device, N = --p), else one process with a thread per device; on: always MPI (e.g. mpirun -np 1); off: never")
       ("silence-timeout", po::value(&flags.silence_timeout)->default_value(60), "fail the run on every rank when a rank sends no heartbeat for this many seconds (stopped, hung, or its node unreachable), naming it; 0: never")
-      ("setup-timeout", po::value(&flags.setup_timeout)->default_value(300), "seconds a rank waits for the others at agreement, barriers and the end");
+      ("setup-timeout", po::value(&flags.setup_timeout)->default_value(300), "seconds a rank waits for the others at agreement, barriers and the end (at most 1e6); MPI's own start-up "
+       "(MPI_Init) ends the rank 5 s after it, when a rank of the job never started");
   options.add(processes);
   return options;
 }
@@ -159,13 +161,15 @@ ExecOptions checked_exec_options(const RunFlags& flags) {
   exec_options.optimizer.validate();
   if (!flags.inject.empty()) exec_options.inject_nonfinite = parse_injection(flags.inject);
   if (flags.steps < 1) throw InputError(fmt::format("--steps {}: need at least 1", flags.steps));
-  // A NaN would compare false everywhere and turn the watchdog off; a negative wait fails at once.
-  if (!(flags.silence_timeout >= 0) || !std::isfinite(flags.silence_timeout)) {
-    throw InputError(fmt::format("--silence-timeout {}: expected a finite number of seconds >= 0 (0: never)",
-                                 flags.silence_timeout));
+  // A NaN would compare false everywhere and turn the watchdog off; a negative wait fails at once;
+  // a wait past what a clock's nanoseconds hold (1e300) would overflow into one that fails at once.
+  if (!(flags.silence_timeout >= 0) || !(flags.silence_timeout <= kLongestTimeoutS)) {
+    throw InputError(fmt::format("--silence-timeout {}: expected seconds from 0 to {:g} (0: never)",
+                                 flags.silence_timeout, kLongestTimeoutS));
   }
-  if (!(flags.setup_timeout > 0) || !std::isfinite(flags.setup_timeout)) {
-    throw InputError(fmt::format("--setup-timeout {}: expected a finite number of seconds > 0", flags.setup_timeout));
+  if (!(flags.setup_timeout > 0) || !(flags.setup_timeout <= kLongestTimeoutS)) {
+    throw InputError(fmt::format("--setup-timeout {}: expected seconds above 0, at most {:g}", flags.setup_timeout,
+                                 kLongestTimeoutS));
   }
   check_shape(flags.shape);
   for (const std::string* output : {&flags.trace_path, &flags.chrome_path, &flags.svg_path}) {
@@ -189,6 +193,13 @@ void join_mpi_job(const RunFlags& flags, std::unique_ptr<ProcessGroup>& group) {
   // A rank that cannot end its run after a failure (a send to a stopped rank never returns)
   // exits this long after it: past the 3 s in which the others leave with it.
   group_options.exit_after_failure_s = 5;
+  // MPI_Init and the group's first exchange: the group's own timeouts say who is missing once
+  // MPI runs; before that only this watchdog ends a wait for a rank that never started.
+  const StartupWatchdog watchdog(flags.setup_timeout + 5,
+                                 fmt::format("zbexec run: error: MPI start-up did not finish within {:g} s (--setup-timeout "
+                                             "+ 5): a rank of the job never started, or stopped before MPI_Init; "
+                                             "check every rank's log\n",
+                                             flags.setup_timeout + 5));
   group = std::make_unique<ProcessGroup>(start_mpi(reason), group_options);
   if (group->world() != flags.shape.devices) {
     throw InputError(fmt::format("the MPI job has {} ranks but --p is {}: a multi-process run has "

@@ -61,7 +61,7 @@ std::string text_of(const std::vector<std::byte>& body) {
 }
 
 Clock::duration seconds(double s) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::clamp(s, 0.0, kLongestTimeoutS)));
 }
 
 }  // namespace

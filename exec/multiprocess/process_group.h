@@ -20,13 +20,17 @@
 
 namespace zb::exec {
 
+// The longest timeout a group takes (about 11.5 days): a clock's nanoseconds hold far more, and
+// anything longer is a mistake (1e300 s would overflow a deadline into the past).
+inline constexpr double kLongestTimeoutS = 1e6;
+
 struct GroupOptions {
   // Every rank sends rank 0 a heartbeat every second, and rank 0 sends one to every rank; a rank
   // not heard from for this long (stopped, hung in the kernel, its node unreachable: nothing the
   // MPI library reports) fails the group on every rank, naming it. 0: off.
   double silence_timeout_s = 60;
   // How long a setup message (agreement, barrier, NCCL id) is waited for.
-  double setup_timeout_s = 300;
+  double setup_timeout_s = 300;  // at most kLongestTimeoutS
   // A rank whose group has failed but which has not ended this many seconds later (a device
   // thread blocked in a send to a stopped rank never returns) prints the failure and exits at
   // once (Transport::abort_all); the launcher ends the others. 0: never (the tests' threads).

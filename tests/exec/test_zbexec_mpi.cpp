@@ -194,6 +194,21 @@ TEST(ZbexecMpi, ARankThatFailsBeforeJoiningEndsTheJobAtOnce) {
   std::filesystem::remove_all(dir);
 }
 
+// A rank that never reaches MPI_Init (here it sleeps) would hold the others inside MPI_Init for
+// ever: the start-up watchdog ends them at --setup-timeout + 5 s, saying why.
+TEST(ZbexecMpi, ARankThatNeverStartsEndsTheOthersAfterTheSetupTimeout) {
+  if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
+  const auto dir = temp_dir();
+  const std::string script =
+      mpi_env() + " --oversubscribe -np 2 bash -c '[ $OMPI_COMM_WORLD_RANK = 1 ] && sleep 300; exec " + ZBEXEC_PATH +
+      " run --p 2 --m 2 --layers 2 --hidden 16 --steps 1 --setup-timeout 2'\n";
+  const Outcome run = shell(dir, script);
+  EXPECT_NE(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("MPI start-up did not finish within 7 s (--setup-timeout + 5)"));
+  EXPECT_LT(run.seconds, 60) << run.output;  // not the 300 s the sleeping rank takes
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ZbexecMpi, TheJobMustHaveOneRankPerPipelineDevice) {
   if (!have_mpi()) GTEST_SKIP() << "no MPI in this build";
   const auto dir = temp_dir();
