@@ -109,15 +109,16 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
 }
 
 LoadedInput load_input_file(const std::string& path) {
-  std::string text = read_file(path);
-  if (is_sqlite_file(text)) {  // an Nsight Systems export: every process it holds, as one trace
+  // An Nsight Systems export (every process it holds, as one trace), told by its first bytes: it
+  // is read by SQLite, never whole into memory.
+  if (is_sqlite_file(read_file_head(path, 16))) {
     LoadedInput input;
     input.source = path;
     input.kind = InputKind::trace;
     input.trace = catalog::read_trace_files({path});
     return input;
   }
-  return parse_input_text(text, path);
+  return parse_input_text(read_file(path), path);
 }
 
 std::vector<LoadedInput> load_input_files(const std::vector<std::string>& paths) {

@@ -71,10 +71,8 @@ std::string flag_text(const ProblemField& field, const py::handle& value, std::s
       if (!py::isinstance<py::list>(value) && !py::isinstance<py::tuple>(value) && !array) {
         return refuse("a number or a list of numbers");
       }
+      // An array's tolist() is a list (nested past one dimension, whose items are then refused).
       const py::object items = array ? value.attr("tolist")() : py::reinterpret_borrow<py::object>(value);
-      if (!py::isinstance<py::list>(items) && !py::isinstance<py::tuple>(items)) {
-        return refuse("a number or a list of numbers");
-      }
       std::string text;
       for (const py::handle item : items) {
         if (!is_number(item)) return refuse("a number or a list of numbers (each an int or float)");

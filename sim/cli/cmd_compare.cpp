@@ -48,11 +48,9 @@ int run_compare(int argc, char** argv) {
     if (rows[i].has_metrics) drawn.push_back({rows[i].schedule, &comparison.traces[i]});
   }
   // Both outputs or neither.
-  const std::string svg = values.count("svg") ? to_svg(drawn) : std::string();
-  const std::string chrome = values.count("chrome") ? to_chrome_trace(drawn) : std::string();
   std::vector<FileContent> files;
-  if (values.count("svg")) files.push_back({values["svg"].as<std::string>(), svg});
-  if (values.count("chrome")) files.push_back({values["chrome"].as<std::string>(), chrome});
+  if (values.count("svg")) files.push_back({values["svg"].as<std::string>(), to_svg(drawn)});
+  if (values.count("chrome")) files.push_back({values["chrome"].as<std::string>(), to_chrome_trace(drawn)});
   write_files_atomically(files);
   std::cout << results_text(scenario.spec, rows, format, scenario.memory ? &*scenario.memory : nullptr);
   return 0;

@@ -71,16 +71,12 @@ int run_simulate(int argc, char** argv) {
   const catalog::ResultRow& row = run.row;
   const Trace& trace = run.trace;
   // All outputs or none: written together once every one of them is complete.
-  std::vector<std::string> texts;
   std::vector<FileContent> files;
-  texts.reserve(3);
-  auto add = [&](const char* flag, std::string text) {
-    texts.push_back(std::move(text));
-    files.push_back({values[flag].as<std::string>(), texts.back()});
-  };
-  if (values.count("trace")) add("trace", to_json(trace).dump() + "\n");
-  if (values.count("chrome")) add("chrome", to_chrome_trace({{row.schedule, &trace}}));
-  if (values.count("svg")) add("svg", to_svg({{row.schedule, &trace}}));
+  if (values.count("trace")) files.push_back({values["trace"].as<std::string>(), to_json(trace).dump() + "\n"});
+  if (values.count("chrome")) {
+    files.push_back({values["chrome"].as<std::string>(), to_chrome_trace({{row.schedule, &trace}})});
+  }
+  if (values.count("svg")) files.push_back({values["svg"].as<std::string>(), to_svg({{row.schedule, &trace}})});
   write_files_atomically(files);
   std::cout << results_text(run.spec, {row}, format);
   return 0;

@@ -91,21 +91,19 @@ int run_solve(int argc, char** argv) {
   if (format == Format::table) row.extras.clear();
 
   // Both outputs or neither.
-  std::string schedule_text, svg;
   std::vector<FileContent> files;
   if (values.count("out")) {
     const std::string header = fmt::format("# zb-ilp {} (proof: {}) span {:g} bound {:g} memory limit {:g} (p={} m={})\n",
                                            ilp_status_name(result.status), ilp_proof_name(result.proof), result.span, result.best_bound,
                                            result.memory_limit, problem.devices, problem.microbatches);
-    schedule_text = header + to_text(result.schedule);
-    files.push_back({values["out"].as<std::string>(), schedule_text});
+    files.push_back({values["out"].as<std::string>(), header + to_text(result.schedule)});
   }
   if (values.count("svg")) {
     // zb-auto as the generator runs it at this placement (the greedy with one chunk per device).
     const Schedule heuristic = auto_schedule(problem, result.memory_limit).schedule;
     const Trace auto_trace = evaluate(problem, heuristic);
-    svg = to_svg({LabeledTrace{"zb-auto", &auto_trace}, LabeledTrace{"zb-ilp", &run.trace}});
-    files.push_back({values["svg"].as<std::string>(), svg});
+    files.push_back({values["svg"].as<std::string>(),
+                     to_svg({LabeledTrace{"zb-auto", &auto_trace}, LabeledTrace{"zb-ilp", &run.trace}})});
   }
   write_files_atomically(files);
   if (format == Format::table) std::cout << summary_line(result, row.metrics.bubble_rate, problem.time_unit) << "\n";

@@ -218,10 +218,7 @@ std::vector<ProfiledRank> nsys_profiled_ranks(const NsysReport& report) {
     const NsysRange& range = report.ranges[i];
     if (std::string_view(range.text).substr(0, kPrefix.size()) != kPrefix) continue;
     ProfiledRank& rank = by_process[range.pid];
-    if (rank.source.empty()) {
-      rank.source = by_process.size() == 1 ? report.source : fmt::format("{} (process {})", report.source, range.pid);
-      rank.shared_clock = true;  // one session clock for every process of the report
-    }
+    rank.shared_clock = true;  // one session clock for every process of the report
     const auto gpu = device_time(range);
     add_labelled_action(std::string_view(range.text).substr(kPrefix.size()), gpu ? gpu->first : range.start_ns,
                         gpu ? gpu->second : range.end_ns,
@@ -235,7 +232,7 @@ std::vector<ProfiledRank> nsys_profiled_ranks(const NsysReport& report) {
   }
   std::vector<ProfiledRank> ranks;
   for (auto& [pid, rank] : by_process) {
-    if (by_process.size() > 1) rank.source = fmt::format("{} (process {})", report.source, pid);
+    rank.source = by_process.size() > 1 ? fmt::format("{} (process {})", report.source, pid) : report.source;
     number_rank_by_its_stages(rank);
     ranks.push_back(std::move(rank));
   }

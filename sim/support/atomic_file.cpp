@@ -6,8 +6,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -194,31 +195,35 @@ void commit(Staged& out) {
   }
 }
 
-}  // namespace
-
-void write_files_atomically(std::span<const FileContent> files) {
-  std::vector<Staged> staged(files.size());
-  auto remove_temporaries = [&] {
+// Every output staged, then every one committed; on any failure no temporary is left.
+void write_staged(std::vector<Staged>& staged) {
+  try {
+    for (Staged& out : staged) stage(out);
+    for (Staged& out : staged) commit(out);
+  } catch (...) {
     for (Staged& out : staged) {
       if (!out.temporary.empty()) std::remove(out.temporary.c_str());
     }
-  };
-  try {
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      staged[i].path = files[i].path;
-      staged[i].content = files[i].content;
-      stage(staged[i]);
-    }
-    for (Staged& out : staged) commit(out);
-  } catch (...) {
-    remove_temporaries();
     throw;
   }
 }
 
+}  // namespace
+
+void write_files_atomically(std::span<const FileContent> files) {
+  std::vector<Staged> staged(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    staged[i].path = files[i].path;
+    staged[i].content = files[i].content;
+  }
+  write_staged(staged);
+}
+
 void write_file_atomically(const std::string& path, std::string_view content) {
-  const FileContent file{path, content};
-  write_files_atomically({&file, 1});
+  std::vector<Staged> staged(1);
+  staged[0].path = path;
+  staged[0].content = content;  // not copied: the caller's text is written as it is
+  write_staged(staged);
 }
 
 void check_writable(const std::string& path) {
@@ -238,13 +243,18 @@ void check_writable(const std::string& path) {
   if (!ok) throw InputError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
 }
 
-std::string read_file(const std::string& path) {
+namespace {
+
+// The file's bytes up to `most`; past them, InputError when `refuse_more`, else they are not read.
+std::string read_up_to(const std::string& path, std::size_t most, bool refuse_more) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   std::string text;
   char buffer[1 << 16];
   for (;;) {
-    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    const std::size_t want = refuse_more ? sizeof buffer : std::min(sizeof buffer, most - text.size());
+    if (want == 0) break;
+    const ssize_t got = ::read(fd, buffer, want);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) {
       const int saved = errno;
@@ -252,15 +262,21 @@ std::string read_file(const std::string& path) {
       throw InputError(fmt::format("{}: cannot read: {}", path, std::strerror(saved)));
     }
     if (got == 0) break;
-    if (text.size() + static_cast<std::size_t>(got) > kMaxInputBytes) {
+    if (text.size() + static_cast<std::size_t>(got) > most) {
       ::close(fd);
       throw InputError(fmt::format("{}: larger than the input size limit of {} MiB (is it the right file?)", path,
-                                   kMaxInputBytes >> 20));
+                                   most >> 20));
     }
     text.append(buffer, static_cast<std::size_t>(got));
   }
   ::close(fd);
   return text;
 }
+
+}  // namespace
+
+std::string read_file(const std::string& path) { return read_up_to(path, kMaxInputBytes, true); }
+
+std::string read_file_head(const std::string& path, std::size_t bytes) { return read_up_to(path, bytes, false); }
 
 }  // namespace zb

@@ -18,7 +18,7 @@ void write_file_atomically(const std::string& path, std::string_view content);
 
 struct FileContent {
   std::string path;
-  std::string_view content;
+  std::string content;
 };
 // A command's outputs together: every file is written to its temporary first, and only when all
 // are complete are they renamed into place, so a failure (or a signal) before that leaves every old
@@ -38,5 +38,8 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{256} << 20;
 // Throws InputError naming the path when it cannot be read or holds more than kMaxInputBytes
 // (/dev/zero, a wrong file); stops reading there.
 std::string read_file(const std::string& path);
+// The first `bytes` of a file (all of it when shorter), to tell its kind without reading the rest;
+// InputError when it cannot be read.
+std::string read_file_head(const std::string& path, std::size_t bytes);
 
 }  // namespace zb

@@ -185,8 +185,7 @@ TEST_F(AtomicFile, ASignalDuringAWriteRemovesTheTemporaries) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    const std::string content(1 << 20, 'x');
-    const FileContent files[] = {{fifo, "to the pipe"}, {file, content}};
+    const FileContent files[] = {{fifo, "to the pipe"}, {file, std::string(1 << 20, 'x')}};
     try {
       write_files_atomically(files);  // blocks opening the FIFO, the file's temporary complete
     } catch (const std::exception& e) {

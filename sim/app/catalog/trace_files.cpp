@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
@@ -16,20 +15,6 @@
 
 namespace zb::catalog {
 
-namespace {
-
-// The first `n` bytes of a file (fewer if it is shorter); InputError when it cannot be read.
-std::string first_bytes(const std::string& path, std::size_t n) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read", path));
-  std::string bytes(n, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(n));
-  bytes.resize(static_cast<std::size_t>(in.gcount()));
-  return bytes;
-}
-
-}  // namespace
-
 TraceFileKind trace_file_kind(const nlohmann::json& document) {
   if (document.is_object() && document.contains("spans")) return TraceFileKind::ours;
   if (is_torch_profiler_trace(document)) return TraceFileKind::torch_profiler;
@@ -41,7 +26,7 @@ Trace read_trace_files(const std::vector<std::string>& paths) {
   std::vector<ProfiledRank> ranks;
   bool nsys = false;
   for (const std::string& path : paths) {
-    if (is_sqlite_file(first_bytes(path, 16))) {
+    if (is_sqlite_file(read_file_head(path, 16))) {
       std::vector<ProfiledRank> processes = nsys_profiled_ranks(read_nsys_report(path));
       ranks.insert(ranks.end(), std::make_move_iterator(processes.begin()), std::make_move_iterator(processes.end()));
       nsys = true;

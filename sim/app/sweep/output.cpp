@@ -85,7 +85,7 @@ Lines read_lines(const std::string& csv_path, const std::string& expected_header
       throw InputError(fmt::format("{}: not a sweep row", context));
     }
     const long point = row["point"].get<long>();
-    check(point, row.value("axes", nlohmann::json::object()), context);
+    check(point, row, context);
     const auto it = csv_rows.find(point);
     if (it != csv_rows.end()) out[point] = {it->second, jsonl[i]};
   }
@@ -99,7 +99,7 @@ void write_files(const std::string& csv_path, const std::string& header, const L
     csv += pair.first + "\n";
     jsonl += pair.second + "\n";
   }
-  const FileContent files[] = {{csv_path, csv}, {jsonl_path_for(csv_path), jsonl}};
+  const FileContent files[] = {{csv_path, std::move(csv)}, {jsonl_path_for(csv_path), std::move(jsonl)}};
   write_files_atomically(files);  // both or neither
 }
 
@@ -124,9 +124,24 @@ void Appender::append(const Row& row) {
   write_all(csv_fd_, row.csv_line + "\n", csv_path_);
 }
 
-Lines merge_files(const std::vector<std::string>& csv_paths, std::string& header) {
+Lines merge_files(const std::vector<std::string>& csv_paths, std::string& header, long& grid_points) {
   Lines merged;
   header.clear();
+  grid_points = -1;
+  bool first_row = true;
+  // The grid's size, from the rows: a shard that lost its last rows, or a shard left out, leaves
+  // no gap among the points present, only a shortfall against it.
+  auto same_grid = [&](long point, const nlohmann::json& row, const std::string& context) {
+    const auto it = row.find("grid_points");
+    const long of = it != row.end() && it->is_number_integer() ? it->get<long>() : -1;
+    if (!first_row && of != grid_points) {
+      throw InputError(fmt::format("{}: point {} is of a grid of {} points, earlier rows of one of {}: not one grid",
+                                   context, point, of < 0 ? std::string("unstated") : std::to_string(of),
+                                   grid_points < 0 ? std::string("unstated") : std::to_string(grid_points)));
+    }
+    grid_points = of;
+    first_row = false;
+  };
   for (const auto& path : csv_paths) {
     if (!std::filesystem::exists(path)) throw InputError(fmt::format("{}: no such file", path));
     const auto csv = complete_lines(read_file(path));
@@ -135,7 +150,7 @@ Lines merge_files(const std::vector<std::string>& csv_paths, std::string& header
     if (csv.front() != header) {
       throw InputError(fmt::format("{}: line 1: other columns than {}: not the same grid", path, csv_paths.front()));
     }
-    const Lines lines = read_lines(path, header, [](long, const nlohmann::json&, const std::string&) {});
+    const Lines lines = read_lines(path, header, same_grid);
     if (lines.size() + 1 != csv.size()) {
       throw InputError(fmt::format("{}: {} rows but {} in {}: an unfinished or damaged run (resume it first)", path,
                                    csv.size() - 1, lines.size(), jsonl_path_for(path)));

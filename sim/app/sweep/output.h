@@ -18,7 +18,7 @@ using Lines = std::map<long, std::pair<std::string, std::string>>;
 // Reads the complete rows of an earlier run of the same grid. A line without its newline (a
 // killed write) is dropped; a point counts only when both files hold it. Throws InputError
 // naming the file and line when the header differs or a row belongs to another grid.
-// `check` gets (point, axes of the JSON line) and throws when they do not match the grid.
+// `check` gets (point, the JSON line's object, context) and throws when they do not match the grid.
 Lines read_lines(const std::string& csv_path, const std::string& expected_header,
                             const std::function<void(long, const nlohmann::json&, const std::string&)>& check);
 
@@ -42,7 +42,8 @@ class Appender {
 };
 
 // Merges the results of several runs (e.g. the shards of a grid): same header, rows by point;
-// a point present twice must be identical. Errors name the file.
-Lines merge_files(const std::vector<std::string>& csv_paths, std::string& header);
+// a point present twice must be identical; every row states the same grid size (`grid_points`,
+// -1 when none does: files of a zbsim before 2026-12). Errors name the file.
+Lines merge_files(const std::vector<std::string>& csv_paths, std::string& header, long& grid_points);
 
 }  // namespace zb::sweep

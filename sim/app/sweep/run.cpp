@@ -72,7 +72,8 @@ RunReport run(const Grid& grid, const RunOptions& options) {
 
   Lines lines;
   if (options.resume) {
-    lines = read_lines(options.out, header, [&](long point, const nlohmann::json& axes, const std::string& context) {
+    lines = read_lines(options.out, header, [&](long point, const nlohmann::json& row, const std::string& context) {
+      const nlohmann::json axes = row.value("axes", nlohmann::json::object());
       if (point < 0 || point >= report.total || !shard.contains(point)) {
         throw InputError(fmt::format("{}: point {} is not in this grid{}: resume only the same grid and shard", context,
                                      point, shard.count > 1 ? " shard" : ""));
@@ -112,21 +113,9 @@ RunReport run(const Grid& grid, const RunOptions& options) {
 
 Merged merge(const std::vector<std::string>& csv_paths, const std::string& out, bool allow_partial) {
   std::string header;
-  const Lines lines = merge_files(csv_paths, header);
   Merged merged;
+  const Lines lines = merge_files(csv_paths, header, merged.grid_points);
   merged.points = static_cast<long>(lines.size());
-  // The grid's size, from the rows: a shard that lost its last rows, or a shard left out, leaves
-  // no gap among the points present, only a shortfall against it.
-  for (const auto& [point, pair] : lines) {
-    const auto row = nlohmann::json::parse(pair.second, nullptr, false);
-    const auto it = row.is_object() ? row.find("grid_points") : row.end();
-    const long of = it != row.end() && it->is_number_integer() ? it->get<long>() : -1;
-    if (merged.grid_points >= 0 && of != merged.grid_points) {
-      throw InputError(fmt::format("merge: point {} is of a grid of {} points, earlier rows of one of {}: not one grid",
-                                   point, of < 0 ? std::string("unstated") : std::to_string(of), merged.grid_points));
-    }
-    merged.grid_points = of;
-  }
   // Without the grid's size (older files), the points up to the last one present.
   const long total = merged.grid_points >= 0 ? merged.grid_points : (lines.empty() ? 0 : lines.rbegin()->first + 1);
   for (long point = 0; point < total; ++point) {

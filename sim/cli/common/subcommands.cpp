@@ -66,7 +66,8 @@ int run_command(const Tool& tool, const Subcommand& command, int argc, char** ar
   }
 }
 
-int dispatch(const Tool& tool, std::span<const Subcommand> subcommands, int argc, char** argv) {
+// No subcommand named: the usage, the version, or an unknown command.
+int run_without_command(const Tool& tool, std::span<const Subcommand> subcommands, int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       std::strcmp(argv[1], "help") == 0) {
     print_usage(tool, subcommands);
@@ -76,30 +77,26 @@ int dispatch(const Tool& tool, std::span<const Subcommand> subcommands, int argc
     fmt::print("{} {}\n", tool.name, catalog::version());
     return 0;
   }
-  const std::string_view name = argv[1];
-  for (const auto& command : subcommands) {
-    if (name == command.name) return run_command(tool, command, argc - 1, argv + 1);
-  }
-  tell(fmt::format("{}: error: unknown command '{}' (see {} --help)\n", tool.name, name, tool.name));
+  tell(fmt::format("{}: error: unknown command '{}' (see {} --help)\n", tool.name, argv[1], tool.name));
   return 2;
 }
 
 }  // namespace
 
 int run_subcommands(const Tool& tool, std::span<const Subcommand> subcommands, int argc, char** argv) {
-  std::string_view name;  // the subcommand's, for messages
-  if (argc >= 2 && std::any_of(subcommands.begin(), subcommands.end(),
-                               [&](const Subcommand& c) { return argv[1] == std::string_view(c.name); })) {
-    name = argv[1];
-  }
+  const auto found = argc < 2 ? subcommands.end()
+                              : std::find_if(subcommands.begin(), subcommands.end(), [&](const Subcommand& c) {
+                                  return argv[1] == std::string_view(c.name);
+                                });
   int code = 1;
   try {
-    code = dispatch(tool, subcommands, argc, argv);
+    code = found != subcommands.end() ? run_command(tool, *found, argc - 1, argv + 1)
+                                      : run_without_command(tool, subcommands, argc, argv);
   } catch (const std::exception& e) {  // the usage or the version could not be printed
     tell(fmt::format("{}: error: {}\n", tool.name, e.what()));
     code = 1;
   }
-  return with_output_written(tool, name, code);
+  return with_output_written(tool, found != subcommands.end() ? std::string_view(found->name) : "", code);
 }
 
 }  // namespace zb::cli
