@@ -125,6 +125,7 @@ StageCosts stage_costs(const ModelSetup& setup, const PipelineShape& shape, std:
     costs.mem_f_GB.push_back(stage.act_b_bytes * 1e-9);
     costs.mem_b_GB.push_back((stage.act_w_bytes - stage.act_b_bytes) * 1e-9);
     costs.mem_w_GB.push_back(-stage.act_w_bytes * 1e-9);
+    if (setup.hardware.host_link.bandwidth_GBps > 0) costs.t_offload_ms.push_back(setup.hardware.host_copy_ms(stage.act_b_bytes));
     params[shape.device_of_stage[s]] += stage_params;
     expert_params[shape.device_of_stage[s]] += n * layer_expert_params;
     costs.params.push_back(stage_params);

@@ -19,6 +19,9 @@ struct StageCosts {
   std::vector<double> t_a2a_ms;  // of t_f_ms and of t_b_ms: the MoE all-to-all an overlapped pair may hide
   std::vector<double> t_comm_ms;  // boundary s -> s+1 (the last: back to stage 0's device)
   std::vector<double> mem_f_GB, mem_b_GB, mem_w_GB;
+  // Per stage: one way over the host link, what a forward leaves (mem_f), for activation offload;
+  // empty when the hardware describes no host link.
+  std::vector<double> t_offload_ms;
   std::vector<double> static_GB;  // per device: parameters, gradients and optimizer state (GB per GPU)
   std::vector<StaticMemory> static_memory;  // the same, part by part
   std::vector<double> params;  // per stage: parameters per GPU (the data-parallel gradient all-reduce)

@@ -82,7 +82,8 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
   check_known_fields(object,
                      with_efficiency_fields({"name", "description", "architecture", "peak_tflops_bf16", "peak_tflops_fp8",
                                              "memory_bandwidth_GBps", "sm_count"},
-                                            {"calibration", "memory_GB", "reserved_GB", "nvlink", "gpus_per_node", "nic"}),
+                                            {"calibration", "memory_GB", "reserved_GB", "nvlink", "gpus_per_node", "nic", "host_link",
+                                             "host_link_sustained_fraction"}),
                      source);
   HardwareSpec spec;
   spec.name = string_field_or(object, "name", source, "");
@@ -120,6 +121,16 @@ HardwareSpec hardware_from_json(const nlohmann::json& object, std::string_view s
   if (!object.contains("nic")) throw InputError(fmt::format("{}: missing field 'nic'", source));
   const PresetRef nic = resolve_preset("network", object["nic"], base_dir, fmt::format("{}: field 'nic'", source), read);
   spec.nic = link_from_json(nic.object, nic.path.empty() ? fmt::format("{}: field 'nic'", source) : nic.path.string());
+  // Optional: without it the model gives no offload times (schedules that offload are refused).
+  if (object.contains("host_link")) {
+    spec.host_link = link_from_json(object["host_link"], fmt::format("{}: field 'host_link'", source));
+  }
+  spec.host_link_sustained_fraction =
+      number_field_or(object, "host_link_sustained_fraction", source, 1e-3, kHostLinkSustainedFraction);
+  if (spec.host_link_sustained_fraction > 1) {
+    throw InputError(fmt::format("{}: field 'host_link_sustained_fraction' is {}: expected a fraction in (0, 1]", source,
+                                 spec.host_link_sustained_fraction));
+  }
   return spec;
 }
 

@@ -101,7 +101,24 @@ struct HardwareSpec {
   int gpus_per_node = 8;
   Link nvlink;                  // GPU to GPU inside a node, per direction
   Link nic;                     // GPU to GPU across nodes, per direction
+  // GPU to host memory (activation offload), per direction: the PCIe link's datasheet rate and
+  // the share of it a copy sustains (kHostLinkSustainedFraction unless the preset says). A
+  // bandwidth of 0: not described (the preset has no "host_link"), no offload times.
+  Link host_link;
+  double host_link_sustained_fraction = 0;
+
+  // One way over the host link: `bytes` at the sustained rate.
+  double host_copy_ms(double bytes) const {
+    return host_link.latency_us * 1e-3 + bytes / (host_link.bandwidth_GBps * host_link_sustained_fraction * 1e9) * 1e3;
+  }
 };
+
+// The share of a PCIe link's per-direction rate a large DMA copy carries (first principles: each
+// 256-byte write payload travels in a transaction-layer packet with about 24 bytes of header,
+// sequence number, LCRC and framing, 256 / 280 = 0.91, and flow-control and acknowledgement packets
+// take a few percent more of the wire: about 0.87). The datasheet rate already counts 128b/130b
+// encoding. Not fitted: no development row offloads.
+inline constexpr double kHostLinkSustainedFraction = 0.87;
 
 // Reads a hardware preset; "nic" is a network preset name, a path or an object
 // ({"bandwidth_GBps", "latency_us"}) resolved against base_dir and read with `read`. Errors name

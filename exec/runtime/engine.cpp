@@ -179,7 +179,7 @@ class DeviceWorker {
     for (const auto& r : records) {
       zb::Span span;
       span.device = d_;
-      span.stream = zb::Stream::compute;
+      span.stream = zb::is_copy(r.action.pass) ? zb::Stream::copy : zb::Stream::compute;
       span.pass = r.action.pass;
       span.stage = r.stage;
       span.microbatch = r.action.microbatch;
@@ -259,6 +259,14 @@ class DeviceWorker {
       case zb::Pass::W: {
         record.start_event = device_.record_event();
         m.backward_weight(mb);
+        record.end_event = device_.record_event();
+        memory.push_back({record.end_event, live_bytes()});
+        return record;
+      }
+      case zb::Pass::O:
+      case zb::Pass::L: {
+        record.start_event = device_.record_event();
+        action.pass == zb::Pass::O ? m.offload(mb) : m.reload(mb);
         record.end_event = device_.record_event();
         memory.push_back({record.end_event, live_bytes()});
         return record;

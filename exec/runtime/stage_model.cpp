@@ -123,6 +123,7 @@ Tensor StageModel::forward(int microbatch, Tensor input, const Tensor& target) {
 
 Tensor StageModel::backward_input(int microbatch, Tensor grad_output) {
   MicrobatchState& state = state_of(microbatch, "B");
+  if (state.offloaded) throw ExecError(fmt::format("stage {}: B of microbatch {} before its L", stage_, microbatch));
   if (state.backward_done) {
     throw ExecError(fmt::format("stage {}: B of microbatch {} twice", stage_, microbatch));
   }
@@ -206,6 +207,44 @@ void StageModel::backward_weight(int microbatch) {
   }
   saved_bytes_ -= bytes_of(state);
   live_.erase(microbatch);
+}
+
+std::vector<Tensor*> StageModel::saved_tensors(MicrobatchState& state) {
+  std::vector<Tensor*> tensors;
+  for (BlockSaved& b : state.blocks) tensors.insert(tensors.end(), {&b.x, &b.u, &b.z, &b.gy, &b.gu});
+  tensors.push_back(&state.loss_grad);
+  return tensors;
+}
+
+void StageModel::offload(int microbatch) {
+  MicrobatchState& state = state_of(microbatch, "O");
+  if (state.offloaded) throw ExecError(fmt::format("stage {}: O of microbatch {} twice", stage_, microbatch));
+  const std::size_t before = bytes_of(state);
+  for (Tensor* tensor : saved_tensors(state)) {
+    HostCopy& copy = state.host.emplace_back();
+    if (tensor->empty()) continue;
+    copy.rows = tensor->rows();
+    copy.cols = tensor->cols();
+    copy.values = device_.download(*tensor);
+    *tensor = Tensor();
+  }
+  state.offloaded = true;
+  saved_bytes_ = saved_bytes_ - before + bytes_of(state);
+}
+
+void StageModel::reload(int microbatch) {
+  MicrobatchState& state = state_of(microbatch, "L");
+  if (!state.offloaded) throw ExecError(fmt::format("stage {}: L of microbatch {} before its O", stage_, microbatch));
+  const std::vector<Tensor*> tensors = saved_tensors(state);
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    HostCopy& copy = state.host[i];
+    if (copy.values.empty()) continue;
+    *tensors[i] = device_.alloc(copy.rows, copy.cols);
+    device_.upload(*tensors[i], copy.values);
+  }
+  state.host.clear();
+  state.offloaded = false;
+  saved_bytes_ += bytes_of(state);
 }
 
 void StageModel::add_parked_in_order() {

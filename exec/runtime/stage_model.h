@@ -55,6 +55,11 @@ class StageModel {
   // W. Weight gradients, accumulated into the gradient buffers in microbatch order whatever order
   // the schedule runs W in, so the sums are bitwise those of the in-order reference.
   void backward_weight(int microbatch);
+  // O: the microbatch's saved tensors go to host memory (downloaded, then freed on the device);
+  // L: they come back to fresh device tensors. A copy both ways, so what B and W compute from
+  // them is bitwise what they would without the trip.
+  void offload(int microbatch);
+  void reload(int microbatch);
 
   // Live activation bytes of this stage (saved tensors of all microbatches in flight).
   std::size_t saved_bytes() const { return saved_bytes_; }
@@ -84,11 +89,21 @@ class StageModel {
 
  private:
   using Grads = std::array<Tensor, kParamsPerLayer>;
+  // A saved tensor while it lives in host memory.
+  struct HostCopy {
+    int rows = 0;
+    int cols = 0;
+    std::vector<float> values;
+  };
   struct MicrobatchState {
     std::vector<BlockSaved> blocks;
     Tensor loss_grad;  // last stage: dL/dy of the last block, from F
     bool backward_done = false;
+    std::vector<HostCopy> host;  // offloaded: every saved tensor, in saved_tensors' order
+    bool offloaded = false;
   };
+  // The state's saved tensors in one fixed order (empty ones included).
+  static std::vector<Tensor*> saved_tensors(MicrobatchState& state);
 
   std::size_t bytes_of(const MicrobatchState& state) const;
   MicrobatchState& state_of(int microbatch, const char* pass);

@@ -86,7 +86,7 @@ std::optional<ProblemSpec> spec_for_schedule(const ProblemSpec& spec, const Gene
   const std::pair<const char*, Costs> derived[] = {{"t_f", &ProblemSpec::t_f},       {"t_b", &ProblemSpec::t_b},
                                                    {"t_w", &ProblemSpec::t_w},       {"t_comm", &ProblemSpec::t_comm},
                                                    {"mem_f", &ProblemSpec::mem_f},   {"mem_b", &ProblemSpec::mem_b},
-                                                   {"mem_w", &ProblemSpec::mem_w}};
+                                                   {"mem_w", &ProblemSpec::mem_w},   {"t_offload", &ProblemSpec::t_offload}};
   for (const auto& [name, field] : derived) {
     if (!explicit_fields.contains(name) && !(base.*field).empty()) (base.*field).resize(1);
   }

@@ -1,9 +1,10 @@
-// Text tokens of actions: F3, B3, W3, BW3, F3.1, and overlapped pairs "(F7;BW3.1)".
+// Text tokens of actions: F3, B3, W3, BW3, O3, L3, F3.1, and overlapped pairs "(F7;BW3.1)".
 #include "sim/core/action.h"
 
 #include <fmt/format.h>
 
 #include <charconv>
+#include <optional>
 
 #include "sim/support/error.h"
 
@@ -15,6 +16,8 @@ std::string_view pass_name(Pass pass) {
     case Pass::B: return "B";
     case Pass::W: return "W";
     case Pass::BW: return "BW";
+    case Pass::O: return "O";
+    case Pass::L: return "L";
   }
   return "?";
 }
@@ -49,6 +52,17 @@ std::string to_token(const Action& action) {
 
 namespace {
 
+std::optional<Pass> single_letter_pass(char letter) {
+  switch (letter) {
+    case 'F': return Pass::F;
+    case 'B': return Pass::B;
+    case 'W': return Pass::W;
+    case 'O': return Pass::O;
+    case 'L': return Pass::L;
+    default: return std::nullopt;
+  }
+}
+
 bool parse_non_negative(std::string_view digits, std::int32_t& out) {
   if (digits.empty()) return false;
   const auto* end = digits.data() + digits.size();
@@ -64,12 +78,12 @@ Action parse_token(std::string_view token, std::string_view context) {
   if (rest.starts_with("BW")) {
     action.pass = Pass::BW;
     rest.remove_prefix(2);
-  } else if (!rest.empty() && (rest[0] == 'F' || rest[0] == 'B' || rest[0] == 'W')) {
-    action.pass = rest[0] == 'F' ? Pass::F : rest[0] == 'B' ? Pass::B : Pass::W;
+  } else if (const auto pass = rest.empty() ? std::nullopt : single_letter_pass(rest[0])) {
+    action.pass = *pass;
     rest.remove_prefix(1);
   } else {
-    throw InputError(fmt::format("{}: bad action '{}': expected F, B, W or BW then a microbatch "
-                                 "number, e.g. F3, BW3, B3.1",
+    throw InputError(fmt::format("{}: bad action '{}': expected F, B, W, BW, O (offload) or L (reload) "
+                                 "then a microbatch number, e.g. F3, BW3, B3.1, O3.1",
                                  context, token));
   }
   const auto dot = rest.find('.');

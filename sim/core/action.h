@@ -1,4 +1,4 @@
-// One pass of one microbatch on one stage, and its text token (F3, B3, W3, BW3, F3.1); an
+// One pass of one microbatch on one stage, and its text token (F3, B3, W3, BW3, O3, L3, F3.1); an
 // overlapped pair of actions and its token "(F7;BW3.1)".
 #pragma once
 
@@ -11,11 +11,18 @@
 namespace zb {
 
 // F: forward; B: input-gradient backward; W: weight-gradient backward; BW: fused full backward.
-enum class Pass : std::uint8_t { F, B, W, BW };
+// O: offload of the activations one F left (to host memory, on the device's copy engine beside
+// compute); L: their reload before the backward that needs them (PipeOffload, Wan et al. 2025).
+// O and L are copies, not compute: the device's compute does not wait for them, except the
+// backward of what was offloaded, which waits for its reload.
+enum class Pass : std::uint8_t { F, B, W, BW, O, L };
 
-inline constexpr int kPassCount = 4;
+inline constexpr int kPassCount = 6;
 
 std::string_view pass_name(Pass pass);
+
+// O and L: work of the device's copy engine, not of its compute.
+inline bool is_copy(Pass pass) { return pass == Pass::O || pass == Pass::L; }
 
 // An action names its chunk (local to the device that runs it), not its stage: the stage follows
 // from the device and the problem's placement (Problem::stage_of).

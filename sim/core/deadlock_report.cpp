@@ -26,6 +26,10 @@ std::string needs(const Problem& problem, int device, const Action& action) {
                          problem.device_of_stage(stage + 1));
     case Pass::W:
       return fmt::format("B{} of stage {} on d{}", action.microbatch, stage, device);
+    case Pass::O:
+      return fmt::format("F{} of stage {} on d{}", action.microbatch, stage, device);
+    case Pass::L:
+      return fmt::format("O{} of stage {} on d{}", action.microbatch, stage, device);
   }
   return "?";
 }

@@ -43,15 +43,20 @@ enum class Check { none, range, path };
 enum class Record { nothing, by_rules, compute_spans_too };
 
 // Evaluation::ends_ holds finish times by an action's key, stage * m + microbatch: F(s) at
-// m + key, B(s) or BW(s) one kind further, W(s) (which nothing reads) one more; the first m
-// slots always read 0: what F waits for on the first stage of its path.
+// m + key, B(s) or BW(s) one kind further, W(s) (which nothing reads) one more, then, when the
+// schedule has copies, O(s) and L(s); the first m slots always read 0: what F waits for on the
+// first stage of its path.
 struct EndsLayout {
   std::uint32_t m = 0;
   std::uint32_t kind = 0;  // stages x m: the slots of one kind of pass
+  bool copies = false;     // the O and L kinds exist
   std::uint32_t forward(std::uint32_t key) const { return m + key; }
   std::uint32_t backward(std::uint32_t key) const { return m + kind + key; }
   std::uint32_t weight(std::uint32_t key) const { return m + 2 * kind + key; }
-  std::size_t size() const { return static_cast<std::size_t>(m) + 3 * static_cast<std::size_t>(kind); }
+  std::uint32_t offload(std::uint32_t key) const { return m + 3 * kind + key; }
+  std::uint32_t reload(std::uint32_t key) const { return m + 4 * kind + key; }
+  std::uint32_t reload_shift() const { return 3 * kind; }  // backward(key) + this = reload(key)
+  std::size_t size() const { return static_cast<std::size_t>(m) + (copies ? 5 : 3) * static_cast<std::size_t>(kind); }
 };
 
 // What an action of one pass on one stage needs, the same for every microbatch: where its
@@ -69,6 +74,10 @@ struct PassRule {
   bool records_transfer = false;
   bool records_memory_at_start = false;
   bool records_memory_at_end = false;
+  bool copy = false;  // O or L: runs on the device's copy engine, not its compute
+  // Schedules with copies, B and BW: a second input, the reload of what their forward offloaded
+  // (its slot: the output's, one EndsLayout::reload_shift further; 0 when nothing was offloaded).
+  bool waits_for_reload = false;
   // Where its start goes: the stage's latest weight-gradient start (W or BW, when data
   // parallelism needs it), else a slot nothing reads.
   double* weight_grad_start = nullptr;
@@ -116,6 +125,7 @@ std::vector<PassRule> pass_rules(const Problem& problem, const EndsLayout& ends,
       rule.records_memory_at_start = memory && rule.memory.at_start != 0;
       rule.records_memory_at_end = memory && rule.memory.at_end != 0;
       rule.stage = s;
+      rule.copy = is_copy(pass);
       const bool weight_gradient = pass == Pass::W || pass == Pass::BW;
       rule.weight_grad_start = weight_gradient && weight_grad_starts != nullptr ? weight_grad_starts + s : unread;
       int consumer_stage = -1;
@@ -131,11 +141,25 @@ std::vector<PassRule> pass_rules(const Problem& problem, const EndsLayout& ends,
           rule.input = offset(s == path.last ? ends.forward(key) : ends.backward(key + ends.m));
           rule.delay = s == path.last ? 0.0 : problem.comm_after(s);
           rule.output = offset(ends.backward(key));
+          rule.waits_for_reload = ends.copies;
           if (s > path.first) consumer_stage = s - 1;
           break;
         case Pass::W:
           rule.input = offset(ends.backward(key));
           rule.output = offset(ends.weight(key));
+          break;
+        // Without the copies' slots (the evaluation of a schedule assumed to have none), a copy
+        // takes NaN: its device's clock stays NaN from there, and the run ends in a way that sends
+        // it to the evaluation with copies (Evaluation::run_step). No scan looks for copies first.
+        case Pass::O:
+          rule.input = offset(ends.forward(key));
+          rule.output = offset(ends.copies ? ends.offload(key) : ends.weight(key));
+          if (!ends.copies) rule.duration = std::numeric_limits<double>::quiet_NaN();
+          break;
+        case Pass::L:
+          rule.input = offset(ends.copies ? ends.offload(key) : ends.forward(key));
+          rule.output = offset(ends.copies ? ends.reload(key) : ends.weight(key));
+          if (!ends.copies) rule.duration = std::numeric_limits<double>::quiet_NaN();
           break;
       }
       if (consumer_stage < 0) continue;
@@ -181,6 +205,21 @@ struct Lane {
   Span* compute_span = nullptr;         // the next compute span, when recorded
   MemoryPoint* memory_point = nullptr;  // the next memory point, when recorded
   Span* transfer_span = nullptr;        // its next send or recv span, when recorded
+  // Schedules with copies: when the device's copy engine is free, per direction (to the host,
+  // from it: PCIe is full duplex); the memory events of the step, settled by time at its end.
+  double copy_free[2] = {0, 0};
+};
+
+// What an evaluation without the copies' slots throws when the schedule has copies after all.
+struct CopiesMet {};
+
+// A change of a device's memory at a time (schedules with copies, whose frees are not in list order).
+struct MemoryEvent {
+  double time = 0;
+  double delta = 0;
+  friend bool operator<(const MemoryEvent& a, const MemoryEvent& b) {
+    return a.time != b.time ? a.time < b.time : a.delta < b.delta;  // at one time, frees first
+  }
 };
 
 // The running device's clocks and record cursors, as locals that stay in registers.
@@ -197,11 +236,12 @@ struct Running {
 
 class Evaluation {
  public:
-  Evaluation(const Problem& problem, const Schedule& schedule, const EvalOptions& options)
+  // `copies`: the schedule may have copies (O, L); without, one that has them throws CopiesMet.
+  Evaluation(const Problem& problem, const Schedule& schedule, const EvalOptions& options, bool copies)
       : problem_(problem),
         schedule_(schedule),
         m_(problem.microbatches),
-        layout_(checked_layout(problem)),
+        layout_(checked_layout(problem, copies)),
         weight_grad_starts_(static_cast<std::size_t>(problem.stages()) + 1, 0.0),
         rules_(pass_rules(problem, layout_, needs_weight_grad_starts(problem) ? weight_grad_starts_.data() : nullptr,
                           &weight_grad_starts_.back(), options)),
@@ -220,6 +260,7 @@ class Evaluation {
     if (options.steps < 1) throw InputError(fmt::format("evaluator: steps is {}: need at least 1", options.steps));
     std::fill(ends_.get(), ends_.get() + m_, 0.0);
     reset_ends();
+    if (layout_.copies) memory_events_.resize(problem.devices);
     for (int d = 0; d < problem.devices; ++d) {
       for (int c = 0; c < problem.chunks; ++c)
         stage_of_[static_cast<std::size_t>(d) * problem.chunks + c] = problem.stage_of(d, c);
@@ -277,12 +318,11 @@ class Evaluation {
     const bool recording = !spans_.empty() || !memory_.empty();
     if (recording && !every_action_inside_) refuse_outside_actions();
     for (step_ = 0; step_ < options_.steps; ++step_) {
-      if (!recording) {
-        paths_differ_ ? run_step<Record::nothing, Check::path>() : run_step<Record::nothing, Check::range>();
-      } else if (spans_.empty()) {
-        run_step<Record::by_rules, Check::none>();
+      if (layout_.copies) {
+        run_step_of_kind<true>(recording);
+        settle_memory();
       } else {
-        run_step<Record::compute_spans_too, Check::none>();
+        run_step_of_kind<false>(recording);
       }
       for (std::size_t d = 0; d < lanes_.size(); ++d) {
         gradients_ready[d] = zb::gradients_ready(problem_, static_cast<int>(d), lanes_[d].clock, weight_grad_starts_);
@@ -296,6 +336,7 @@ class Evaluation {
         lanes_[d].next = lanes_[d].begin;
         lanes_[d].waiting = nullptr;
         lanes_[d].clock = boundary.ready[d];
+        lanes_[d].copy_free[0] = lanes_[d].copy_free[1] = boundary.ready[d];
       }
       reset_ends();
     }
@@ -305,18 +346,52 @@ class Evaluation {
   }
 
  private:
-  static EndsLayout checked_layout(const Problem& problem) {
-    const double slots = static_cast<double>(problem.microbatches) * (1.0 + 3.0 * problem.stages());
+  static EndsLayout checked_layout(const Problem& problem, bool copies) {
+    const double slots = static_cast<double>(problem.microbatches) * (1.0 + (copies ? 5.0 : 3.0) * problem.stages());
     if (slots > std::numeric_limits<std::uint32_t>::max()) {
       throw InputError(
           fmt::format("evaluator: {} stages x m={} is too large to evaluate", problem.stages(), problem.microbatches));
     }
     const auto m = static_cast<std::uint32_t>(problem.microbatches);
-    return {m, static_cast<std::uint32_t>(problem.stages()) * m};
+    return {m, static_cast<std::uint32_t>(problem.stages()) * m, copies};
   }
 
-  // Every F and B finish not reached (the W slots are never read).
-  void reset_ends() { std::memset(ends_.get() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind); }
+  // Every F, B and O finish not reached (the W slots are never read); every reload at 0, so that
+  // a backward whose forward was not offloaded waits for none.
+  void reset_ends() {
+    std::memset(ends_.get() + layout_.forward(0), kNotDoneByte, 2 * sizeof(double) * layout_.kind);
+    if (!layout_.copies) return;
+    std::memset(ends_.get() + layout_.offload(0), kNotDoneByte, sizeof(double) * layout_.kind);
+    std::fill(ends_.get() + layout_.reload(0), ends_.get() + layout_.reload(0) + layout_.kind, 0.0);
+  }
+
+  template <bool kCopies>
+  void run_step_of_kind(bool recording) {
+    if (!recording) {
+      paths_differ_ ? run_step<Record::nothing, Check::path, kCopies>()
+                    : run_step<Record::nothing, Check::range, kCopies>();
+    } else if (spans_.empty()) {
+      run_step<Record::by_rules, Check::none, kCopies>();
+    } else {
+      run_step<Record::compute_spans_too, Check::none, kCopies>();
+    }
+  }
+
+  // Schedules with copies: each device's memory events of the step in time order, its peak, and
+  // its memory points when recorded (as many as a run in list order writes).
+  void settle_memory() {
+    for (std::size_t d = 0; d < lanes_.size(); ++d) {
+      Lane& lane = lanes_[d];
+      std::vector<MemoryEvent>& events = memory_events_[d];
+      std::sort(events.begin(), events.end());
+      for (const MemoryEvent& event : events) {
+        lane.memory += event.delta;
+        lane.peak_memory = std::max(lane.peak_memory, lane.memory);
+        if (lane.memory_point != nullptr) *lane.memory_point++ = {event.time, lane.memory};
+      }
+      events.clear();
+    }
+  }
 
   // Per device, the transfer spans (as sender and as receiver) and the memory points of one step:
   // how many actions of each chunk and pass it has, then their rules. Returns whether every action
@@ -359,11 +434,15 @@ class Evaluation {
   // A recording run resolves actions unchecked: when some action is outside the problem, the
   // checked run refuses it (or the deadlock before it), as a run that does not record would.
   [[noreturn, gnu::noinline, gnu::cold]] void refuse_outside_actions() {
-    paths_differ_ ? run_step<Record::nothing, Check::path>() : run_step<Record::nothing, Check::range>();
+    if (layout_.copies) {
+      run_step_of_kind<true>(false);
+    } else {
+      run_step_of_kind<false>(false);
+    }
     throw std::logic_error(fmt::format("evaluator: schedule '{}' ran an action outside the problem", schedule_.name));
   }
 
-  template <Record kRecord, Check kCheck>
+  template <Record kRecord, Check kCheck, bool kCopies>
   void run_step() {
     // Last in, first out; each device at most once (queued_), so p entries always suffice.
     int* const worklist = worklist_.data();
@@ -373,7 +452,7 @@ class Evaluation {
     while (top != worklist) {
       const int d = *--top;
       queued_[d] = false;
-      while (advance<kRecord, kCheck>(d, top)) {
+      while (advance<kRecord, kCheck, kCopies>(d, top)) {
       }
     }
     std::vector<std::size_t> position(lanes_.size());
@@ -381,6 +460,12 @@ class Evaluation {
     for (std::size_t d = 0; d < lanes_.size(); ++d) {
       position[d] = static_cast<std::size_t>(lanes_[d].next - lanes_[d].begin);
       stuck |= lanes_[d].next != lanes_[d].end;
+    }
+    // A copy met without the copies' slots: its device's clock went NaN (PassRule's case O).
+    if (!layout_.copies && (stuck || std::any_of(lanes_.begin(), lanes_.end(), [](const Lane& lane) {
+                              return !(lane.clock >= 0);
+                            }))) {
+      if (has_copies(schedule_)) throw CopiesMet{};
     }
     if (stuck) {
       throw ScheduleError(
@@ -408,20 +493,26 @@ class Evaluation {
     return rules_[rule_index(action->pass, stage)];
   }
 
-  double ready_time(const PassRule& rule, std::uint32_t key) const { return ends_[key + rule.input] + rule.delay; }
+  // When the action's inputs are ready; with copies, also its reload (a NaN input stays NaN).
+  template <bool kCopies>
+  double ready_time(const PassRule& rule, std::uint32_t key) const {
+    const double input = ends_[key + rule.input] + rule.delay;
+    if (!kCopies || !rule.waits_for_reload) return input;
+    return std::max(input, ends_[key + rule.output + layout_.reload_shift()]);
+  }
 
   // Runs device d until it finishes or needs an input that is not ready yet, and pushes onto the
   // worklist the devices its outputs wake. An overlapped pair starts once both parts' inputs are
   // ready; both outputs exist when the block ends.
   // Returns true when it stopped at a pair whose block it has just computed: call it again.
-  template <Record kRecord, Check kCheck>
+  template <Record kRecord, Check kCheck, bool kCopies>
   [[gnu::always_inline]] bool advance(int d, int*& top) {
     Lane& lane = lanes_[d];
     const Action* action = lane.next;
     if (action == lane.end) return false;
     std::uint32_t key = lane.waiting_key;
     const PassRule* rule = lane.waiting != nullptr ? lane.waiting : &resolve<kCheck>(d, lane, action, key);
-    double ready = ready_time(*rule, key);
+    double ready = ready_time<kCopies>(*rule, key);
     if (!reached(ready)) {  // woken, but still waiting
       lane.waiting = rule;
       lane.waiting_key = key;
@@ -436,7 +527,7 @@ class Evaluation {
       if (action->overlap_next && action + 1 != lane.end) {
         std::uint32_t partner_key = 0;
         const PassRule& partner = resolve<kCheck>(d, lane, action + 1, partner_key);
-        const double partner_ready = ready_time(partner, partner_key);
+        const double partner_ready = ready_time<kCopies>(partner, partner_key);
         if (!reached(partner_ready)) break;
         const PairBlock* known =
             lane.blocks == nullptr ? nullptr : &lane.blocks[pair_index(*action, action[1], problem_.chunks)];
@@ -446,18 +537,20 @@ class Evaluation {
         }
         const BlockTimes& block = known->times;
         const double start = std::max({run.clock, ready, partner_ready});
-        finish<kRecord>(d, run, action, *rule, key, start, start + block.first, start + block.total(), top);
+        finish<kRecord, kCopies>(d, run, action, *rule, key, start, start + block.first, start + block.total(), top);
         ++action;
-        finish<kRecord>(d, run, action, partner, partner_key, start + block.first, start + block.total(),
-                        start + block.total(), top);
+        finish<kRecord, kCopies>(d, run, action, partner, partner_key, start + block.first, start + block.total(),
+                                 start + block.total(), top);
+      } else if (kCopies && rule->copy) {
+        copy<kRecord>(d, lane, run, action, *rule, key, ready);
       } else {
         const double start = std::max(run.clock, ready);
         const double end = start + rule->duration;
-        finish<kRecord>(d, run, action, *rule, key, start, end, end, top);
+        finish<kRecord, kCopies>(d, run, action, *rule, key, start, end, end, top);
       }
       if (++action == lane.end) break;
       rule = &resolve<kCheck>(d, lane, action, key);
-      ready = ready_time(*rule, key);
+      ready = ready_time<kCopies>(*rule, key);
       if (!reached(ready)) break;
     }
     lane.next = action;
@@ -478,7 +571,30 @@ class Evaluation {
 
   // Device d's `action` ran [start, end] and hands its output over at `output_at` (the end of
   // its block: a pair's first part hands over with the second).
+  // Device d's copy `action` (O or L), issued when the device reaches it in its list (its compute
+  // goes on): it starts once the device's previous compute has ended, its input is there and the
+  // copy engine of its direction is free.
   template <Record kRecord>
+  [[gnu::noinline]] void copy(int d, Lane& lane, Running& run, const Action* action, const PassRule& rule,
+                              std::uint32_t key, double ready) {
+    double& engine_free = lane.copy_free[action->pass == Pass::O ? 0 : 1];
+    const double start = std::max({run.clock, ready, engine_free});
+    const double end = start + rule.duration;
+    engine_free = end;
+    if (kRecord == Record::compute_spans_too) {
+      *run.compute_span++ = {d, Stream::copy, action->pass, false, rule.stage, action->microbatch, action->chunk,
+                             step_, start, end};
+    }
+    record_memory_events(d, rule, start, end);
+    ends_[key + rule.output] = end;
+  }
+
+  [[gnu::noinline]] void record_memory_events(int d, const PassRule& rule, double start, double end) {
+    if (rule.memory.at_start != 0) memory_events_[static_cast<std::size_t>(d)].push_back({start, rule.memory.at_start});
+    if (rule.memory.at_end != 0) memory_events_[static_cast<std::size_t>(d)].push_back({end, rule.memory.at_end});
+  }
+
+  template <Record kRecord, bool kCopies>
   [[gnu::always_inline]] void finish(int d, Running& run, const Action* action, const PassRule& rule, std::uint32_t key,
                                      double start, double end, double output_at, int*& top) {
     run.clock = output_at;
@@ -489,13 +605,16 @@ class Evaluation {
           d,     Stream::compute, action->pass, action->overlap_next, rule.stage, action->microbatch, action->chunk,
           step_, start,           end};
     }
-    // Adding a zero delta leaves the value as it is, so only the recording tests for it.
-    run.memory += rule.memory.at_start;
-    if (kRecord != Record::nothing && rule.records_memory_at_start)
-      *run.memory_point++ = {start, run.memory};
-    run.peak_memory = std::max(run.peak_memory, run.memory);
-    run.memory += rule.memory.at_end;
-    if (kRecord != Record::nothing && rule.records_memory_at_end) *run.memory_point++ = {end, run.memory};
+    if (kCopies) {  // settled by time at the step's end: a copy's free may come after later compute
+      record_memory_events(d, rule, start, end);
+    } else {
+      // Adding a zero delta leaves the value as it is, so only the recording tests for it.
+      run.memory += rule.memory.at_start;
+      if (kRecord != Record::nothing && rule.records_memory_at_start) *run.memory_point++ = {start, run.memory};
+      run.peak_memory = std::max(run.peak_memory, run.memory);
+      run.memory += rule.memory.at_end;
+      if (kRecord != Record::nothing && rule.records_memory_at_end) *run.memory_point++ = {end, run.memory};
+    }
     *rule.weight_grad_start = start;
     ends_[key + rule.output] = output_at;
     if (rule.wake < 0) return;
@@ -605,12 +724,17 @@ class Evaluation {
   std::vector<std::size_t> offset_;   // first compute span of each device
   std::vector<Span> spans_;           // the trace's spans; empty when not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
+  std::vector<std::vector<MemoryEvent>> memory_events_;  // per device, schedules with copies: this step's
 };
 
 }  // namespace
 
 Trace evaluate(const Problem& problem, const Schedule& schedule, const EvalOptions& options) {
-  return Evaluation(problem, schedule, options).run();
+  try {
+    return Evaluation(problem, schedule, options, false).run();
+  } catch (const CopiesMet&) {
+    return Evaluation(problem, schedule, options, true).run();
+  }
 }
 
 }  // namespace zb

@@ -12,6 +12,8 @@ MemoryDelta memory_delta(const Problem& problem, Pass pass, int stage) {
     case Pass::B: return {0, problem.mem_b[s]};
     case Pass::W: return {0, problem.mem_w[s]};
     case Pass::BW: return {0, problem.mem_b[s] + problem.mem_w[s]};
+    case Pass::O: return {0, -problem.offload_memory(stage)};
+    case Pass::L: return {problem.offload_memory(stage), 0};
   }
   return {};
 }

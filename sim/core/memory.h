@@ -12,7 +12,8 @@
 namespace zb {
 
 // F allocates its activations when it starts; B, W and BW free (or add) theirs when they end, so
-// a device's memory never depends on another device's timing.
+// a device's memory never depends on another device's timing. An offload (O) frees what it copied
+// when the copy ends; its reload (L) takes it back when the copy starts.
 struct MemoryDelta {
   double at_start = 0;
   double at_end = 0;

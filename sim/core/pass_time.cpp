@@ -14,12 +14,14 @@ double compute_time(const Problem& problem, Pass pass, int stage) {
     case Pass::B: return problem.t_b[s];
     case Pass::W: return problem.t_w[s];
     case Pass::BW: return problem.t_bw[s];
+    case Pass::O:
+    case Pass::L: return 0;  // copies, not compute
   }
   return 0;
 }
 
 double a2a_time(const Problem& problem, Pass pass, int stage) {
-  if (problem.t_a2a.empty() || pass == Pass::W) return 0;
+  if (problem.t_a2a.empty() || pass == Pass::W || is_copy(pass)) return 0;
   return problem.t_a2a[static_cast<std::size_t>(stage)];
 }
 
@@ -37,6 +39,7 @@ double exposed_a2a(const Problem& problem, double a2a, double partner_compute) {
 }  // namespace
 
 double pass_time(const Problem& problem, Pass pass, int stage) {
+  if (is_copy(pass)) return problem.t_offload.empty() ? 0.0 : problem.t_offload[static_cast<std::size_t>(stage)];
   return compute_time(problem, pass, stage) + a2a_time(problem, pass, stage);
 }
 

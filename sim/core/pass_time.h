@@ -9,7 +9,7 @@
 namespace zb {
 
 // A pass run alone: its compute (t_f, t_b, t_w or t_bw) plus its all-to-all (t_a2a; W has none),
-// which nothing hides.
+// which nothing hides. A copy (O, L): t_offload, on the copy engine.
 double pass_time(const Problem& problem, Pass pass, int stage);
 
 // The problem a planner (the solvers, the cost-driven generators) sees: each pass's time alone,

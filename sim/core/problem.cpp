@@ -170,13 +170,14 @@ void check_sums_finite(const Problem& problem) {
     step += problem.microbatches * (problem.t_f[k] + problem.t_b[k] + problem.t_w[k] + problem.t_bw[k] +
                                     2 * problem.t_comm[k] + 2 * a2a);
     if (!problem.t_dp_reduce.empty()) step += problem.t_dp_reduce[k];
+    if (!problem.t_offload.empty()) step += 2.0 * problem.microbatches * problem.t_offload[k];
     memory += problem.microbatches * (std::abs(problem.mem_f[k]) + std::abs(problem.mem_b[k]) + std::abs(problem.mem_w[k]));
   }
   for (double t : problem.t_opt) step += t;
   step += problem.devices * problem.t_reduce_hop;
   if (!(step <= kLargestStepSum)) {
     throw InputError(fmt::format(
-        "problem: the times add up to {:g} per step (m x every stage's t_f + t_b + t_w + t_bw + transfers, the "
+        "problem: the times add up to {:g} per step (m x every stage's t_f + t_b + t_w + t_bw + transfers and copies, the "
         "optimizer and the reduction): above {:g}, where the engines' sums would overflow (give times in a larger "
         "unit)",
         step, kLargestStepSum));
@@ -243,6 +244,17 @@ void Problem::validate() const {
           "problem: mem_f + mem_b + mem_w must be 0 (a microbatch frees what it allocates), "
           "stage {} has {} + {} + {} = {}",
           i, mem_f[i], mem_b[i], mem_w[i], sum));
+    }
+  }
+  if (!t_offload.empty()) check_array(t_offload, "t_offload", s, false, true);
+  if (!mem_offload.empty()) {
+    check_array(mem_offload, "mem_offload", s, false, true);
+    for (int i = 0; i < s; ++i) {
+      if (mem_offload[i] > mem_f[i] * (1 + 1e-9)) {
+        throw InputError(fmt::format("problem: field 'mem_offload' has {} at stage {}: more than the {} its F "
+                                     "leaves (mem_f)",
+                                     mem_offload[i], i, mem_f[i]));
+      }
     }
   }
   if (!std::isfinite(bytes_act) || bytes_act < 0) {

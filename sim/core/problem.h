@@ -70,6 +70,12 @@ struct Problem {
   // which runs slower by as much meanwhile: in [0, 1).
   double comm_sm_share = kDeepSeekCommSmShare;
   std::vector<double> mem_f, mem_b, mem_w;  // per stage activation deltas; sum to 0 per stage
+  // Activation offload (Pass::O and Pass::L): per stage, the time one offload or reload of one
+  // microbatch's activations takes on the device's copy engine (one way over its host link), and
+  // the memory an offload frees and its reload takes back (empty: mem_f, all that F left). Empty
+  // t_offload: the problem describes no offload, and a schedule with O or L is refused.
+  std::vector<double> t_offload;
+  std::vector<double> mem_offload;
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;  // activation bytes per microbatch across a stage boundary (engines)
   TimeUnit time_unit = TimeUnit::ms;
@@ -121,6 +127,11 @@ struct Problem {
   double device_work(int device) const;
   // The bubble-rate denominator's work: the largest device_work.
   double work() const;
+  // The memory an offload of the stage frees (mem_offload, else mem_f).
+  double offload_memory(int stage) const {
+    const auto s = static_cast<std::size_t>(stage);
+    return mem_offload.empty() ? mem_f[s] : mem_offload[s];
+  }
   // t_opt of the device (0 when not given).
   double optimizer_time(int device) const;
   // t_dp_reduce of the stage (0 when not given).

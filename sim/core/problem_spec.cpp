@@ -116,6 +116,8 @@ Problem ProblemSpec::build(std::string_view source) const {
   problem.mem_f = per_stage(mem_f, "mem_f", *this, true, source);
   problem.mem_b = per_stage(mem_b, "mem_b", *this, true, source);
   problem.mem_w = per_stage(mem_w, "mem_w", *this, true, source);
+  if (!t_offload.empty()) problem.t_offload = per_stage(t_offload, "t_offload", *this, true, source);
+  if (!mem_offload.empty()) problem.mem_offload = per_stage(mem_offload, "mem_offload", *this, true, source);
   problem.mem_limit = mem_limit;
   problem.bytes_act = bytes_act;
   problem.time_unit = time_unit;
@@ -142,7 +144,7 @@ bool ProblemSpec::chunk_independent() const {
     return values.size() <= 1 || static_cast<int>(values.size()) == devices;
   };
   return ok(t_f) && ok(t_b) && ok(t_w) && ok(t_bw) && ok(t_a2a) && ok(t_comm) && ok(t_dp_reduce) && ok(mem_f) &&
-         ok(mem_b) && ok(mem_w);
+         ok(mem_b) && ok(mem_w) && ok(t_offload) && ok(mem_offload);
 }
 
 ProblemSpec ProblemSpec::with_chunks(int v) const {

@@ -31,6 +31,8 @@ struct ProblemSpec {
   double a2a_overlap = 1;                 // Problem::a2a_overlap
   double comm_sm_share = kDeepSeekCommSmShare;  // Problem::comm_sm_share
   std::vector<double> mem_f{1.0}, mem_b{-0.5}, mem_w{-0.5};
+  std::vector<double> t_offload;    // empty: no offload described (Problem::t_offload)
+  std::vector<double> mem_offload;  // empty: mem_f
   std::optional<MemoryLimit> mem_limit;
   double bytes_act = 0;
   TimeUnit time_unit = TimeUnit::ms;

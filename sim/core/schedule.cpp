@@ -19,6 +19,12 @@ Schedule Schedule::empty(std::string name, int devices) {
   return schedule;
 }
 
+bool has_copies(const Schedule& schedule) {
+  return std::any_of(schedule.devices.begin(), schedule.devices.end(), [](const std::vector<Action>& actions) {
+    return std::any_of(actions.begin(), actions.end(), [](const Action& action) { return is_copy(action.pass); });
+  });
+}
+
 std::size_t Schedule::action_count() const {
   std::size_t n = 0;
   for (const auto& list : devices) n += list.size();

@@ -33,6 +33,9 @@ struct Schedule {
   int microbatch_count() const;
 };
 
+// Whether any device offloads or reloads (Pass::O, Pass::L).
+bool has_copies(const Schedule& schedule);
+
 // Text form: optional header lines "placement: vshape" and "chunks: 2", then one line per
 // device, "d0: F0 F1 B0 W0 ...", an overlapped pair written "(F7;BW3.1)". Comment lines start
 // with '#'.

@@ -15,6 +15,7 @@ std::string_view stream_name(Stream stream) {
     case Stream::compute: return "compute";
     case Stream::send: return "send";
     case Stream::recv: return "recv";
+    case Stream::copy: return "copy";
   }
   return "?";
 }
@@ -23,7 +24,8 @@ Stream parse_stream(std::string_view text, std::string_view context) {
   if (text == "compute") return Stream::compute;
   if (text == "send") return Stream::send;
   if (text == "recv") return Stream::recv;
-  throw InputError(fmt::format("{}: unknown stream '{}' (expected compute, send or recv)", context, text));
+  if (text == "copy") return Stream::copy;
+  throw InputError(fmt::format("{}: unknown stream '{}' (expected compute, send, recv or copy)", context, text));
 }
 
 double peak_of(const std::vector<MemoryPoint>& timeline) {

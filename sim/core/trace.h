@@ -11,7 +11,8 @@
 
 namespace zb {
 
-enum class Stream : std::uint8_t { compute, send, recv };
+// copy: a device's copy engine (activation offload and reload, Pass::O and Pass::L).
+enum class Stream : std::uint8_t { compute, send, recv, copy };
 std::string_view stream_name(Stream stream);
 Stream parse_stream(std::string_view text, std::string_view context);
 

@@ -22,8 +22,8 @@ constexpr int kAbsent = -1;
 
 // Where each pass of one (stage, microbatch) sits on its device, and how often it occurs.
 struct Occurrence {
-  int step[kPassCount] = {kAbsent, kAbsent, kAbsent, kAbsent};
-  int count[kPassCount] = {0, 0, 0, 0};
+  int step[kPassCount] = {kAbsent, kAbsent, kAbsent, kAbsent, kAbsent, kAbsent};
+  int count[kPassCount] = {};
 };
 
 int index_of(Pass pass) { return static_cast<int>(pass); }
@@ -139,6 +139,42 @@ std::vector<Occurrence> find_occurrences(const Problem& problem, const Schedule&
   return seen;
 }
 
+// An offload (O) and its reload (L): both or neither, the offload after its F, the reload after
+// its offload and before the backward that needs what it brings back; and a problem that says how
+// long a copy takes.
+void check_copies(const Occurrence& o, int stage, int mb, const Problem& problem, Pass backward, ErrorList& errors) {
+  const auto count = [&](Pass pass) { return o.count[index_of(pass)]; };
+  const auto step = [&](Pass pass) { return o.step[index_of(pass)]; };
+  if (count(Pass::O) == 0 && count(Pass::L) == 0) return;
+  const int d = problem.device_of_stage(stage);
+  const int chunk = problem.chunk_of_stage(stage);
+  const auto token = [&](Pass pass) { return to_token({pass, mb, chunk}); };
+  if (problem.t_offload.empty()) {
+    errors.add([&] {
+      return fmt::format("d{}: {} (stage {}): the problem gives no copy time for offloads and reloads (t_offload)", d,
+                         token(count(Pass::O) > 0 ? Pass::O : Pass::L), stage);
+    });
+  }
+  if (count(Pass::L) == 0) {
+    errors.add([&] { return fmt::format("d{}: {} is offloaded but never reloaded (no {})", d, token(Pass::O), token(Pass::L)); });
+    return;
+  }
+  if (count(Pass::O) == 0) {
+    errors.add([&] { return fmt::format("d{}: {} reloads what was never offloaded (no {})", d, token(Pass::L), token(Pass::O)); });
+    return;
+  }
+  const auto order = [&](Pass first, Pass second, const char* why) {
+    if (step(first) == kAbsent || step(second) == kAbsent || step(second) > step(first)) return;
+    errors.add([&] {
+      return fmt::format("d{}: {} at step {} must come after {} at step {} ({})", d, token(second), step(second),
+                         token(first), step(first), why);
+    });
+  };
+  order(Pass::F, Pass::O, "it copies what the forward left");
+  order(Pass::O, Pass::L, "it brings back what the offload copied");
+  order(Pass::L, backward, "the backward needs what the reload brings back");
+}
+
 // One (stage, microbatch)'s passes: each at most once, an F, one backward (B and W, or BW), and
 // the backward after its F, the W after its B.
 void check_passes(const Occurrence& o, int stage, int mb, const Problem& problem, ErrorList& errors) {
@@ -149,7 +185,7 @@ void check_passes(const Occurrence& o, int stage, int mb, const Problem& problem
   };
   auto count = [&](Pass pass) { return o.count[index_of(pass)]; };
   auto step = [&](Pass pass) { return o.step[index_of(pass)]; };
-  for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
+  for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW, Pass::O, Pass::L}) {
     if (count(pass) > 1) errors.add([&] { return fmt::format("{} appears {} times", where(pass), count(pass)); });
   }
   if (count(Pass::F) == 0) errors.add([&] { return fmt::format("{} is missing", where(Pass::F)); });
@@ -180,7 +216,9 @@ void check_passes(const Occurrence& o, int stage, int mb, const Problem& problem
                          step(Pass::W), to_token({Pass::B, mb, chunk}), step(Pass::B));
     });
   }
+  check_copies(o, stage, mb, problem, backward, errors);
 }
+
 
 // The order run with unit times (whether it deadlocks does not depend on the durations), the
 // FIFO channel rule when asked, and the memory against the limit when asked.
@@ -194,6 +232,12 @@ void check_run(const Problem& problem, const Schedule& schedule, MemoryCheck mem
   std::fill(unit.t_comm.begin(), unit.t_comm.end(), 0.0);
   try {
     evaluate(unit, schedule, {.record_spans = false, .record_transfers = false, .record_memory = false});
+    // What an offload frees depends on when its copy ends: the peaks are the timed run's.
+    if (has_copies(schedule)) {
+      report.peak_memory =
+          evaluate(problem, schedule, {.record_spans = false, .record_transfers = false, .record_memory = false})
+              .metrics.peak_memory;
+    }
   } catch (const ScheduleError& e) {
     report.errors.emplace_back(e.what());
   }

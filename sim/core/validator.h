@@ -11,7 +11,9 @@ namespace zb {
 
 struct ValidationReport {
   std::vector<std::string> errors;  // empty: valid
-  std::vector<double> peak_memory;  // per device (order-based: prefix sums of the deltas)
+  // Per device: prefix sums of the deltas in list order; with offloads (whose frees wait for
+  // their copies) the timed run's peaks, when the schedule is otherwise valid.
+  std::vector<double> peak_memory;
 
   bool ok() const { return errors.empty(); }
   std::string message() const;  // all errors, one per line

@@ -7,13 +7,16 @@
 
 namespace zb {
 
-// F blue, B green, W orange, BW purple (Vega/Tableau palette: readable and colour-blind safe).
+// F blue, B green, W orange, BW purple; the copies O (offload) teal and L (reload) brown
+// (Vega/Tableau palette: readable and colour-blind safe).
 constexpr std::string_view pass_color(Pass pass) {
   switch (pass) {
     case Pass::F: return "#4C78A8";
     case Pass::B: return "#54A24B";
     case Pass::W: return "#F58518";
     case Pass::BW: return "#B279A2";
+    case Pass::O: return "#72B7B2";
+    case Pass::L: return "#9D755D";
   }
   return "#000000";
 }

@@ -138,6 +138,11 @@ std::string to_pytorch_csv(const Problem& problem, const Schedule& schedule, Pyt
                                  "one model's stages in order); use the text or JSON form",
                                  schedule.name));
   }
+  if (has_copies(schedule)) {
+    throw InputError(fmt::format("schedule '{}': PyTorch pipeline CSV has no action for activation offload and reload "
+                                 "(O, L); use the text or JSON form",
+                                 schedule.name));
+  }
   PtRows rows(schedule.device_count());
   for (int d = 0; d < schedule.device_count(); ++d) {
     const auto& actions = schedule.devices[d];

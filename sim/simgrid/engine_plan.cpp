@@ -19,7 +19,9 @@ Product product_of(Pass pass) {
     case Pass::F: return kForward;
     case Pass::B:
     case Pass::BW: return kBackward;
-    case Pass::W: return kWeight;
+    case Pass::W:
+    case Pass::O:  // refused by make_engine_plan
+    case Pass::L: return kWeight;
   }
   return kWeight;
 }
@@ -38,6 +40,11 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
   if (schedule.device_count() != p) {
     throw ScheduleError(fmt::format("schedule '{}' has {} devices but the problem has p={}", schedule.name,
                                     schedule.device_count(), p));
+  }
+  if (has_copies(schedule)) {
+    throw InputError(fmt::format("schedule '{}' offloads activations (O and L actions): the SimGrid engine does not "
+                                 "model host links yet; use --engine eval",
+                                 schedule.name));
   }
 
   EnginePlan plan;
@@ -127,6 +134,8 @@ EnginePlan make_engine_plan(const Problem& problem, const Schedule& schedule) {
         case Pass::W:
           item.input = local(kBackward, item.stage);
           break;
+        case Pass::O:
+        case Pass::L: break;  // refused above
       }
       planned.push_back(item);
     }

@@ -513,7 +513,11 @@ TEST_F(Cli, EveryShippedScenarioRuns) {
         EXPECT_TRUE(row.contains("memory_GB")) << entry.path() << ": " << row.dump();
         EXPECT_TRUE(row.contains("memory_per_device_GB")) << entry.path() << ": " << row.dump();
       } else {
-        EXPECT_TRUE(row["status"] == "ok" || row["status"] == "over-limit") << entry.path() << ": " << row.dump();
+        // A scenario of times alone gives no copy time: the schedules that offload say so.
+        const bool needs_copy_time = row["status"] == "unsupported" &&
+                                     row["reason"].get<std::string>().find("no copy time for offloads") != std::string::npos;
+        EXPECT_TRUE(row["status"] == "ok" || row["status"] == "over-limit" || needs_copy_time)
+            << entry.path() << ": " << row.dump();
       }
     }
     if (model_driven) {

@@ -140,7 +140,8 @@ TEST(SteadyState, NormalModeOfEveryBuiltinGenerator) {
   for (const std::string& name : registry.names()) {
     const GeneratorInfo& info = registry.get(name);
     const Problem problem = testing::generator_spec(info, testing::uniform_spec(4, 8)).build();
-    const bool zero_bubble = name.starts_with("zb-") || name.starts_with("v-") || name.starts_with("dualpipe");
+    const bool zero_bubble = name.starts_with("zb-") || name.starts_with("v-") || name.starts_with("dualpipe") ||
+                             name.starts_with("gis") || name.starts_with("po-");
     EXPECT_EQ(normal_optimizer_mode(generate(registry, name, problem)),
               zero_bubble ? OptimizerMode::post_validation : OptimizerMode::sync)
         << name;

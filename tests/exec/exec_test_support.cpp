@@ -15,6 +15,7 @@ namespace zb::exec::test {
 zb::Problem unit_problem(int p, int m, int chunks, zb::Placement placement) {
   zb::ProblemSpec spec = zb::testing::uniform_spec(p, m, 1, 1, 1, 0, chunks);
   spec.placement = placement;
+  spec.t_offload = {0.5};  // so that the schedules that offload (po-h, po-f) can be made
   return spec.build("test");
 }
 

@@ -120,6 +120,24 @@ TEST(ExecBitwiseVShape, LocalStageBoundaryAndTwoChunksMatchTheReference) {
   EXPECT_EQ(max_abs_difference(result.weights, test::reference_for(options, problem).weights), 0.0);
 }
 
+// Offload (O, L): the saved tensors go to host memory and back; the weights are the reference's,
+// and the device holds less than the same order without the copies.
+TEST(ExecBitwiseOffload, CopiesToHostAndBackKeepTheBitsAndFreeDeviceMemory) {
+  const zb::Problem problem = test::unit_problem(4, 8, 2, zb::Placement::interleaved);
+  ExecOptions options = test::small_options(problem.stages());
+  const zb::Schedule offloaded = test::make("po-f", problem);
+  ASSERT_TRUE(zb::has_copies(offloaded));
+  zb::Schedule plain = offloaded;
+  for (auto& actions : plain.devices) std::erase_if(actions, [](const zb::Action& a) { return zb::is_copy(a.pass); });
+  CpuBackend backend(4);
+  const ExecResult with_copies = run_schedule(backend, problem, offloaded, options);
+  const ExecResult without = run_schedule(backend, problem, plain, options);
+  EXPECT_EQ(max_abs_difference(with_copies.weights, test::reference_for(options, problem).weights), 0.0);
+  EXPECT_LT(with_copies.peak_activation_bytes[0], without.peak_activation_bytes[0]);
+  const auto& spans = with_copies.traces[0].spans;
+  EXPECT_TRUE(std::any_of(spans.begin(), spans.end(), [](const zb::Span& s) { return s.stream == zb::Stream::copy; }));
+}
+
 // Schedules written by PyTorch's own scheduler (copies of ../shared/fixtures/pytorch): a looped
 // ZB1P with 2 chunks and DualPipeV (V placement, OVERLAP_F_B composites) run exactly too.
 TEST(ExecBitwisePytorch, PytorchWrittenSchedulesMatchTheReference) {

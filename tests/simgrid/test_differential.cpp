@@ -76,6 +76,7 @@ std::vector<Case> cases() {
             spec.t_a2a = {spec.t_f[0] / 5};
           }
         }
+        spec.t_offload = {spec.t_f[0] / 2};  // so that po-h and po-f can be made (and refused)
         out.push_back({spec.build(), name});
       }
     }
@@ -95,6 +96,10 @@ TEST(SimgridDifferential, IdealNetworkReproducesTheEvaluatorForEveryGenerator) {
       continue;  // this generator does not support the shape (or its memory limit is infeasible)
     }
     generators.insert(c.generator);
+    if (has_copies(schedule)) {  // po-h, po-f: host links are not modelled in SimGrid yet (issue 30)
+      EXPECT_THROW(simulate_simgrid(c.problem, schedule, {}), InputError) << c.generator;
+      continue;
+    }
     const Trace expected = evaluate(c.problem, schedule);
     const Trace actual = simulate_simgrid(c.problem, schedule, {});
     EXPECT_EQ(actual.meta.engine, "simgrid");

@@ -54,9 +54,10 @@ void draw_stage_costs(ProblemSpec& spec, Rng& rng, Distribution& cost) {
 }
 
 // `spec` reshaped for a generator: one chunk for single-chunk generators, `chunks` for multi-chunk
-// ones (a generator made for the V or bidirectional placement always gets 2), and the placement it
-// is made for.
+// ones (a generator made for the V or bidirectional placement always gets 2), the placement it
+// is made for, and a copy time for those that offload (po-h, po-f) when it has none: half of t_f.
 inline ProblemSpec generator_spec(const GeneratorInfo& info, ProblemSpec spec, int chunks = 2) {
+  if (spec.t_offload.empty() && !spec.t_f.empty()) spec.t_offload = {spec.t_f.front() / 2};
   if (info.chunks == ChunkSupport::single) chunks = 1;
   if (info.placement == Placement::vshape || info.placement == Placement::bidirectional) chunks = 2;
   spec.chunks = chunks;

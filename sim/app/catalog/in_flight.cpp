@@ -19,6 +19,8 @@ std::vector<std::vector<InFlight>> in_flight_per_stage(const Problem& problem, c
         case Pass::B: --held.forwards, ++held.backwards; break;
         case Pass::W: --held.backwards; break;
         case Pass::BW: --held.forwards; break;
+        case Pass::O:  // copies move activations, not microbatches: the in-flight counts stay
+        case Pass::L: break;
       }
       // Every stage of this device may peak now (its device's total is what the limit judges).
       for (int c = 0; c < problem.chunks; ++c) {

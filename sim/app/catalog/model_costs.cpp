@@ -75,6 +75,7 @@ models::StageCosts apply_model_costs(const models::ModelSetup& setup, ProblemSpe
   set("mem_b", spec.mem_b, costs.mem_b_GB);
   set("mem_w", spec.mem_w, costs.mem_w_GB);
   if (!explicit_fields.contains("bytes_act")) spec.bytes_act = costs.bytes_act;
+  if (!costs.t_offload_ms.empty()) set("t_offload", spec.t_offload, costs.t_offload_ms);
   if (!explicit_fields.contains("t_reduce_hop")) spec.t_reduce_hop = costs.reduce_hop_ms;
   if (!explicit_fields.contains("t_opt")) spec.t_opt = models::optimizer_times_ms(setup, costs);
   if (!explicit_fields.contains("t_dp_reduce")) spec.t_dp_reduce = models::dp_reduce_times_ms(setup, shape, costs);

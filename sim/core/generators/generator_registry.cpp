@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sim/core/offload_pass.h"
 #include "sim/core/pass_time.h"
 #include "sim/support/error.h"
 #include "sim/core/generators/generators.h"
@@ -52,6 +53,30 @@ GeneratorRegistry GeneratorRegistry::with_builtins() {
                 ChunkSupport::multi, false, make_1f1b_interleaved_ep_overlap});
   registry.add({"zb-i", "interleaved zero bubble (PyTorch's ScheduleInterleavedZeroBubble), --chunks >= 2, W deferred",
                 ChunkSupport::multi, false, make_zb_interleaved});
+  registry.add({"gis",
+                "PipeOffload's group-interleaved schedule: interleaved, B/W split, microbatches in groups of p; "
+                "interleaved 1F1B's bubble at 1F1B's memory (p*M_B), --chunks >= 2",
+                ChunkSupport::multi, false, [](const Problem& problem) {
+                  return make_group_interleaved(problem, problem.devices, "gis");
+                }});
+  registry.add({"gis-h",
+                "group-interleaved with groups of ceil(p/2): about half of interleaved 1F1B's memory for a little "
+                "more bubble, --chunks >= 2",
+                ChunkSupport::multi, false, [](const Problem& problem) {
+                  return make_group_interleaved(problem, (problem.devices + 1) / 2, "gis-h");
+                }});
+  registry.add({"po-h",
+                "PipeOffload PO-H: the uniformly repeating group-interleaved order, the activations of the first "
+                "ceil(v/2) chunks offloaded to host memory (needs --t-offload), --chunks >= 2",
+                ChunkSupport::multi, false, [](const Problem& problem) {
+                  return with_offload(problem, make_group_interleaved(problem, (problem.devices + 1) / 2, "po-h"), (problem.chunks + 1) / 2, "po-h");
+                }});
+  registry.add({"po-f",
+                "PipeOffload PO-F: as po-h, every chunk's activations offloaded where the copies pay (needs "
+                "--t-offload), --chunks >= 2",
+                ChunkSupport::multi, false, [](const Problem& problem) {
+                  return with_offload(problem, make_group_interleaved(problem, (problem.devices + 1) / 2, "po-f"), problem.chunks, "po-f");
+                }});
   registry.add({"zb-h1", "zero bubble H1: B/W split, W deferred (memory p*M_B)", ChunkSupport::single, false,
                 make_zb_h1});
   registry.add({"zb-h2", "zero bubble H2: deeper warm-up, W deferred (memory (2p-1)*M_B)", ChunkSupport::single,
