@@ -142,12 +142,12 @@ class TraceWriter {
       lane_count[key] = count;
       lanes_of[key] = std::move(lanes);
     }
-    // Threads of a device: compute lanes, send lanes, recv lanes, then its step markers.
+    // Threads of a device: compute lanes, copy lanes (offload, reload), send lanes, recv lanes, then its step markers.
     rows_.assign(static_cast<std::size_t>(trace_->devices), {});
     std::map<std::pair<int, Stream>, int> first_tid;
     for (int d = 0; d < trace_->devices; ++d) {
       auto& rows = rows_[static_cast<std::size_t>(d)];
-      for (Stream stream : {Stream::compute, Stream::send, Stream::recv}) {
+      for (Stream stream : {Stream::compute, Stream::copy, Stream::send, Stream::recv}) {
         const auto it = lane_count.find({d, stream});
         const int count = it == lane_count.end() ? (stream == Stream::compute ? 1 : 0) : it->second;
         first_tid[{d, stream}] = static_cast<int>(rows.size());
@@ -224,7 +224,7 @@ class TraceWriter {
       const std::string name = span.stream == Stream::compute ? token : fmt::format("{} {}", stream_name(span.stream), token);
       std::string args = fmt::format(R"("pass":"{}","stage":{},"microbatch":{},"chunk":{},"step":{})",
                                      pass_name(span.pass), span.stage, span.microbatch, span.chunk, span.step);
-      if (span.stream != Stream::compute) args += transfer_args(span);
+      if (span.stream == Stream::send || span.stream == Stream::recv) args += transfer_args(span);
       emit(fmt::format(R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})", name,
                        kPipelineCategory, pid(span.device), tid_[i], ts(span.start), dur(span.start, span.end), args));
       if (span.stream == Stream::compute && span.pass != Pass::W) producer_.emplace(output_of(span), i);

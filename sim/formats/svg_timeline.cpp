@@ -21,6 +21,16 @@ constexpr double kTitleHeight = 34;  // label + metrics line above each trace
 constexpr double kTraceGap = 14;
 constexpr double kLegendHeight = 28;
 constexpr double kAxisHeight = 30;
+// Under each device row of a trace with copies (activation offload): a strip of two bars, the
+// offloads (to the host) above the reloads (from it), which the two copy engines run at once.
+constexpr double kCopyBarHeight = 4;
+constexpr double kCopyStrip = 2 * kCopyBarHeight + 1;
+
+bool has_copy_spans(const Trace& trace) {
+  return std::any_of(trace.spans.begin(), trace.spans.end(), [](const Span& s) { return s.stream == Stream::copy; });
+}
+
+double row_pitch(const Trace& trace) { return kRowHeight + kRowGap + (has_copy_spans(trace) ? kCopyStrip : 0); }
 
 // A lighter shade for chunks >= 1, so interleaved stages are told apart.
 std::string shade(std::string_view hex, int chunk) {
@@ -37,16 +47,20 @@ std::string shade(std::string_view hex, int chunk) {
 
 std::string to_svg(const std::vector<LabeledTrace>& traces) {
   double horizon = 0;
-  int rows = 0;
+  double rows_height = 0;
+  bool copies = false;
   for (const auto& labeled : traces) {
+    // Every step a trace holds is drawn (the metrics are the first step's).
     horizon = std::max(horizon, labeled.trace->metrics.makespan);
-    rows += labeled.trace->devices;
+    for (const Span& span : labeled.trace->spans) horizon = std::max(horizon, span.end);
+    rows_height += labeled.trace->devices * row_pitch(*labeled.trace);
+    copies |= has_copy_spans(*labeled.trace);
   }
   if (horizon <= 0) horizon = 1;
   const double plot_width = kWidth - kLeft - kRight;
   const double scale = plot_width / horizon;
-  const double height = kLegendHeight + static_cast<double>(traces.size()) * (kTitleHeight + kTraceGap) + rows * (kRowHeight + kRowGap) +
-                        kAxisHeight;
+  const double height =
+      kLegendHeight + static_cast<double>(traces.size()) * (kTitleHeight + kTraceGap) + rows_height + kAxisHeight;
   const std::string unit = traces.empty() ? "" : std::string(time_unit_name(traces.front().trace->meta.time_unit));
 
   std::string out = fmt::format(
@@ -57,10 +71,12 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
 
   // Legend.
   double x = kLeft;
-  for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
+  for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW, Pass::O, Pass::L}) {
+    if (is_copy(pass) && !copies) continue;
     out += fmt::format("<rect x=\"{}\" y=\"8\" width=\"14\" height=\"14\" fill=\"{}\"/>", x, pass_color(pass));
-    out += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"12\">{}</text>\n", x + 18, pass_name(pass));
-    x += 60;
+    const std::string name = pass == Pass::O ? "O offload" : pass == Pass::L ? "L reload" : std::string(pass_name(pass));
+    out += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"12\">{}</text>\n", x + 18, name);
+    x += is_copy(pass) ? 90 : 60;
   }
   out += fmt::format("<rect x=\"{}\" y=\"8\" width=\"14\" height=\"14\" fill=\"{}\"/>", x, idle_color());
   out += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"12\">idle (bubble)</text>\n", x + 18);
@@ -80,19 +96,31 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
         time_unit_name(trace->meta.time_unit), peak);
     y += kTitleHeight;
     const double rows_top = y;
+    const double pitch = row_pitch(*trace);
+    double end = metrics.makespan;
+    for (const Span& span : trace->spans) end = std::max(end, span.end);
     for (int d = 0; d < trace->devices; ++d) {
-      const double row_y = rows_top + d * (kRowHeight + kRowGap);
+      const double row_y = rows_top + d * pitch;
       out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">d{}</text>\n", kLeft - 8,
                          row_y + 14, d);
       // The whole step is idle unless a pass covers it: bubbles are what stays pale red.
       out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"/>\n", kLeft, row_y,
-                         metrics.makespan * scale, kRowHeight, idle_color());
+                         end * scale, kRowHeight, idle_color());
     }
     const std::vector<Span>& spans = trace->spans;
     for (std::size_t i = 0; i < spans.size(); ++i) {
       const Span& span = spans[i];
+      if (span.stream == Stream::copy) {
+        const double bar_y = rows_top + span.device * pitch + kRowHeight + 1 + (span.pass == Pass::O ? 0 : kCopyBarHeight);
+        out += fmt::format(
+            "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{} stage {}: "
+            "{:.6g}-{:.6g}</title></rect>\n",
+            kLeft + span.start * scale, bar_y, span.duration() * scale, kCopyBarHeight, shade(pass_color(span.pass), span.chunk),
+            to_token({span.pass, span.microbatch, span.chunk}), span.stage, span.start, span.end);
+        continue;
+      }
       if (span.stream != Stream::compute) continue;
-      const double row_y = rows_top + span.device * (kRowHeight + kRowGap);
+      const double row_y = rows_top + span.device * pitch;
       const double box_x = kLeft + span.start * scale;
       const double box_w = span.duration() * scale;
       // The parts of an overlapped pair touch without a border: one box in two colours, outlined.
@@ -119,7 +147,7 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
       }
       out += '\n';
     }
-    y = rows_top + trace->devices * (kRowHeight + kRowGap);
+    y = rows_top + trace->devices * pitch;
   }
 
   // Time axis.

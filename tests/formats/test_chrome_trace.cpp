@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <regex>
+
 #include "sim/core/evaluator.h"
 #include "sim/core/generators/generator_registry.h"
 #include "sim/formats/detail/trace_lanes.h"
@@ -156,6 +158,35 @@ TEST(ChromeTrace, TimesAreWholeNanosecondsAndTheFileIsByteIdentical) {
     const double ns = event.at("ts").get<double>() * 1000;
     EXPECT_NEAR(ns, std::round(ns), 1e-6);
   }
+}
+
+// Offload: the copies get their own thread per device in Chrome traces and their own strip
+// under each device row in SVG; every step a trace holds is inside the SVG's time axis.
+TEST(CopyLanes, ChromeAndSvgShowCopiesApartFromCompute) {
+  ProblemSpec spec = testing::uniform_spec(4, 8, 1, 1, 1, 0, 2);
+  spec.t_offload = {1};
+  const Problem problem = spec.build();
+  const Trace trace = run(problem, "po-h", 2);
+  const auto file = nlohmann::json::parse(to_chrome_trace({{"po-h", &trace}}));
+  bool copy_thread = false;
+  for (const auto* event : events_named(file, "M", "thread_name")) {
+    copy_thread |= event->at("args").at("name") == "d0 copy";
+  }
+  EXPECT_TRUE(copy_thread);
+  const auto offloads = events_named(file, "X", "copy O0");
+  ASSERT_FALSE(offloads.empty());
+  EXPECT_FALSE(offloads.front()->at("args").contains("to_device"));  // a copy has no peer device
+  const std::string svg = to_svg({{"po-h", &trace}});
+  EXPECT_NE(svg.find("L reload"), std::string::npos);
+  EXPECT_NE(svg.find("<title>O0 stage 0:"), std::string::npos);
+  // Both steps lie inside the plot (1200 px wide, 16 px right margin): no box runs past it.
+  EXPECT_GT(trace.spans.back().end, trace.metrics.makespan);
+  const std::regex box(R"re(<rect x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)")re");
+  int boxes = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), box); it != std::sregex_iterator(); ++it, ++boxes) {
+    EXPECT_LE(std::stod((*it)[1]) + std::stod((*it)[2]), 1200 - 16 + 0.01) << (*it)[0];
+  }
+  EXPECT_GT(boxes, 100);
 }
 
 }  // namespace
