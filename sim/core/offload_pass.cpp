@@ -62,7 +62,7 @@ Schedule with_offload(const Problem& problem, const Schedule& schedule, int offl
       const auto b = static_cast<std::size_t>(backward - actions.begin());
       const int stage = problem.stage_of(d, forward.chunk);
       const double copy = pass_time(problem, Pass::O, stage);
-      if (times[b].start - times[f].end < kMinRoundTrips * 2 * copy) continue;
+      if (times[b].start - times[f].end <= kMinRoundTrips * 2 * copy) continue;
       // The last compute before the backward that ends by the reload's latest issue time.
       const double issue_by = times[b].start - (times[b].end - times[b].start) - copy;
       std::size_t r = b - 1;

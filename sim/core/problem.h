@@ -132,6 +132,14 @@ struct Problem {
     const auto s = static_cast<std::size_t>(stage);
     return mem_offload.empty() ? mem_f[s] : mem_offload[s];
   }
+  // PipeOffload's k (Wan et al. 2025, Eq. 1) of a stage: a round trip of its activations over the
+  // host link (2 t_offload) over its compute (t_f + t_b + t_w); k <= 1 lets the copies hide.
+  // 0 when the problem gives no t_offload.
+  double offload_ratio(int stage) const {
+    const auto s = static_cast<std::size_t>(stage);
+    const double compute = t_f[s] + t_b[s] + t_w[s];
+    return t_offload.empty() || compute <= 0 ? 0.0 : 2 * t_offload[s] / compute;
+  }
   // t_opt of the device (0 when not given).
   double optimizer_time(int device) const;
   // t_dp_reduce of the stage (0 when not given).

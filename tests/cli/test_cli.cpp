@@ -38,6 +38,28 @@ TEST_F(Cli, UnitCostSpansAsJson) {
   EXPECT_EQ(json["problem"]["p"], 4);
 }
 
+// --offload-chunks adds the offload pass to every schedule that does not offload by itself: the
+// rows say so in their name and hold less; po-h keeps its own copies.
+TEST_F(Cli, OffloadChunksOffloadsEverySchedule) {
+  const std::string problem = "compare --p 8 --m 32 --chunks 4 --tf 1 --tb 1 --tw 1 --t-offload 1 --format json";
+  const CliRun plain = zbsim(problem + " --schedules 1f1b-i,po-h");
+  const CliRun offloaded = zbsim(problem + " --schedules 1f1b-i,po-h --offload-chunks 2");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(offloaded.exit_code, 0) << offloaded.err;
+  const auto before = nlohmann::json::parse(plain.out)["results"];
+  const auto after = nlohmann::json::parse(offloaded.out)["results"];
+  EXPECT_EQ(after[0]["schedule"], "1f1b-i+offload2");
+  EXPECT_EQ(after[1]["schedule"], "po-h");
+  const auto peak = [](const nlohmann::json& row) {
+    double most = 0;
+    for (const auto& value : row["peak_memory"]) most = std::max(most, value.get<double>());
+    return most;
+  };
+  EXPECT_LT(peak(after[0]), 0.6 * peak(before[0]));
+  EXPECT_DOUBLE_EQ(peak(after[1]), peak(before[1]));
+  EXPECT_EQ(after[0]["span"], before[0]["span"]);  // the copies hide under compute at this k
+}
+
 // Standard output is written only when flushed: a full disk or a closed descriptor must turn a
 // success into exit 1 with a message, and a standard error that cannot be written must not turn a
 // bad input into an abort.

@@ -8,6 +8,7 @@
 #include "sim/app/catalog/detail/throughput_extras.h"
 #include "sim/support/error.h"
 #include "sim/core/memory.h"
+#include "sim/core/offload_pass.h"
 #include "sim/core/validator.h"
 
 namespace zb::catalog {
@@ -72,12 +73,17 @@ std::optional<ProblemSpec> spec_for_generator(const Scenario& scenario, const Ge
   return shaped.spec;
 }
 
+Schedule with_scenario_offload(const Scenario& scenario, const Problem& problem, Schedule schedule) {
+  if (scenario.offload_chunks == 0 || has_copies(schedule)) return schedule;
+  return with_offload(problem, schedule, std::min(scenario.offload_chunks, problem.chunks), "--offload-chunks");
+}
+
 NamedSchedule generate_named(const std::string& name, const Scenario& scenario) {
   std::string reason;
   const auto adjusted = spec_for_generator(scenario, generators().get(name), reason);
   if (!adjusted) throw InputError(fmt::format("{}: {}", name, reason));
   NamedSchedule named{adjusted->build(scenario.source), {}};
-  named.schedule = generate(generators(), name, named.problem);
+  named.schedule = with_scenario_offload(scenario, named.problem, generate(generators(), name, named.problem));
   return named;
 }
 
@@ -106,8 +112,9 @@ ResultRow run_schedule_row(const Schedule& schedule, const Problem& problem, con
 namespace {
 
 // The row of generator `name` on `adjusted` (its problem into `problem`), or of why there is none.
-ResultRow run_adjusted_row(const std::string& name, int asked_chunks, const std::optional<ProblemSpec>& adjusted,
+ResultRow run_adjusted_row(const std::string& name, const Scenario& scenario, const std::optional<ProblemSpec>& adjusted,
                            const std::string& reason, const EngineOptions& engine, Trace* trace, Problem& problem) {
+  const int asked_chunks = scenario.spec.chunks;
   ResultRow row;
   row.schedule = name;
   row.chunks = asked_chunks;
@@ -120,7 +127,7 @@ ResultRow run_adjusted_row(const std::string& name, int asked_chunks, const std:
   problem = adjusted->build();
   Schedule schedule;
   try {
-    schedule = generate(generators(), name, problem);
+    schedule = with_scenario_offload(scenario, problem, generate(generators(), name, problem));
   } catch (const ScheduleError& e) {
     row.status = "infeasible";
     row.reason = e.what();
@@ -152,7 +159,7 @@ ResultRow run_generator_row(const std::string& name, const Scenario& scenario, c
   std::optional<ProblemSpec> adjusted;
   if (!has_balanced_split(scenario) || resolved) adjusted = spec_for_generator(ran, generators().get(name), reason);
   Problem problem;
-  ResultRow row = run_adjusted_row(name, scenario.spec.chunks, adjusted, reason, engine, trace, problem);
+  ResultRow row = run_adjusted_row(name, ran, adjusted, reason, engine, trace, problem);
   add_throughput_extras(ran, problem, row);
   return row;
 }

@@ -57,6 +57,9 @@ std::optional<ProblemSpec> spec_for_generator(const Scenario& scenario, const Ge
 // The schedule generator `name` makes for the scenario, at the chunk count and placement it runs at
 // (spec_for_generator), with the problem it was made for. Unlike a row, a shape the generator
 // cannot build is an InputError naming it (zbsim export, the Python module's schedule()).
+// `schedule` with the scenario's --offload-chunks pass, unless it offloads by itself.
+Schedule with_scenario_offload(const Scenario& scenario, const Problem& problem, Schedule schedule);
+
 struct NamedSchedule {
   Problem problem;
   Schedule schedule;

@@ -21,7 +21,11 @@ po::options_description problem_options() {
   options.add_options()("scenario", po::value<std::string>(), "scenario JSON file (see scenarios/)")
       ("cost-model", po::value<std::string>(),
        "model-driven scenarios: calibrated (the default: the hardware preset's efficiencies fitted to measured runs, "
-       "zbsim calibrate-model) | roofline (the uncalibrated model)");
+       "zbsim calibrate-model) | roofline (the uncalibrated model)")
+      ("offload-chunks", po::value<int>(),
+       "offload the activations of each device's first K chunks to host memory in every schedule that does not "
+       "offload by itself (all chunks when it has fewer): O after each forward, L before its backward, where the "
+       "copies pay; needs --t-offload or a model-driven scenario");
   cli::add_problem_flags(options);
   return options;
 }
@@ -51,6 +55,13 @@ Scenario scenario_from_options(const po::variables_map& options) {
     }
     scenario.model->hardware.use(cost_model);
     derive_model_costs(scenario);
+  }
+  if (options.count("offload-chunks")) {
+    scenario.offload_chunks = options["offload-chunks"].as<int>();
+    if (scenario.offload_chunks < 0 || scenario.offload_chunks > 1024) {
+      throw InputError(fmt::format("--offload-chunks {}: expected 0..1024 (chunks per device to offload)",
+                                   scenario.offload_chunks));
+    }
   }
   return catalog::apply_given_fields(std::move(scenario), cli::given_problem_flags(options));
 }
