@@ -6,7 +6,9 @@
 #include <optional>
 
 #include "sim/app/catalog/frontier_curves.h"
+#include "sim/app/catalog/frontier_offload.h"
 #include "sim/support/atomic_file.h"
+#include "sim/support/error.h"
 #include "sim/cli/commands.h"
 #include "sim/solver/frontier.h"
 #include "sim/solver/frontier_svg.h"
@@ -76,8 +78,45 @@ std::string table(const ProblemSpec& spec, const std::vector<FrontierCurve>& cur
   return out;
 }
 
-std::string frontier_text(const ProblemSpec& spec, const std::vector<FrontierCurve>& curves, Format format) {
-  if (format == Format::json) return catalog::frontier_json(spec, curves).dump(2) + "\n";
+bool ran(const catalog::OffloadPoint& point) { return point.status == "ok" || point.status == "over-limit"; }
+
+// --offload: one line per schedule and number of chunks offloaded.
+std::string offload_table(const std::vector<catalog::OffloadSeries>& series) {
+  std::string out = fmt::format("\nwith activation offload (peak memory in multiples of p * M_B):\n{:<10} {:>6} {:>9} {:>10} {:>8} {:>12}\n",
+                                "schedule", "chunks", "offloaded", "peak mem", "bubble", "span");
+  for (const catalog::OffloadSeries& one : series) {
+    for (const catalog::OffloadPoint& point : one.points) {
+      const std::string offloaded = point.offload_chunks < 0 ? "own" : fmt::format("{}", point.offload_chunks);
+      out += fmt::format("{:<10} {:>6} {:>9}", one.schedule, point.chunks, offloaded);
+      out += ran(point) ? fmt::format(" {:>9.4g}p {:>7.2f}% {:>12.4f}\n", point.peak_times_p, 100 * point.bubble_rate,
+                                      point.span)
+                        : fmt::format("  {}: {}\n", point.status, point.reason);
+    }
+  }
+  return out;
+}
+
+std::vector<FrontierMarks> offload_marks(const std::vector<catalog::OffloadSeries>& series) {
+  std::vector<FrontierMarks> marks;
+  for (const catalog::OffloadSeries& one : series) {
+    FrontierMarks mark{one.points.size() > 1 ? fmt::format("{} offload 0..{}", one.schedule, one.points.size() - 1)
+                                             : one.schedule,
+                       {}};
+    for (const catalog::OffloadPoint& point : one.points) {
+      if (ran(point)) mark.points.push_back({point.peak_times_p, 100 * point.bubble_rate});
+    }
+    if (!mark.points.empty()) marks.push_back(std::move(mark));
+  }
+  return marks;
+}
+
+std::string frontier_text(const ProblemSpec& spec, const std::vector<FrontierCurve>& curves, Format format,
+                          const std::vector<catalog::OffloadSeries>& offloaded) {
+  if (format == Format::json) {
+    nlohmann::json json = catalog::frontier_json(spec, curves);
+    if (!offloaded.empty()) json["offload"] = catalog::offload_json(offloaded);
+    return json.dump(2) + "\n";
+  }
   if (format == Format::csv) {
     bool ilp = false;
     for (const FrontierCurve& curve : curves) ilp = ilp || (!curve.points.empty() && curve.points.front().ilp);
@@ -89,7 +128,7 @@ std::string frontier_text(const ProblemSpec& spec, const std::vector<FrontierCur
     }
     return out;
   }
-  return table(spec, curves);
+  return table(spec, curves) + (offloaded.empty() ? "" : offload_table(offloaded));
 }
 
 }  // namespace
@@ -108,6 +147,10 @@ int run_frontier(int argc, char** argv) {
       ("placements", po::value<std::string>(),
        "comma-separated placements to compare at equal work, each at its natural chunk count: linear (1), "
        "vshape (2), interleaved (--chunks or 2). Default: linear,vshape (or the --placement given)")
+      ("offload", po::bool_switch(),
+       "also place fixed schedules with 0..v of their chunks offloaded to host memory (1f1b, zb-h1, 1f1b-i, gis-h, "
+       "zb-v, v-half, v-min) and PipeOffload's po-h and po-f by their peak memory (needs --t-offload or a "
+       "model-driven scenario; table and json)")
       ("svg", po::value<std::string>(), "write the plot (bubble rate vs limit) as SVG");
   options.add(own);
   po::variables_map values;
@@ -128,15 +171,19 @@ int run_frontier(int argc, char** argv) {
   frontier.ilp_time_limit_s = values["time-limit"].as<double>();
   std::optional<std::vector<std::string>> placements;
   if (values.count("placements")) placements = split_list(values["placements"].as<std::string>());
+  const bool offload = values["offload"].as<bool>();
+  if (offload && format == Format::csv) throw InputError("--offload: its points have other columns; use --format table or json");
   const std::vector<FrontierCurve> curves =
       catalog::frontier_curves(scenario.spec, scenario.source, placements, frontier);
+  const std::vector<catalog::OffloadSeries> offloaded =
+      offload ? catalog::offload_series(scenario) : std::vector<catalog::OffloadSeries>{};
   if (values.count("svg")) {
     const std::string title = fmt::format("Memory frontier: p={} m={}{}", scenario.spec.devices,
                                           scenario.spec.microbatches,
                                           scenario.name.empty() ? "" : " (" + scenario.name + ")");
-    write_file_atomically(values["svg"].as<std::string>(), frontier_svg(curves, title));
+    write_file_atomically(values["svg"].as<std::string>(), frontier_svg(curves, title, offload_marks(offloaded)));
   }
-  std::cout << frontier_text(scenario.spec, curves, format);
+  std::cout << frontier_text(scenario.spec, curves, format, offloaded);
   return 0;
 }
 

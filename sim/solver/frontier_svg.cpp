@@ -22,11 +22,13 @@ struct Series {
   std::string color;
   bool dashed = false;
   std::vector<std::pair<double, double>> points;  // (limit in p, bubble in %)
+  bool squares = false;  // a fixed schedule's points (FrontierMarks), not a curve over limits
 };
 
 }  // namespace
 
-std::string frontier_svg(const std::vector<FrontierCurve>& curves, const std::string& title) {
+std::string frontier_svg(const std::vector<FrontierCurve>& curves, const std::string& title,
+                         const std::vector<FrontierMarks>& marks) {
   // zb-auto per placement in its own colour; the ILP (one chunk per device only) in red and grey.
   static constexpr const char* kAutoColors[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b"};
   std::vector<Series> series;
@@ -48,6 +50,12 @@ std::string frontier_svg(const std::vector<FrontierCurve>& curves, const std::st
     series.push_back(std::move(heuristic));
     series.push_back(std::move(ilp));
     series.push_back(std::move(bound));
+  }
+  // Tableau's other colours, so marks never take a curve's.
+  static constexpr const char* kMarkColors[] = {"#ff7f0e", "#17becf", "#bcbd22", "#e377c2", "#7f7f7f",
+                                                "#393b79", "#637939", "#8c6d31", "#843c39"};
+  for (std::size_t k = 0; k < marks.size(); ++k) {
+    series.push_back({marks[k].label, kMarkColors[k % std::size(kMarkColors)], false, marks[k].points, true});
   }
   double x_min = 0, x_max = 1, y_max = 1;
   bool first = true;
@@ -85,8 +93,9 @@ std::string frontier_svg(const std::vector<FrontierCurve>& curves, const std::st
   }
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n", kLeft, kTop,
                      plot_w, plot_h);
-  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">memory limit (multiples of p &#183; M_B)</text>\n",
-                     kLeft + plot_w / 2, kHeight - 14);
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{} (multiples of p &#183; M_B)</text>\n",
+                     kLeft + plot_w / 2, kHeight - 14,
+                     marks.empty() ? "memory limit" : "memory limit (curves), peak memory (squares)");
   svg += fmt::format("<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">bubble rate</text>\n",
                      kTop + plot_h / 2);
   // Series and legend.
@@ -98,7 +107,12 @@ std::string frontier_svg(const std::vector<FrontierCurve>& curves, const std::st
     if (!coords.empty()) coords.pop_back();
     svg += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", coords, s.color,
                        s.dashed ? " stroke-dasharray=\"6 4\"" : "");
-    if (!s.dashed) {
+    if (s.squares) {
+      for (const auto& [x, y] : s.points) {
+        svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"7\" height=\"7\" fill=\"{}\"/>\n", px(x) - 3.5,
+                           py(y) - 3.5, s.color);
+      }
+    } else if (!s.dashed) {
       for (const auto& [x, y] : s.points) {
         svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", px(x), py(y), s.color);
       }

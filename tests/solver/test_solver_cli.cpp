@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/testing/cli_test.h"
@@ -52,6 +53,40 @@ TEST_F(SolverCli, SolveProvesAndWritesTheSchedule) {
   EXPECT_LE(row["peak_memory"][0].get<double>(), 10);
   EXPECT_EQ(row["reason"].get<std::string>().rfind("proven optimal by exhaustive branch and bound", 0), 0u)
       << row["reason"];
+}
+
+// frontier --offload (issue 30): fixed schedules with 0..v chunks offloaded and PipeOffload's
+// po-h/po-f on the frontier's axes; at k <= 1 po-h holds under a third of interleaved 1F1B's peak,
+// each extra offloaded chunk holds no more, and the SVG draws them as squares.
+TEST_F(SolverCli, FrontierWithOffloadGoesBelowVMin) {
+  const auto svg = dir_ / "frontier.svg";
+  const CliRun run = zbsim("frontier --p 8 --m 32 --tf 1 --tb 1 --tw 1 --t-offload 1 --to 2 --offload --format json "
+                           "--svg " + svg.string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  std::map<std::string, std::vector<double>> peaks;
+  for (const auto& series : json["offload"]) {
+    for (const auto& point : series["points"]) {
+      ASSERT_EQ(point["status"], "ok") << series["schedule"] << point.dump();
+      peaks[series["schedule"]].push_back(point["peak_times_p"].get<double>());
+    }
+  }
+  ASSERT_EQ(peaks["1f1b-i"].size(), 3u);  // 0, 1 and 2 of its 2 chunks offloaded
+  for (const auto& [name, values] : peaks) {
+    for (std::size_t k = 1; k < values.size(); ++k) EXPECT_LE(values[k], values[k - 1] + 1e-12) << name;
+  }
+  EXPECT_LE(peaks["po-h"][0], 0.3 * peaks["1f1b-i"][0]);
+  EXPECT_LT(peaks["po-f"][0], peaks["v-min"][0]);  // below V-Min
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("po-f"), std::string::npos);
+  EXPECT_NE(text.find("width=\"7\" height=\"7\""), std::string::npos);  // square markers
+  // Without a copy time there is nothing to place: exit 2, no SVG.
+  std::filesystem::remove(svg);
+  const CliRun bare = zbsim("frontier --p 8 --m 32 --tf 1 --tb 1 --tw 1 --offload --svg " + svg.string());
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("--offload"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(svg));
 }
 
 // Unit costs at 2p: zb-auto meets the lower bound, which certifies over all schedules without CBC.
