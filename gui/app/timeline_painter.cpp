@@ -40,27 +40,24 @@ void paint_arrow(QPainter& painter, const ArrowItem& arrow) {
 }
 
 void paint_legend(QPainter& painter, const TimelineLayout& layout) {
-  struct Entry {
-    const char* text;
-    QColor colour;
-  };
-  const Entry entries[] = {{"F", to_qcolor(pass_colour(Pass::F))},   {"B", to_qcolor(pass_colour(Pass::B))},
-                           {"W", to_qcolor(pass_colour(Pass::W))},   {"BW", to_qcolor(pass_colour(Pass::BW))},
-                           {"chunk 1", to_qcolor(pass_colour(Pass::F, 1))}, {"idle", to_qcolor(bubble_colour())}};
   const QFontMetricsF metrics(painter.font());
   constexpr double kSwatch = 11, kGap = 14;
   double width = 0;
-  for (const Entry& entry : entries) width += kSwatch + 4 + metrics.horizontalAdvance(entry.text) + kGap;
+  for (const LegendEntry& entry : layout.legend) {
+    width += kSwatch + 4 + metrics.horizontalAdvance(qstr(entry.text)) + kGap;
+  }
   double x = layout.width_px - width - 4;
   const double y = 4;
-  for (const Entry& entry : entries) {
-    painter.fillRect(QRectF(x, y, kSwatch, kSwatch), entry.colour);
-    painter.setPen(QPen(entry.colour.darker(140), 0));
+  for (const LegendEntry& entry : layout.legend) {
+    const QColor colour = to_qcolor(entry.colour);
+    const QString text = qstr(entry.text);
+    painter.fillRect(QRectF(x, y, kSwatch, kSwatch), colour);
+    painter.setPen(QPen(colour.darker(140), 0));
     painter.drawRect(QRectF(x, y, kSwatch - 1, kSwatch - 1));
     x += kSwatch + 4;
     painter.setPen(QColor(0x33, 0x33, 0x33));
-    painter.drawText(QPointF(x, y + kSwatch - 1), entry.text);
-    x += metrics.horizontalAdvance(entry.text) + kGap;
+    painter.drawText(QPointF(x, y + kSwatch - 1), text);
+    x += metrics.horizontalAdvance(text) + kGap;
   }
 }
 
@@ -124,6 +121,11 @@ void paint_timeline(QPainter& painter, const TimelineLayout& layout, const QRect
       painter.setPen(*frame);
       painter.drawRect(rect.adjusted(0, 0, -1, -1));
     }
+  }
+  // Copy bars are too thin for a frame: back-to-back copies are parted by a pixel of background.
+  for (const BoxItem& bar : layout.copy_bars) {
+    if (!visible(bar.rect)) continue;
+    painter.fillRect(to_qrect(bar.rect).adjusted(0, 0, bar.rect.w >= 3 ? -1 : 0, 0), to_qcolor(bar.colour));
   }
   // An overlapped pair is one block: one frame around its two colours.
   painter.setPen(QPen(QColor(0x33, 0x33, 0x33), 1.5));

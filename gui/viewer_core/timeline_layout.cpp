@@ -28,8 +28,14 @@ double memory_chart_height(const TraceGroup& group, const LayoutStyle& style) {
   return std::max(style.memory_height_px, style.small_text_px + 3 + group.devices() * style.memory_band_px);
 }
 
+// Offload bar, reload bar and the pixel that parts them from the row; nothing without copies.
+double copy_strip_height(const TraceGroup& group, const LayoutStyle& style) {
+  return group.has_copies() ? 2 * style.copy_bar_px + 1 : 0;
+}
+
 double group_height(const TraceGroup& group, const LayoutStyle& style) {
-  double h = style.group_header_px + group.devices() * (style.row_height_px + style.row_gap_px);
+  double h = style.group_header_px +
+             group.devices() * (style.row_height_px + copy_strip_height(group, style) + style.row_gap_px);
   if (shows_memory(group, style)) h += memory_chart_height(group, style) + style.row_gap_px;
   return h;
 }
@@ -201,6 +207,19 @@ double layout_height(const TimelineScene& scene, const LayoutStyle& style) {
   return h;
 }
 
+std::vector<LegendEntry> legend_entries(const TimelineScene& scene) {
+  std::vector<LegendEntry> entries{{"F", pass_colour(Pass::F)}, {"B", pass_colour(Pass::B)},
+                                   {"W", pass_colour(Pass::W)}, {"BW", pass_colour(Pass::BW)}};
+  const auto& groups = scene.groups();
+  if (std::any_of(groups.begin(), groups.end(), [](const TraceGroup& group) { return group.has_copies(); })) {
+    entries.push_back({"O offload", pass_colour(Pass::O)});
+    entries.push_back({"L reload", pass_colour(Pass::L)});
+  }
+  entries.push_back({"chunk 1", pass_colour(Pass::F, 1)});
+  entries.push_back({"idle", bubble_colour()});
+  return entries;
+}
+
 std::string format_amount(double value) {
   const double magnitude = std::abs(value);
   if (magnitude >= 1e9) return fmt::format("{:.3g}G", value / 1e9);
@@ -239,6 +258,7 @@ TimelineLayout layout_timeline(const TimelineScene& scene, const Viewport& viewp
   out.plot.x = style.label_width_px;
   out.plot.w = plot_width(width_px, style);
   out.plot.y = style.axis_height_px;
+  out.legend = legend_entries(scene);
 
   out.ticks = axis_ticks(viewport, out.plot.w, style.min_tick_spacing_px, scene.time_unit());
   for (Tick& tick : out.ticks) tick.x_px += out.plot.x;
@@ -286,7 +306,20 @@ TimelineLayout layout_timeline(const TimelineScene& scene, const Viewport& viewp
         box.show_label = box.rect.w >= style.char_width_px * static_cast<double>(box.label.size()) + 4;
         out.boxes.push_back(std::move(box));
       }
-      y += style.row_height_px + style.row_gap_px;
+      for (const int index : group.device_copies[static_cast<std::size_t>(d)]) {
+        const Span& span = group.trace.spans[static_cast<std::size_t>(index)];
+        double x0 = out.plot.x + viewport.x_of(span.start);
+        double x1 = out.plot.x + viewport.x_of(span.end);
+        if (!clip(x0, x1, out.plot)) continue;
+        const double bar_y = y + style.row_height_px + 1 + (span.pass == Pass::O ? 0 : style.copy_bar_px);
+        BoxItem bar;
+        bar.rect = {x0, bar_y, x1 - x0, style.copy_bar_px};
+        bar.colour = pass_colour(span.pass, span.chunk);
+        bar.group = gi;
+        bar.span = index;
+        out.copy_bars.push_back(std::move(bar));
+      }
+      y += style.row_height_px + copy_strip_height(group, style) + style.row_gap_px;
     }
 
     if (style.show_arrows) {
@@ -316,8 +349,10 @@ TimelineLayout layout_timeline(const TimelineScene& scene, const Viewport& viewp
 }
 
 const BoxItem* hit_test(const TimelineLayout& layout, double x_px, double y_px) {
-  for (auto it = layout.boxes.rbegin(); it != layout.boxes.rend(); ++it) {
-    if (it->rect.contains(x_px, y_px)) return &*it;
+  for (const auto* items : {&layout.copy_bars, &layout.boxes}) {
+    for (auto it = items->rbegin(); it != items->rend(); ++it) {
+      if (it->rect.contains(x_px, y_px)) return &*it;
+    }
   }
   return nullptr;
 }

@@ -1,5 +1,6 @@
-// Pixel geometry of the timeline for a scene, a viewport and a width: boxes, bubbles, rows, group
-// headers, memory charts, arrows and axis ticks. Widgets only paint these lists; tests check them.
+// Pixel geometry of the timeline for a scene, a viewport and a width: boxes, copy bars, bubbles,
+// rows, group headers, memory charts, arrows, axis ticks and the legend. Widgets only paint these
+// lists; tests check them.
 #pragma once
 
 #include <optional>
@@ -33,6 +34,9 @@ struct LayoutStyle {
   double group_header_px = 20;    // title line of each group (label and metrics)
   double row_height_px = 18;
   double row_gap_px = 3;
+  // A group with copies has a strip under each device row, a pixel below it: the offload bar above
+  // the reload bar, as in the SVG writer (the two copy engines run at once).
+  double copy_bar_px = 4;
   double memory_height_px = 46;   // memory chart under each group's device rows (lines)
   double memory_band_px = 4;      // strip mode: the height of one device's band
   double small_text_px = 11;      // height of a chart label line (ticks, key, caption)
@@ -43,6 +47,7 @@ struct LayoutStyle {
   bool show_arrows = false;
 };
 
+// A compute span's box, or a copy span's bar (no label, not in a pair).
 struct BoxItem {
   RectPx rect;
   Rgb colour;
@@ -110,6 +115,12 @@ struct MemoryChartItem {
 // Devices drawn as lines at most (the line colours cycle after that many).
 inline constexpr int kMaxMemoryLines = 9;
 
+// A legend swatch: the painter lays the entries out in a line at the top right.
+struct LegendEntry {
+  std::string text;
+  Rgb colour;
+};
+
 struct ArrowItem {
   PointPx from, to;
   int group = 0;
@@ -124,10 +135,15 @@ struct TimelineLayout {
   std::vector<RowItem> rows;
   std::vector<BubbleItem> bubbles;
   std::vector<BoxItem> boxes;
+  std::vector<BoxItem> copy_bars;  // the copy spans in the strips under their rows; no labels
   std::vector<RectPx> pairs;  // one frame around both parts of each overlapped pair: one box, two colours
   std::vector<MemoryChartItem> memory;
   std::vector<ArrowItem> arrows;
+  std::vector<LegendEntry> legend;
 };
+
+// The passes (O offload and L reload only when a group has copies), the chunk shading, idle.
+std::vector<LegendEntry> legend_entries(const TimelineScene& scene);
 
 // The heat strip's colour for a value: pale to dark blue over [0, max_value]; over the limit, the
 // limit's colour.
@@ -159,7 +175,7 @@ double plot_width(double width_px, const LayoutStyle& style);
 // The total height the layout needs (to size a scroll area) without laying out boxes.
 double layout_height(const TimelineScene& scene, const LayoutStyle& style);
 
-// The box under a point, if any (the last drawn wins, as on screen).
+// The box or copy bar under a point, if any (the last drawn wins, as on screen).
 const BoxItem* hit_test(const TimelineLayout& layout, double x_px, double y_px);
 
 // A fraction as a percentage for display, with rounding noise around zero shown as 0.

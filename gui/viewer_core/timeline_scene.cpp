@@ -41,12 +41,16 @@ TraceGroup make_group(std::string label, zb::Trace trace, std::optional<double> 
   for (const Span& span : trace.spans) devices = std::max(devices, span.device + 1);
   devices = std::max(devices, static_cast<int>(trace.memory.size()));
   group.device_spans.resize(static_cast<std::size_t>(devices));
+  group.device_copies.resize(static_cast<std::size_t>(devices));
 
   std::map<SpanKey, int> consumers;
   for (std::size_t i = 0; i < trace.spans.size(); ++i) {
     const Span& span = trace.spans[i];
-    if (span.stream != Stream::compute || span.device < 0) continue;
-    group.device_spans[static_cast<std::size_t>(span.device)].push_back(static_cast<int>(i));
+    if (span.device < 0) continue;
+    const auto device = static_cast<std::size_t>(span.device);
+    if (span.stream == Stream::copy) group.device_copies[device].push_back(static_cast<int>(i));
+    if (span.stream != Stream::compute) continue;
+    group.device_spans[device].push_back(static_cast<int>(i));
     group.end_time = std::max(group.end_time, span.end);
     const int direction = direction_of(span.pass);
     if (direction >= 0) consumers.emplace(SpanKey{span.stage, span.microbatch, direction}, static_cast<int>(i));
@@ -89,6 +93,10 @@ TraceGroup make_group(std::string label, zb::Trace trace, std::optional<double> 
   return group;
 }
 
+bool TraceGroup::has_copies() const {
+  return std::any_of(device_copies.begin(), device_copies.end(), [](const auto& copies) { return !copies.empty(); });
+}
+
 bool has_memory(const zb::Trace& trace) {
   return std::any_of(trace.memory.begin(), trace.memory.end(), [](const auto& timeline) { return !timeline.empty(); });
 }
@@ -113,9 +121,13 @@ std::string describe_span(const TraceGroup& group, int span_index) {
   const Span& span = group.trace.spans.at(static_cast<std::size_t>(span_index));
   const std::string token = to_token(Action{span.pass, span.microbatch, span.chunk});
   const std::string_view unit = time_unit_name(group.trace.meta.time_unit);
-  return fmt::format("{}: {} (stage {}, chunk {}, microbatch {}) on device {}\nstart {:.6g} {}, end {:.6g} {}, duration {:.6g} {}",
-                     group.label, token, span.stage, span.chunk, span.microbatch, span.device, span.start,
-                     unit, span.end, unit, span.duration(), unit);
+  const std::string_view copy = span.stream != Stream::copy ? ""
+                                : span.pass == Pass::O      ? ", copy engine: offload to host"
+                                                            : ", copy engine: reload from host";
+  return fmt::format(
+      "{}: {} (stage {}, chunk {}, microbatch {}) on device {}{}\nstart {:.6g} {}, end {:.6g} {}, duration {:.6g} {}",
+      group.label, token, span.stage, span.chunk, span.microbatch, span.device, copy, span.start, unit, span.end, unit,
+      span.duration(), unit);
 }
 
 }  // namespace zb::view

@@ -1,5 +1,6 @@
 // What the timeline shows, independent of pixels: groups of device rows (one group per trace),
-// their compute spans sorted per device, the idle gaps (bubbles) and the communication arrows.
+// their compute spans sorted per device, their copy spans, the idle gaps (bubbles) and the
+// communication arrows.
 #pragma once
 
 #include <optional>
@@ -36,12 +37,16 @@ struct TraceGroup {
   std::string memory_unit = "M_B";
 
   std::vector<std::vector<int>> device_spans;  // per device: compute span indices sorted by start
+  // Per device: its copy span indices (offloads and reloads). They run on the device's copy engine
+  // beside compute, so they are neither busy time nor bubbles of the row.
+  std::vector<std::vector<int>> device_copies;
   std::vector<std::vector<Interval>> idle;     // per device: gaps in [0, end_time]
   std::vector<CommArrow> arrows;
   double end_time = 0;     // last end of any compute span
   double memory_peak = 0;  // the largest memory value of any device
 
   int devices() const { return static_cast<int>(device_spans.size()); }
+  bool has_copies() const;
 };
 
 // Builds the derived data of a group from its trace. Gaps shorter than `min_gap` (relative to the
@@ -73,7 +78,8 @@ bool has_memory(const zb::Trace& trace);
 // Idle intervals of sorted, possibly overlapping busy intervals inside [0, end].
 std::vector<Interval> gaps_between(const std::vector<Interval>& busy_sorted, double end, double min_gap);
 
-// "F3 (stage 2, chunk 1) on device 1 / start 12 ms, end 13 ms, duration 1 ms": the tooltip.
+// "F3 (stage 2, chunk 1) on device 1 / start 12 ms, end 13 ms, duration 1 ms": the tooltip; a copy
+// says which way it goes and that it runs on the copy engine.
 std::string describe_span(const TraceGroup& group, int span_index);
 
 }  // namespace zb::view

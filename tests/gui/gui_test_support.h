@@ -32,6 +32,21 @@ inline Span compute_span(int device, Pass pass, int stage, int microbatch, doubl
   return span;
 }
 
+// An offload (O) or reload (L) on the device's copy engine.
+inline Span copy_span(int device, Pass pass, int stage, int microbatch, double start, double end, int chunk = 0) {
+  Span span = compute_span(device, pass, stage, microbatch, start, end, chunk);
+  span.stream = Stream::copy;
+  return span;
+}
+
+// PipeOffload's po-h at unit costs, p = 4, m = 8, two chunks, copies of 1: the zbsim simulate
+// example of the offload passes.
+inline ProblemSpec offload_spec() {
+  ProblemSpec spec = uniform_spec(4, 8, 1, 1, 1, 0, 2);
+  spec.t_offload = {1};
+  return spec;
+}
+
 // Two devices, F and BW of one microbatch, with a gap on each device:
 // d0: F0 [0,1]        BW0 [4,6]      d1:      F0 [1,2] BW0 [2,4]
 inline Trace tiny_trace() {

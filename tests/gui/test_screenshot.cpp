@@ -1,5 +1,6 @@
 // A screenshot of ZB-H1 at p=4, m=8: the F, B and W colours are there, and idle (bubble) pixels
-// appear only where the trace has gaps, and wherever it has one.
+// appear only where the trace has gaps, and wherever it has one. One of po-h: its copy bars are
+// painted in their colours, and the legend shows O and L only then.
 #include <gtest/gtest.h>
 
 #include <QImage>
@@ -15,6 +16,7 @@
 namespace zb::view {
 namespace {
 
+using testing::offload_spec;
 using testing::test_app;
 using testing::uniform_spec;
 
@@ -70,6 +72,50 @@ TEST(Screenshot, ZbH1HasThePassColoursAndBubblesExactlyInTheGaps) {
   EXPECT_GT(b, 100);
   EXPECT_GT(w, 100);
   EXPECT_GT(bubble, 50);
+}
+
+// Pixels of `colour` in rows [y0, y1) of the image.
+int count(const QImage& image, Rgb colour, int y0, int y1) {
+  int n = 0;
+  for (int y = y0; y < std::min(y1, image.height()); ++y) {
+    for (int x = 0; x < image.width(); ++x) n += is(image.pixel(x, y), colour);
+  }
+  return n;
+}
+
+TEST(Screenshot, PoHPaintsItsCopyBarsAndListsThemInTheLegend) {
+  test_app();
+  MainWindow window(catalog::generators());
+  window.resize(1300, 800);
+  window.set_problem(offload_spec(), {"po-h"});
+  window.show();
+  QCoreApplication::processEvents();
+  TimelineView* view = window.timeline();
+  QImage image = view->grab().toImage().convertToFormat(QImage::Format_RGB32);
+  image.save(QString(ZB_BINARY_DIR) + "/tests/gui/po_h_screenshot.png");
+
+  const TimelineLayout& layout = view->layout();
+  ASSERT_FALSE(layout.copy_bars.empty());
+  int checked = 0;
+  for (const BoxItem& bar : layout.copy_bars) {
+    if (bar.rect.w < 3) continue;
+    const int x = static_cast<int>(bar.rect.x + bar.rect.w / 2), y = static_cast<int>(bar.rect.y + bar.rect.h / 2);
+    EXPECT_TRUE(is(image.pixel(x, y), bar.colour)) << "copy bar of span " << bar.span << " at " << x << ", " << y;
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int>(layout.copy_bars.size()));
+  // The legend's swatches, above the time axis.
+  const int legend_bottom = static_cast<int>(layout.plot.y) - 20;
+  EXPECT_GT(count(image, pass_colour(Pass::O), 0, legend_bottom), 20);
+  EXPECT_GT(count(image, pass_colour(Pass::L), 0, legend_bottom), 20);
+
+  // Without copies, neither colour anywhere.
+  window.set_problem(uniform_spec(4, 8), {"zb-h1"});
+  QCoreApplication::processEvents();
+  image = view->grab().toImage().convertToFormat(QImage::Format_RGB32);
+  EXPECT_TRUE(view->layout().copy_bars.empty());
+  EXPECT_EQ(count(image, pass_colour(Pass::O), 0, image.height()), 0);
+  EXPECT_EQ(count(image, pass_colour(Pass::L), 0, image.height()), 0);
 }
 
 }  // namespace

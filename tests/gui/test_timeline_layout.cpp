@@ -5,6 +5,8 @@
 #include <map>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "tests/gui/gui_test_support.h"
 #include "sim/formats/pass_colors.h"
 #include "sim/formats/trace_writers.h"
@@ -16,7 +18,9 @@ namespace zb::view {
 namespace {
 
 using testing::compute_span;
+using testing::copy_span;
 using testing::evaluated;
+using testing::offload_spec;
 using testing::tiny_trace;
 using testing::uniform_spec;
 
@@ -259,6 +263,8 @@ TEST(Colours, PassColoursAreTheFixedOnes) {
   EXPECT_EQ(to_hex(pass_colour(Pass::B)), "#54a24b");
   EXPECT_EQ(to_hex(pass_colour(Pass::W)), "#f58518");
   EXPECT_EQ(to_hex(pass_colour(Pass::BW)), "#b279a2");
+  EXPECT_EQ(to_hex(pass_colour(Pass::O)), "#72b7b2");
+  EXPECT_EQ(to_hex(pass_colour(Pass::L)), "#9d755d");
   EXPECT_EQ(to_hex(pass_colour(Pass::F, 1)), "#9db5cf");  // 45% towards white
   EXPECT_NE(pass_colour(Pass::F, 1), pass_colour(Pass::F, 2));
   EXPECT_NE(bubble_colour(), background_colour());
@@ -267,11 +273,12 @@ TEST(Colours, PassColoursAreTheFixedOnes) {
 
 // The viewer and the SVG writer must agree on every pass and chunk shade.
 TEST(Colours, MatchTheSvgWriter) {
-  for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW}) {
+  for (Pass pass : {Pass::F, Pass::B, Pass::W, Pass::BW, Pass::O, Pass::L}) {
     for (int chunk = 0; chunk < 3; ++chunk) {
       Trace trace;
       trace.devices = 1;
-      trace.spans = {compute_span(0, pass, chunk, 0, 0, 1, chunk)};
+      // The copies as the SVG writer draws them: bars on the copy engine's strip.
+      trace.spans = {(is_copy(pass) ? copy_span : compute_span)(0, pass, chunk, 0, 0, 1, chunk)};
       trace.metrics = compute_metrics(trace, 1);
       std::string svg = to_svg({{"x", &trace}});
       std::transform(svg.begin(), svg.end(), svg.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -436,6 +443,139 @@ TEST(MemoryChart, HeatColoursRunFromPaleToDarkAndTheLimitIsRed) {
   EXPECT_EQ(memory_heat_colour(8, 8, 8.0), (Rgb{0x08, 0x30, 0x6B}));  // at the limit is not over it
   EXPECT_EQ(memory_heat_colour(9, 10, 8.0), limit_colour());
   EXPECT_LT(memory_heat_colour(6, 8, std::nullopt).r, memory_heat_colour(2, 8, std::nullopt).r);
+}
+
+}  // namespace
+}  // namespace zb::view
+
+namespace zb::view {
+namespace {
+
+std::vector<std::string> legend_texts(const TimelineLayout& layout) {
+  std::vector<std::string> out;
+  for (const LegendEntry& entry : layout.legend) out.push_back(entry.text);
+  return out;
+}
+
+// Offloads and reloads run on the copy engine beside compute: they are no boxes, no busy time and
+// do not close a bubble.
+TEST(Scene, CopiesAreNeitherComputeNorBusyTime) {
+  const Trace trace = evaluated("po-h", offload_spec());
+  const TraceGroup group = make_group("po-h", trace, std::nullopt);
+  ASSERT_TRUE(group.has_copies());
+  std::size_t copies = 0, listed = 0;
+  for (const Span& span : trace.spans) copies += span.stream == Stream::copy;
+  for (int d = 0; d < group.devices(); ++d) {
+    for (int i : group.device_copies[static_cast<std::size_t>(d)]) {
+      EXPECT_EQ(trace.spans[static_cast<std::size_t>(i)].stream, Stream::copy);
+      EXPECT_EQ(trace.spans[static_cast<std::size_t>(i)].device, d);
+      ++listed;
+    }
+    for (int i : group.device_spans[static_cast<std::size_t>(d)]) {
+      EXPECT_EQ(trace.spans[static_cast<std::size_t>(i)].stream, Stream::compute);
+    }
+    double idle = 0;
+    for (const Interval& gap : group.idle[static_cast<std::size_t>(d)]) idle += gap.length();
+    EXPECT_NEAR(idle, trace.metrics.idle[static_cast<std::size_t>(d)], 1e-9) << "d" << d;
+  }
+  EXPECT_GT(copies, 0u);
+  EXPECT_EQ(listed, copies);
+  EXPECT_NEAR(group.end_time, trace.metrics.makespan, 1e-9);
+  EXPECT_FALSE(make_group("zb-h1", evaluated("zb-h1", uniform_spec(4, 8)), std::nullopt).has_copies());
+}
+
+// As the SVG writer draws them: under each device row of a trace with copies, a pixel below the
+// row, the offload bar above the reload bar; in the pass colours; hovering one names the copy.
+TEST(Layout, CopiesAreThinBarsUnderTheirRowOffloadsAboveReloads) {
+  const Trace trace = evaluated("po-h", offload_spec());
+  TimelineScene scene;
+  scene.add(make_group("po-h", trace, std::nullopt));
+  const LayoutStyle style;
+  Viewport viewport;
+  viewport.fit(0, scene.end_time(), plot_width(1200, style));
+  const TimelineLayout layout = layout_timeline(scene, viewport, 1200, style);
+
+  const auto copies =
+      std::count_if(trace.spans.begin(), trace.spans.end(), [](const Span& s) { return s.stream == Stream::copy; });
+  ASSERT_EQ(static_cast<long>(layout.copy_bars.size()), copies);
+  ASSERT_EQ(layout.rows.size(), 4u);
+  int offloads = 0, reloads = 0;
+  for (const BoxItem& bar : layout.copy_bars) {
+    const Span& span = trace.spans[static_cast<std::size_t>(bar.span)];
+    ASSERT_EQ(span.stream, Stream::copy);
+    const RowItem& row = layout.rows[static_cast<std::size_t>(span.device)];
+    EXPECT_NEAR(bar.rect.x, layout.plot.x + viewport.x_of(span.start), 1e-9);
+    EXPECT_NEAR(bar.rect.w, span.duration() * viewport.px_per_time(), 1e-9);
+    EXPECT_DOUBLE_EQ(bar.rect.h, style.copy_bar_px);
+    const double expected_y = row.lane.bottom() + 1 + (span.pass == Pass::O ? 0 : style.copy_bar_px);
+    EXPECT_DOUBLE_EQ(bar.rect.y, expected_y) << pass_name(span.pass);
+    EXPECT_EQ(bar.colour, pass_colour(span.pass, span.chunk));
+    EXPECT_FALSE(bar.show_label);
+    offloads += span.pass == Pass::O;
+    reloads += span.pass == Pass::L;
+  }
+  EXPECT_GT(offloads, 0);
+  EXPECT_EQ(reloads, offloads);
+  // The strip lies between its row and the next one, apart from both.
+  const double strip = 2 * style.copy_bar_px + 1;
+  for (std::size_t d = 1; d < layout.rows.size(); ++d) {
+    EXPECT_DOUBLE_EQ(layout.rows[d].lane.y, layout.rows[d - 1].lane.bottom() + strip + style.row_gap_px);
+  }
+  ASSERT_EQ(layout.memory.size(), 1u);
+  EXPECT_DOUBLE_EQ(layout.memory[0].rect.y, layout.rows[3].lane.bottom() + strip + style.row_gap_px);
+  EXPECT_NEAR(layout.height_px, layout_height(scene, style), 1e-9);
+  // No bar runs into a row.
+  for (const BoxItem& bar : layout.copy_bars) {
+    for (const RowItem& row : layout.rows) {
+      EXPECT_TRUE(bar.rect.bottom() <= row.lane.y || bar.rect.y >= row.lane.bottom());
+    }
+  }
+
+  const std::vector<std::string> legend = legend_texts(layout);
+  EXPECT_EQ(legend, (std::vector<std::string>{"F", "B", "W", "BW", "O offload", "L reload", "chunk 1", "idle"}));
+  EXPECT_EQ(layout.legend[4].colour, pass_colour(Pass::O));
+  EXPECT_EQ(layout.legend[5].colour, pass_colour(Pass::L));
+
+  // Hovering the middle of a reload bar finds it and names it.
+  const auto reload = std::find_if(layout.copy_bars.begin(), layout.copy_bars.end(), [&](const BoxItem& bar) {
+    return trace.spans[static_cast<std::size_t>(bar.span)].pass == Pass::L;
+  });
+  ASSERT_NE(reload, layout.copy_bars.end());
+  const BoxItem* hit = hit_test(layout, reload->rect.x + reload->rect.w / 2, reload->rect.y + reload->rect.h / 2);
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->span, reload->span);
+  const Span& span = trace.spans[static_cast<std::size_t>(reload->span)];
+  const std::string tip = describe_span(scene.groups()[0], reload->span);
+  EXPECT_NE(tip.find(to_token({Pass::L, span.microbatch, span.chunk})), std::string::npos) << tip;
+  EXPECT_NE(tip.find(fmt::format("stage {}", span.stage)), std::string::npos) << tip;
+  EXPECT_NE(tip.find("reload from host"), std::string::npos) << tip;
+  EXPECT_NE(tip.find(fmt::format("start {:.6g} ms, end {:.6g} ms", span.start, span.end)), std::string::npos) << tip;
+}
+
+// A trace without copies keeps the layout it had: no strip, no copy bars, no O or L in the legend;
+// beside one with copies, only the latter gets strips.
+TEST(Layout, ATraceWithoutCopiesHasNoStripAndNoCopyLegend) {
+  const LayoutStyle style;
+  TimelineScene plain;
+  plain.add(make_group("zb-h1", evaluated("zb-h1", uniform_spec(4, 8)), std::nullopt));
+  const TimelineLayout layout = layout_timeline(plain, Viewport(0, 30), 1000, style);
+  EXPECT_TRUE(layout.copy_bars.empty());
+  EXPECT_EQ(legend_texts(layout), (std::vector<std::string>{"F", "B", "W", "BW", "chunk 1", "idle"}));
+  for (std::size_t d = 1; d < layout.rows.size(); ++d) {
+    EXPECT_DOUBLE_EQ(layout.rows[d].lane.y, layout.rows[d - 1].lane.bottom() + style.row_gap_px);
+  }
+
+  TimelineScene mixed;
+  mixed.add(make_group("zb-h1", evaluated("zb-h1", uniform_spec(4, 8)), std::nullopt));
+  mixed.add(make_group("po-h", evaluated("po-h", offload_spec()), std::nullopt));
+  const TimelineLayout both = layout_timeline(mixed, Viewport(0, 30), 1000, style);
+  ASSERT_EQ(both.rows.size(), 8u);
+  for (std::size_t d = 0; d < 4; ++d) EXPECT_DOUBLE_EQ(both.rows[d].lane.y, layout.rows[d].lane.y);
+  EXPECT_DOUBLE_EQ(both.rows[5].lane.y, both.rows[4].lane.bottom() + 2 * style.copy_bar_px + 1 + style.row_gap_px);
+  ASSERT_FALSE(both.copy_bars.empty());
+  for (const BoxItem& bar : both.copy_bars) EXPECT_EQ(bar.group, 1);
+  EXPECT_EQ(legend_texts(both).size(), 8u);
+  EXPECT_NEAR(both.height_px, layout_height(mixed, style), 1e-9);
 }
 
 }  // namespace
