@@ -38,10 +38,11 @@ std::string table_text(const plan::PlanSearch& search) {
   for (std::size_t k = 0; k < search.top.size(); ++k) {
     const auto& r = search.top[k];
     const auto& c = r.candidate;
-    std::string plan = fmt::format("pp{} tp{} dp{}{} {}{} mbs{} m{} {}{}{}", c.pp, c.tp, c.dp,
+    std::string plan = fmt::format("pp{} tp{} dp{}{} {}{} mbs{} m{} {}{}{}{}", c.pp, c.tp, c.dp,
                                    c.ep > 1 ? fmt::format(" ep{}", c.ep) : "", c.schedule,
                                    c.chunks > 1 ? fmt::format(" v{}", c.chunks) : "", c.microbatch_size, c.microbatches,
                                    c.split == "even" ? "" : c.split + " ", c.recompute == "none" ? "" : "rc=" + c.recompute + " ",
+                                   c.offload_chunks > 0 ? fmt::format("offload={} ", c.offload_chunks) : "",
                                    c.sharding == "none" ? "" : c.sharding);
     while (!plan.empty() && plan.back() == ' ') plan.pop_back();
     out += fmt::format("{:>2}  {:<50} {:>9.3f} {:>9} {:>10.4f} {:>10.0f} {:>5.1f}% {:>7.1f}  {}\n", k + 1, plan,

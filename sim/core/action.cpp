@@ -22,6 +22,13 @@ std::string_view pass_name(Pass pass) {
   return "?";
 }
 
+std::optional<Pass> pass_from_name(std::string_view name) {
+  for (int k = 0; k < kPassCount; ++k) {
+    if (pass_name(static_cast<Pass>(k)) == name) return static_cast<Pass>(k);
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // Tokens are spelled by hand rather than with fmt::format: the text forms of schedules with

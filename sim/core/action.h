@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,8 @@ enum class Pass : std::uint8_t { F, B, W, BW, O, L };
 inline constexpr int kPassCount = 6;
 
 std::string_view pass_name(Pass pass);
+// The pass pass_name spells `name`, if any.
+std::optional<Pass> pass_from_name(std::string_view name);
 
 // O and L: work of the device's copy engine, not of its compute.
 inline bool is_copy(Pass pass) { return pass == Pass::O || pass == Pass::L; }

@@ -16,11 +16,8 @@ using nlohmann::json;
 namespace {
 
 Pass parse_pass(std::string_view text, std::string_view context) {
-  if (text == "F") return Pass::F;
-  if (text == "B") return Pass::B;
-  if (text == "W") return Pass::W;
-  if (text == "BW") return Pass::BW;
-  throw InputError(fmt::format("{}: unknown kind '{}' (expected F, B, W or BW)", context, text));
+  if (const auto pass = pass_from_name(text)) return *pass;
+  throw InputError(fmt::format("{}: unknown kind '{}' (expected F, B, W, BW, O or L)", context, text));
 }
 
 const json& field(const json& object, const char* name, std::string_view context) {

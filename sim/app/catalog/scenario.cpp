@@ -63,13 +63,20 @@ Scenario scenario_from_json(const nlohmann::json& object, const std::string& pat
         }
         scenario.schedules.push_back(item.get<std::string>());
       }
+    } else if (key == "offload_chunks") {
+      if (!value.is_number_integer() || value.get<long long>() < 0 || value.get<long long>() > 1024) {
+        throw InputError(fmt::format("{}: field 'offload_chunks' is {}: expected a whole number 0..1024 (chunks per "
+                                     "device to offload)",
+                                     path, value.dump()));
+      }
+      scenario.offload_chunks = value.get<int>();
     } else if (key == "calibration") {
       // zbexec calibrate's record of its noise (spread, outliers): the costs are in "problem".
       if (!value.is_object()) throw InputError(fmt::format("{}: field 'calibration' must be an object", path));
     } else if (!is_model_key(key)) {
       std::string model_fields;
       for (const auto field : models::kModelFields) model_fields += fmt::format(", {}", field);
-      throw InputError(fmt::format("{}: unknown field '{}' (known: name, description, problem, schedules, calibration, and for "
+      throw InputError(fmt::format("{}: unknown field '{}' (known: name, description, problem, schedules, offload_chunks, calibration, and for "
                                    "model-driven scenarios{})",
                                    path, key, model_fields.substr(1)));
     }

@@ -38,8 +38,9 @@ struct Scenario {
   std::set<std::string> explicit_fields;
   // Model-driven scenarios whose memory deltas are the model's (in GB): set by derive_model_costs.
   std::optional<ModelMemory> memory;
-  // --offload-chunks: every generated schedule that does not offload by itself gets the offload
-  // pass (sim/core/offload_pass.h) for its first min(K, chunks) chunks; 0: none.
+  // --offload-chunks (the file's "offload_chunks"): every generated schedule that does not offload
+  // by itself gets the offload pass (sim/core/offload_pass.h) for its first min(K, chunks) chunks;
+  // 0: none.
   int offload_chunks = 0;
 
   bool model_driven() const { return model.has_value(); }

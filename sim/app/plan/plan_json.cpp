@@ -20,6 +20,7 @@ nlohmann::json result_json(const PlanResult& r) {
                         {"schedule", c.schedule},
                         {"split", c.split},
                         {"recompute", c.recompute},
+                        {"offload_chunks", c.offload_chunks},
                         {"sharding", c.sharding},
                         {"step_time_s", r.step_time_s},
                         {"samples_per_s_per_gpu", r.samples_per_s_per_gpu},

@@ -152,9 +152,9 @@ bool better(const PlanResult& x, const PlanResult& y, std::size_t ix, std::size_
 }  // namespace
 
 std::string PlanCandidate::label() const {
-  return fmt::format("pp{} tp{} dp{} v{} mbs{} m{}{} split={} recompute={} sharding={}{}", pp, tp, dp, chunks,
+  return fmt::format("pp{} tp{} dp{} v{} mbs{} m{}{} split={} recompute={} sharding={}{}{}", pp, tp, dp, chunks,
                      microbatch_size, microbatches, schedule.empty() ? "" : " " + schedule, split, recompute, sharding,
-                     ep > 1 ? fmt::format(" ep{}", ep) : "");
+                     ep > 1 ? fmt::format(" ep{}", ep) : "", offload_chunks > 0 ? fmt::format(" offload={}", offload_chunks) : "");
 }
 
 nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& hardware, const PlanCandidate& c) {
@@ -177,6 +177,7 @@ nlohmann::json plan_scenario_json(const PlanQuery& query, const std::string& har
   scenario["recompute"] = c.recompute;
   scenario["problem"] = {{"p", c.pp}, {"m", c.microbatches}, {"chunks", c.chunks}, {"placement", c.placement}};
   scenario["schedules"] = nlohmann::json::array({c.schedule});
+  if (c.offload_chunks > 0) scenario["offload_chunks"] = c.offload_chunks;
   if (query.cost_model != models::CostModel::calibrated) scenario["cost_model"] = models::cost_model_name(query.cost_model);
   return scenario;
 }
@@ -345,7 +346,18 @@ struct Task {
   std::size_t shape;
   std::string schedule;
   std::size_t order;  // enumeration order: the last tie-break
+  int offload_chunks = 0;
 };
+
+// How many chunks per device a plan may offload: none, and where the hardware has a host link,
+// half of them and all (PipeOffload's PO-H and PO-F choices, as a pass on any schedule). po-h and
+// po-f choose their own.
+std::vector<int> offload_choices(const Scenario& scenario, const std::string& schedule, int chunks) {
+  if (scenario.spec.t_offload.empty() || schedule == "po-h" || schedule == "po-f") return {0};
+  std::vector<int> choices = {0, (chunks + 1) / 2, chunks};
+  choices.erase(std::unique(choices.begin(), choices.end()), choices.end());
+  return choices;
+}
 
 // Every schedule of every shape that can fit, best bound first so that the bound prunes as early as
 // it can; the others count as pruned on memory.
@@ -360,7 +372,9 @@ std::vector<Task> order_tasks(const PlanQuery& query, const std::vector<Shape>& 
         ++search.pruned_memory;
         continue;
       }
-      tasks.push_back({i, name, k});
+      const std::vector<int> offloads = offload_choices(*derived[i].scenario, name, shapes[i].base.chunks);
+      search.candidates += static_cast<long>(offloads.size()) - 1;  // each offload choice is a candidate too
+      for (const int offload : offloads) tasks.push_back({i, name, k, offload});
     }
   }
   std::stable_sort(tasks.begin(), tasks.end(),
@@ -371,7 +385,8 @@ std::vector<Task> order_tasks(const PlanQuery& query, const std::vector<Shape>& 
 // One candidate through the evaluator: its row, and its plan figures when the row is ok.
 Evaluated evaluate_task(const Task& task, const Shape& shape, const Derived& derived) {
   Evaluated e;
-  const Scenario& scenario = *derived.scenario;
+  Scenario scenario = *derived.scenario;
+  scenario.offload_chunks = task.offload_chunks;
   const catalog::ResultRow row = catalog::run_generator_row(task.schedule, scenario, catalog::EngineOptions{}, nullptr);
   e.status = row.status;
   e.reason = row.reason;
@@ -380,6 +395,7 @@ Evaluated evaluate_task(const Task& task, const Shape& shape, const Derived& der
   PlanResult r;
   r.candidate = shape.base;
   r.candidate.schedule = task.schedule;
+  r.candidate.offload_chunks = task.offload_chunks;
   const double unit = seconds_per(scenario.spec.time_unit);
   r.step_time_s = catalog::row_extra(row, "step_time").value_or(0) * unit;
   r.samples_per_s_per_gpu = catalog::row_extra(row, "samples_per_s_per_gpu").value_or(0);

@@ -40,8 +40,12 @@ struct PlanCandidate {
   std::string split;      // a models/stage_split.h kind
   std::string recompute;  // none | selective | full
   std::string sharding;   // none | zero-1
+  // Chunks per device whose activations go to host memory (the offload pass, sim/core/offload_pass.h;
+  // 0: none). po-h and po-f offload by themselves and keep 0 here.
+  int offload_chunks = 0;
 
-  std::string label() const;  // "pp8 tp8 dp1 v1 mbs1 m64 zb-auto split=paper recompute=none sharding=none" (+ " ep8")
+  // "pp8 tp8 dp1 v1 mbs1 m64 zb-auto split=paper recompute=none sharding=none" (+ " ep8", " offload=2")
+  std::string label() const;
 };
 
 struct PlanResult {
