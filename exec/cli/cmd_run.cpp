@@ -43,6 +43,7 @@ struct RunFlags {
   std::string schedule = "1f1b";
   std::string schedule_file;
   std::string mem_limit;
+  std::vector<double> t_offload;  // --t-offload; empty: half a forward
   int steps = 3;
   std::string optimizer = "adamw";
   float lr = 1e-3f;
@@ -80,8 +81,9 @@ po::options_description run_options(RunFlags& flags, BackendFlags& backend_flags
   po::options_description options("zbexec run options");
   options.add_options()("help,h", "show this help");
   add_shape_options(options, flags.shape);
-  constexpr std::string_view kLimit[] = {"mem_limit"};  // for the memory-aware generators
-  zb::cli::add_problem_flags(options, kLimit);
+  // For the memory-aware generators, and where the offload pass places copies (po-h, po-f).
+  constexpr std::string_view kPlanning[] = {"mem_limit", "t_offload"};
+  zb::cli::add_problem_flags(options, kPlanning);
   add_backend_options(options, backend_flags);
   options.add_options()
       ("schedule", po::value(&flags.schedule)->default_value("1f1b"),
@@ -254,6 +256,13 @@ RunCosts run_costs(const RunFlags& flags, zb::Placement placement, const ExecOpt
   spec.microbatches = shape.microbatches;
   spec.placement = placement;
   if (!flags.mem_limit.empty()) spec.mem_limit = zb::MemoryLimit::parse(flags.mem_limit, "--mem-limit");
+  // Where po-h and po-f place their copies: --t-offload, else half a forward (k = 1/3 at these
+  // costs; the copies' placement, never the results, depends on it).
+  if (!flags.t_offload.empty()) {
+    spec.t_offload = flags.t_offload;
+  } else if (!spec.t_f.empty()) {
+    spec.t_offload = {spec.t_f.front() / 2};
+  }
   return costs;
 }
 
@@ -351,6 +360,9 @@ int run_and_report(int argc, char** argv, std::unique_ptr<ProcessGroup>& group) 
                                     "zbexec run --backend cpu --schedule zb-h1 --p 4 --m 8 --layers 8 --hidden 256 --steps 3 --verify");
   if (!values) return 0;
   if (values->count("mem-limit")) flags.mem_limit = (*values)["mem-limit"].as<std::string>();
+  if (values->count("t-offload")) {
+    flags.t_offload = zb::parse_number_list((*values)["t-offload"].as<std::string>(), "--t-offload");
+  }
   zb::Placement placement = resolve_shape(flags.shape, *values);
   const std::optional<zb::Schedule> from_file = shape_from_schedule(flags, *values, placement);
   const ShapeFlags& shape = flags.shape;

@@ -77,10 +77,23 @@ TEST(ZbexecCli, AVerifiedRunPrintsLossesWritesTracesAndFindsNoDifference) {
   EXPECT_TRUE(bytes);
 }
 
+// Activation offload (issue 30) as a user runs it: po-h's copies go to host memory and back, the
+// weights stay the reference's, and the trace's copy spans are on the copy stream.
+TEST(ZbexecCli, PoHOffloadsToHostAndStaysBitwise) {
+  const auto dir = temp_dir();
+  const Outcome run = zbexec("run --backend cpu --schedule po-h --p 4 --m 8 --chunks 2 --layers 8 --hidden 16 "
+                             "--steps 2 --t-offload 0.25 --verify --trace " + (dir / "t.json").string());
+  EXPECT_EQ(run.code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("max |dw| = 0,"));
+  std::ifstream in(dir / "t.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, AllOf(HasSubstr("\"copy\""), HasSubstr("\"O\""), HasSubstr("\"L\"")));
+}
+
 // As in zbsim, a generator brings the shape it runs at: the V schedules two chunks in a V, the
 // interleaved ones two looped chunks when --chunks is not given.
 TEST(ZbexecCli, GeneratorsRunAtTheirOwnShapeWithoutShapeFlags) {
-  for (const char* name : {"zb-i", "1f1b-i", "zb-v", "dualpipe-v", "dualpipe"}) {
+  for (const char* name : {"zb-i", "1f1b-i", "zb-v", "dualpipe-v", "dualpipe", "gis-h", "po-h", "po-f"}) {
     const Outcome run = zbexec(std::string("run --backend cpu --schedule ") + name +
                                " --p 2 --m 4 --layers 4 --hidden 32 --steps 1 --verify");
     EXPECT_EQ(run.code, 0) << name << "\n" << run.output;
