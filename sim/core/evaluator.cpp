@@ -205,9 +205,6 @@ struct Lane {
   Span* compute_span = nullptr;         // the next compute span, when recorded
   MemoryPoint* memory_point = nullptr;  // the next memory point, when recorded
   Span* transfer_span = nullptr;        // its next send or recv span, when recorded
-  // Schedules with copies: when the device's copy engine is free, per direction (to the host,
-  // from it: PCIe is full duplex); the memory events of the step, settled by time at its end.
-  double copy_free[2] = {0, 0};
 };
 
 // What an evaluation without the copies' slots throws when the schedule has copies after all.
@@ -260,7 +257,10 @@ class Evaluation {
     if (options.steps < 1) throw InputError(fmt::format("evaluator: steps is {}: need at least 1", options.steps));
     std::fill(ends_.get(), ends_.get() + m_, 0.0);
     reset_ends();
-    if (layout_.copies) memory_events_.resize(problem.devices);
+    if (layout_.copies) {
+      memory_events_.resize(problem.devices);
+      copy_free_.assign(2 * static_cast<std::size_t>(problem.devices), 0.0);
+    }
     for (int d = 0; d < problem.devices; ++d) {
       for (int c = 0; c < problem.chunks; ++c)
         stage_of_[static_cast<std::size_t>(d) * problem.chunks + c] = problem.stage_of(d, c);
@@ -336,7 +336,7 @@ class Evaluation {
         lanes_[d].next = lanes_[d].begin;
         lanes_[d].waiting = nullptr;
         lanes_[d].clock = boundary.ready[d];
-        lanes_[d].copy_free[0] = lanes_[d].copy_free[1] = boundary.ready[d];
+        if (layout_.copies) copy_free_[2 * d] = copy_free_[2 * d + 1] = boundary.ready[d];
       }
       reset_ends();
     }
@@ -542,7 +542,7 @@ class Evaluation {
         finish<kRecord, kCopies>(d, run, action, partner, partner_key, start + block.first, start + block.total(),
                                  start + block.total(), top);
       } else if (kCopies && rule->copy) {
-        copy<kRecord>(d, lane, run, action, *rule, key, ready);
+        copy<kRecord>(d, run, action, *rule, key, ready);
       } else {
         const double start = std::max(run.clock, ready);
         const double end = start + rule->duration;
@@ -575,9 +575,9 @@ class Evaluation {
   // goes on): it starts once the device's previous compute has ended, its input is there and the
   // copy engine of its direction is free.
   template <Record kRecord>
-  [[gnu::noinline]] void copy(int d, Lane& lane, Running& run, const Action* action, const PassRule& rule,
+  [[gnu::noinline]] void copy(int d, Running& run, const Action* action, const PassRule& rule,
                               std::uint32_t key, double ready) {
-    double& engine_free = lane.copy_free[action->pass == Pass::O ? 0 : 1];
+    double& engine_free = copy_free_[2 * static_cast<std::size_t>(d) + (action->pass == Pass::O ? 0 : 1)];
     const double start = std::max({run.clock, ready, engine_free});
     const double end = start + rule.duration;
     engine_free = end;
@@ -725,6 +725,9 @@ class Evaluation {
   std::vector<Span> spans_;           // the trace's spans; empty when not recorded
   std::vector<std::vector<MemoryPoint>> memory_;
   std::vector<std::vector<MemoryEvent>> memory_events_;  // per device, schedules with copies: this step's
+  // Schedules with copies: when each device's copy engine is free, per direction (to the host, from
+  // it: PCIe is full duplex), at [2 d] and [2 d + 1].
+  std::vector<double> copy_free_;
 };
 
 }  // namespace
