@@ -111,7 +111,7 @@ LoadedInput parse_input_text(std::string_view text, std::string_view source) {
 LoadedInput load_input_file(const std::string& path) {
   // An Nsight Systems export (every process it holds, as one trace), told by its first bytes: it
   // is read by SQLite, never whole into memory.
-  if (is_sqlite_file(read_file_head(path, 16))) {
+  if (is_sqlite_path(path)) {
     LoadedInput input;
     input.source = path;
     input.kind = InputKind::trace;

@@ -5,12 +5,14 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 
 #include "sim/core/limits.h"
+#include "sim/support/atomic_file.h"
 #include "sim/support/error.h"
 
 namespace zb {
@@ -177,6 +179,11 @@ void read_kernels(Database& db, NsysReport& report) {
 bool is_sqlite_file(std::string_view first_bytes) {
   static constexpr std::string_view kMagic("SQLite format 3\0", 16);
   return first_bytes.substr(0, kMagic.size()) == kMagic;
+}
+
+bool is_sqlite_path(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error) && is_sqlite_file(read_file_head(path, 16));
 }
 
 NsysReport read_nsys_report(const std::string& path) {

@@ -48,6 +48,10 @@ struct NsysReport {
 
 // Whether a file begins as an SQLite database does ("SQLite format 3\0").
 bool is_sqlite_file(std::string_view first_bytes);
+// Whether `path` is an SQLite file (an Nsight Systems export), from its first bytes. Only a regular
+// file can be (SQLite opens by path and seeks): anything else (a FIFO, a terminal, /dev/stdin) is
+// not opened here, so that the caller's one read of it gets all it holds.
+bool is_sqlite_path(const std::string& path);
 
 // Reads the report read-only: the database is opened immutable and never written, only the tables
 // it needs are read, and each must be a table (not a view: a file's own SQL is never run). Missing

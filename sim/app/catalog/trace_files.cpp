@@ -26,7 +26,7 @@ Trace read_trace_files(const std::vector<std::string>& paths) {
   std::vector<ProfiledRank> ranks;
   bool nsys = false;
   for (const std::string& path : paths) {
-    if (is_sqlite_file(read_file_head(path, 16))) {
+    if (is_sqlite_path(path)) {
       std::vector<ProfiledRank> processes = nsys_profiled_ranks(read_nsys_report(path));
       ranks.insert(ranks.end(), std::make_move_iterator(processes.begin()), std::make_move_iterator(processes.end()));
       nsys = true;
