@@ -10,6 +10,7 @@
 #include "json_objects.h"
 #include "sim/app/catalog/scenario_input.h"
 #include "sim/core/problem_fields.h"
+#include "sim/support/error.h"
 
 namespace py = pybind11;
 
@@ -122,6 +123,7 @@ Scenario scenario_from_arguments(const py::object& scenario_arg, const py::kwarg
     known.emplace_back(field.key);
     known.push_back(keyword_of(field));
   }
+  known.emplace_back("offload_chunks");  // a scenario's, not the problem's (zbsim --offload-chunks)
   for (const auto& [name, value] : fields) {
     const std::string keyword = py::str(name).cast<std::string>();
     if (std::find(known.begin(), known.end(), keyword) == known.end()) {
@@ -144,6 +146,19 @@ Scenario scenario_from_arguments(const py::object& scenario_arg, const py::kwarg
     if (!given_keyword(fields, field, function, keyword)) continue;
     const py::handle value = fields[py::str(keyword)];
     if (!value.is_none()) given.push_back({&field, flag_text(field, value, function, keyword)});
+  }
+  if (fields.contains("offload_chunks") && !fields["offload_chunks"].is_none()) {
+    const py::handle value = fields["offload_chunks"];
+    if (py::isinstance<py::bool_>(value) || !py::hasattr(value, "__index__")) {
+      throw py::type_error(fmt::format("{}(): offload_chunks must be an int (chunks per device to offload), got {}",
+                                       function, py::str(py::type::of(value).attr("__name__")).cast<std::string>()));
+    }
+    const long long chunks = value.attr("__index__")().cast<long long>();
+    if (chunks < 0 || chunks > 1024) {
+      throw zb::InputError(fmt::format("{}(): offload_chunks={}: expected 0..1024 (chunks per device to offload)", function,
+                                   chunks));
+    }
+    scenario.offload_chunks = static_cast<int>(chunks);
   }
   return catalog::apply_given_fields(std::move(scenario), given);
 }

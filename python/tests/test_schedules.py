@@ -64,3 +64,14 @@ def test_bad_schedules_and_traces_are_value_errors(tmp_path):
     missing = tmp_path / "missing.txt"
     with pytest.raises(ValueError, match="missing.txt"):
         zbsim.read_schedule(missing)
+
+
+def test_offload_is_a_keyword_and_its_copies_are_actions():
+    problem = dict(p=8, m=32, chunks=4, tf=1, tb=1, tw=1, t_offload=1)
+    plain, offloaded = (zbsim.compare(["1f1b-i"], **problem, offload_chunks=k)[0] for k in (0, 2))
+    assert offloaded["schedule"] == "1f1b-i+offload2"
+    assert max(offloaded["peak_memory"]) < 0.6 * max(plain["peak_memory"])
+    passes = {a["pass"] for a in zbsim.actions(zbsim.schedule("po-h", **problem))}
+    assert passes == {"F", "B", "W", "O", "L"}
+    with pytest.raises(TypeError, match="offload_chunks must be an int"):
+        zbsim.compare(["1f1b-i"], **problem, offload_chunks=1.5)
