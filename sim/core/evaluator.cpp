@@ -569,8 +569,6 @@ class Evaluation {
     return true;
   }
 
-  // Device d's `action` ran [start, end] and hands its output over at `output_at` (the end of
-  // its block: a pair's first part hands over with the second).
   // Device d's copy `action` (O or L), issued when the device reaches it in its list (its compute
   // goes on): it starts once the device's previous compute has ended, its input is there and the
   // copy engine of its direction is free.
@@ -594,6 +592,8 @@ class Evaluation {
     if (rule.memory.at_end != 0) memory_events_[static_cast<std::size_t>(d)].push_back({end, rule.memory.at_end});
   }
 
+  // Device d's `action` ran [start, end] and hands its output over at `output_at` (the end of
+  // its block: a pair's first part hands over with the second).
   template <Record kRecord, bool kCopies>
   [[gnu::always_inline]] void finish(int d, Running& run, const Action* action, const PassRule& rule, std::uint32_t key,
                                      double start, double end, double output_at, int*& top) {

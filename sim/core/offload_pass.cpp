@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "sim/core/evaluator.h"
@@ -41,32 +42,43 @@ Schedule with_offload(const Problem& problem, const Schedule& schedule, int offl
   const Trace base = evaluate(problem, schedule, {.record_spans = true, .record_transfers = false, .record_memory = false});
   Schedule out = schedule;
   out.name = fmt::format("{}+offload{}", schedule.name, offload_chunks);
-  std::vector<Timed> times;
+  // Each device's compute spans, in its list's order.
+  std::vector<std::vector<Timed>> timed(static_cast<std::size_t>(schedule.device_count()));
+  for (const Span& span : base.spans) {
+    if (span.stream == Stream::compute && span.step == 0) timed[static_cast<std::size_t>(span.device)].push_back({span.start, span.end});
+  }
   for (int d = 0; d < schedule.device_count(); ++d) {
     const std::vector<Action>& actions = schedule.devices[static_cast<std::size_t>(d)];
-    times.clear();
-    for (const Span& span : base.spans) {
-      if (span.device == d && span.stream == Stream::compute && span.step == 0) times.push_back({span.start, span.end});
+    const std::vector<Timed>& times = timed[static_cast<std::size_t>(d)];
+    // Where each offloaded (chunk, microbatch)'s backward (B or BW) is in the list; kNone: nowhere.
+    constexpr std::size_t kNone = SIZE_MAX;
+    const auto cell = [&](const Action& a) {
+      return static_cast<std::size_t>(a.chunk) * static_cast<std::size_t>(problem.microbatches) +
+             static_cast<std::size_t>(a.microbatch);
+    };
+    std::vector<std::size_t> backward_at(static_cast<std::size_t>(offload_chunks) * problem.microbatches, kNone);
+    for (std::size_t k = 0; k < actions.size(); ++k) {
+      const Action& a = actions[k];
+      if ((a.pass == Pass::B || a.pass == Pass::BW) && a.chunk < offload_chunks && a.microbatch < problem.microbatches)
+        if (backward_at[cell(a)] == kNone) backward_at[cell(a)] = k;
     }
     // after[k]: the copies that go right after action k.
     std::vector<std::vector<Action>> after(actions.size());
     for (std::size_t f = 0; f < actions.size(); ++f) {
       const Action& forward = actions[f];
-      if (forward.pass != Pass::F || forward.chunk >= offload_chunks) continue;
-      const auto backward = std::find_if(actions.begin() + static_cast<std::ptrdiff_t>(f) + 1, actions.end(),
-                                         [&](const Action& a) {
-                                           return (a.pass == Pass::B || a.pass == Pass::BW) &&
-                                                  a.microbatch == forward.microbatch && a.chunk == forward.chunk;
-                                         });
-      if (backward == actions.end()) continue;  // the validator names what is missing
-      const auto b = static_cast<std::size_t>(backward - actions.begin());
+      if (forward.pass != Pass::F || forward.chunk >= offload_chunks || forward.microbatch >= problem.microbatches) continue;
+      const std::size_t b = backward_at[cell(forward)];
+      if (b == kNone || b < f) continue;  // the validator names what is missing or out of order
       const int stage = problem.stage_of(d, forward.chunk);
       const double copy = pass_time(problem, Pass::O, stage);
       if (times[b].start - times[f].end <= kMinRoundTrips * 2 * copy) continue;
-      // The last compute before the backward that ends by the reload's latest issue time.
+      // The last compute before the backward that ends by the reload's latest issue time (a
+      // device's compute ends in list order), else right after the forward.
       const double issue_by = times[b].start - (times[b].end - times[b].start) - copy;
-      std::size_t r = b - 1;
-      while (r > f && times[r].end > issue_by) --r;
+      const auto later = std::upper_bound(times.begin() + static_cast<std::ptrdiff_t>(f) + 1,
+                                          times.begin() + static_cast<std::ptrdiff_t>(b), issue_by,
+                                          [](double time, const Timed& t) { return time < t.end; });
+      const std::size_t r = static_cast<std::size_t>(later - times.begin()) - 1;
       after[f].push_back({Pass::O, forward.microbatch, forward.chunk});
       after[r].push_back({Pass::L, forward.microbatch, forward.chunk});
     }

@@ -132,14 +132,6 @@ struct Problem {
     const auto s = static_cast<std::size_t>(stage);
     return mem_offload.empty() ? mem_f[s] : mem_offload[s];
   }
-  // PipeOffload's k (Wan et al. 2025, Eq. 1) of a stage: a round trip of its activations over the
-  // host link (2 t_offload) over its compute (t_f + t_b + t_w); k <= 1 lets the copies hide.
-  // 0 when the problem gives no t_offload.
-  double offload_ratio(int stage) const {
-    const auto s = static_cast<std::size_t>(stage);
-    const double compute = t_f[s] + t_b[s] + t_w[s];
-    return t_offload.empty() || compute <= 0 ? 0.0 : 2 * t_offload[s] / compute;
-  }
   // t_opt of the device (0 when not given).
   double optimizer_time(int device) const;
   // t_dp_reduce of the stage (0 when not given).
@@ -148,6 +140,13 @@ struct Problem {
   // Throws InputError naming the field and value when something is inconsistent.
   void validate() const;
 };
+
+// PipeOffload's k (Wan et al. 2025, Eq. 1): a round trip of the activations over the host link
+// (2 t_offload) over their compute (t_f + t_b + t_w); k <= 1 lets the copies hide. Not finite
+// without compute.
+inline double offload_ratio(double t_offload, double t_f, double t_b, double t_w) {
+  return 2 * t_offload / (t_f + t_b + t_w);
+}
 
 // The V schedules' precondition: two chunks per device in a V. InputError naming `generator`
 // and what the problem has otherwise.

@@ -231,12 +231,13 @@ void check_run(const Problem& problem, const Schedule& schedule, MemoryCheck mem
   std::fill(unit.t_bw.begin(), unit.t_bw.end(), 2.0);
   std::fill(unit.t_comm.begin(), unit.t_comm.end(), 0.0);
   try {
-    evaluate(unit, schedule, {.record_spans = false, .record_transfers = false, .record_memory = false});
-    // What an offload frees depends on when its copy ends: the peaks are the timed run's.
+    constexpr EvalOptions kMetricsOnly{.record_spans = false, .record_transfers = false, .record_memory = false};
+    // What an offload frees depends on when its copy ends: with copies the peaks are the timed
+    // run's, which tells a deadlock as well as the unit run.
     if (has_copies(schedule)) {
-      report.peak_memory =
-          evaluate(problem, schedule, {.record_spans = false, .record_transfers = false, .record_memory = false})
-              .metrics.peak_memory;
+      report.peak_memory = evaluate(problem, schedule, kMetricsOnly).metrics.peak_memory;
+    } else {
+      evaluate(unit, schedule, kMetricsOnly);
     }
   } catch (const ScheduleError& e) {
     report.errors.emplace_back(e.what());

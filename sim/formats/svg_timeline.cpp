@@ -26,11 +26,23 @@ constexpr double kAxisHeight = 30;
 constexpr double kCopyBarHeight = 4;
 constexpr double kCopyStrip = 2 * kCopyBarHeight + 1;
 
-bool has_copy_spans(const Trace& trace) {
-  return std::any_of(trace.spans.begin(), trace.spans.end(), [](const Span& s) { return s.stream == Stream::copy; });
-}
+// What a trace's drawing needs of all its spans, found in one walk: whether it has copies (its
+// rows' pitch) and where its last span ends (every step it holds is drawn; its metrics are the
+// first step's).
+struct TraceExtent {
+  bool copies = false;
+  double end = 0;
+  double pitch() const { return kRowHeight + kRowGap + (copies ? kCopyStrip : 0); }
+};
 
-double row_pitch(const Trace& trace) { return kRowHeight + kRowGap + (has_copy_spans(trace) ? kCopyStrip : 0); }
+TraceExtent extent_of(const Trace& trace) {
+  TraceExtent extent{false, trace.metrics.makespan};
+  for (const Span& span : trace.spans) {
+    extent.copies |= span.stream == Stream::copy;
+    extent.end = std::max(extent.end, span.end);
+  }
+  return extent;
+}
 
 // A lighter shade for chunks >= 1, so interleaved stages are told apart.
 std::string shade(std::string_view hex, int chunk) {
@@ -49,12 +61,12 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
   double horizon = 0;
   double rows_height = 0;
   bool copies = false;
+  std::vector<TraceExtent> extents;
   for (const auto& labeled : traces) {
-    // Every step a trace holds is drawn (the metrics are the first step's).
-    horizon = std::max(horizon, labeled.trace->metrics.makespan);
-    for (const Span& span : labeled.trace->spans) horizon = std::max(horizon, span.end);
-    rows_height += labeled.trace->devices * row_pitch(*labeled.trace);
-    copies |= has_copy_spans(*labeled.trace);
+    const TraceExtent& extent = extents.emplace_back(extent_of(*labeled.trace));
+    horizon = std::max(horizon, extent.end);
+    rows_height += labeled.trace->devices * extent.pitch();
+    copies |= extent.copies;
   }
   if (horizon <= 0) horizon = 1;
   const double plot_width = kWidth - kLeft - kRight;
@@ -82,7 +94,8 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
   out += fmt::format("<text x=\"{}\" y=\"20\" font-size=\"12\">idle (bubble)</text>\n", x + 18);
 
   double y = kLegendHeight;
-  for (const auto& [label, trace] : traces) {
+  for (std::size_t t = 0; t < traces.size(); ++t) {
+    const auto& [label, trace] = traces[t];
     const Metrics& metrics = trace->metrics;
     y += kTraceGap;
     out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", kLeft, y + 14,
@@ -96,9 +109,8 @@ std::string to_svg(const std::vector<LabeledTrace>& traces) {
         time_unit_name(trace->meta.time_unit), peak);
     y += kTitleHeight;
     const double rows_top = y;
-    const double pitch = row_pitch(*trace);
-    double end = metrics.makespan;
-    for (const Span& span : trace->spans) end = std::max(end, span.end);
+    const double pitch = extents[t].pitch();
+    const double end = extents[t].end;
     for (int d = 0; d < trace->devices; ++d) {
       const double row_y = rows_top + d * pitch;
       out += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">d{}</text>\n", kLeft - 8,

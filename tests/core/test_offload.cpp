@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "sim/core/evaluator.h"
 #include "sim/core/generators/generator_registry.h"
@@ -100,18 +101,17 @@ std::string errors_of(const Problem& problem, const std::string& text) {
 
 TEST(OffloadValidator, NamesEveryBrokenRule) {
   const Problem problem = one_device(2, 0.5);
-  EXPECT_NE(errors_of(problem, "d0: F0 O0 F1 B1 W1 B0 W0\n").find("O0 is offloaded but never reloaded (no L0)"),
-            std::string::npos);
-  EXPECT_NE(errors_of(problem, "d0: F0 F1 L0 B1 W1 B0 W0\n").find("L0 reloads what was never offloaded"),
-            std::string::npos);
-  EXPECT_NE(errors_of(problem, "d0: F0 F1 L0 O0 B1 W1 B0 W0\n").find("L0 at step 2 must come after O0 at step 3"),
-            std::string::npos);
-  EXPECT_NE(errors_of(problem, "d0: F0 O0 F1 B1 W1 B0 L0 W0\n").find("B0 at step 5 must come after L0 at step 6"),
-            std::string::npos);
-  EXPECT_NE(errors_of(problem, "d0: O0 F0 F1 L0 B1 W1 B0 W0\n").find("O0 at step 0 must come after F0 at step 1"),
-            std::string::npos);
-  EXPECT_NE(errors_of(problem, "d0: F0 O0 O0 F1 L0 B1 W1 B0 W0\n").find("O0 (stage 0) appears 2 times"),
-            std::string::npos);
+  const std::pair<const char*, const char*> cases[] = {
+      {"d0: F0 O0 F1 B1 W1 B0 W0\n", "O0 is offloaded but never reloaded (no L0)"},
+      {"d0: F0 F1 L0 B1 W1 B0 W0\n", "L0 reloads what was never offloaded"},
+      {"d0: F0 F1 L0 O0 B1 W1 B0 W0\n", "L0 at step 2 must come after O0 at step 3"},
+      {"d0: F0 O0 F1 B1 W1 B0 L0 W0\n", "B0 at step 5 must come after L0 at step 6"},
+      {"d0: O0 F0 F1 L0 B1 W1 B0 W0\n", "O0 at step 0 must come after F0 at step 1"},
+      {"d0: F0 O0 O0 F1 L0 B1 W1 B0 W0\n", "O0 (stage 0) appears 2 times"},
+  };
+  for (const auto& [schedule, error] : cases) {
+    EXPECT_NE(errors_of(problem, schedule).find(error), std::string::npos) << schedule << errors_of(problem, schedule);
+  }
   const Problem no_copy_time = uniform_spec(1, 2, 1, 1, 1).build();
   EXPECT_NE(errors_of(no_copy_time, "d0: F0 O0 F1 L0 B1 W1 B0 W0\n").find("no copy time"), std::string::npos);
   EXPECT_TRUE(check_schedule(problem, parse_schedule_text("d0: F0 O0 F1 L0 B1 W1 B0 W0\n", "test")).ok());

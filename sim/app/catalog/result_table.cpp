@@ -64,14 +64,14 @@ std::string describe(const ProblemSpec& spec) {
   if (spec.overlap > 0) text += fmt::format(" overlap={}", spec.overlap);
   if (!spec.t_offload.empty()) {
     text += fmt::format(" t_offload={}", list(spec.t_offload));
-    // PipeOffload's k per device (Problem::offload_ratio), where the lists line up.
+    // PipeOffload's k per device (offload_ratio, problem.h), where the lists line up.
     const std::size_t n = std::max({spec.t_offload.size(), spec.t_f.size(), spec.t_b.size(), spec.t_w.size()});
     const auto at = [n](const std::vector<double>& values, std::size_t i) {
       return values.size() == 1 ? values[0] : values.size() == n ? values[i] : std::nan("");
     };
     std::vector<double> k;
     for (std::size_t i = 0; i < n; ++i) {
-      k.push_back(2 * at(spec.t_offload, i) / (at(spec.t_f, i) + at(spec.t_b, i) + at(spec.t_w, i)));
+      k.push_back(offload_ratio(at(spec.t_offload, i), at(spec.t_f, i), at(spec.t_b, i), at(spec.t_w, i)));
     }
     if (std::all_of(k.begin(), k.end(), [](double value) { return std::isfinite(value); })) {
       text += k.size() == 1 ? fmt::format(" k={:.3g}", k[0]) : fmt::format(" k=[{:.3g}]", fmt::join(k, ","));

@@ -1,8 +1,8 @@
 // The group-interleaved family of PipeOffload (Wan et al., ICML 2025, section 3): interleaved
 // placement, B and W split with each W right after its B, microbatches entering in groups of g.
 // g = p is GIS (interleaved 1F1B's bubble at 1F1B's activation memory), g = ceil(p/2) GIS-H (about
-// half of interleaved 1F1B's memory), and g = 1 the uniformly repeating order PipeOffload offloads
-// from (PO-H, PO-F: offload_pass.h). Device i's order is that of a grid of unit slots, one per
+// half of interleaved 1F1B's memory), and g = 1 the uniformly repeating order PipeOffload's own code
+// offloads from (zbsim's po-h and po-f offload GIS-H's: docs/design.md section 21). Device i's order is that of a grid of unit slots, one per
 // pass, in which every pass is placed by formula:
 //   F of chunk c, microbatch j of group n:  3 k g c + 3 j + i + 3 g floor(c / (v / G)) + 3 g v n
 //   B of chunk v-1-c: F's slot of chunk v-1, j = 0 on device i, + 3 (p-1-i) + 1, + the same terms
@@ -54,8 +54,8 @@ Schedule make_group_interleaved(const Problem& problem, int group_size, std::str
       }
     }
     std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    // The formula gives every pass of a device its own slot (tests/core/test_group_interleaved.cpp
-    // checks it over a range of shapes); two in one slot would make the order arbitrary.
+    // The formula gives every pass of a device its own slot (tests/core/test_offload.cpp checks it
+    // over a range of shapes); two in one slot would make the order arbitrary.
     if (std::adjacent_find(slots.begin(), slots.end(), [](const auto& a, const auto& b) {
           return a.first == b.first;
         }) != slots.end()) {

@@ -39,6 +39,15 @@ std::vector<std::string> GeneratorRegistry::names() const {
   return out;
 }
 
+namespace {
+
+// PO-H and PO-F: GIS-H's order (groups of ceil(p/2)) with the offload pass on its first chunks.
+Schedule pipe_offload(const Problem& problem, int offload_chunks, std::string_view name) {
+  return with_offload(problem, make_group_interleaved(problem, (problem.devices + 1) / 2, name), offload_chunks, name);
+}
+
+}  // namespace
+
 GeneratorRegistry GeneratorRegistry::with_builtins() {
   GeneratorRegistry registry;
   registry.add({"gpipe", "all forwards, then all fused backwards (memory m*M_B)", ChunkSupport::single, false,
@@ -66,16 +75,16 @@ GeneratorRegistry GeneratorRegistry::with_builtins() {
                   return make_group_interleaved(problem, (problem.devices + 1) / 2, "gis-h");
                 }});
   registry.add({"po-h",
-                "PipeOffload PO-H: the uniformly repeating group-interleaved order, the activations of the first "
-                "ceil(v/2) chunks offloaded to host memory (needs --t-offload), --chunks >= 2",
+                "PipeOffload PO-H: gis-h's order with the activations of the first ceil(v/2) chunks offloaded to "
+                "host memory where the copies pay (needs --t-offload), --chunks >= 2",
                 ChunkSupport::multi, false, [](const Problem& problem) {
-                  return with_offload(problem, make_group_interleaved(problem, (problem.devices + 1) / 2, "po-h"), (problem.chunks + 1) / 2, "po-h");
+                  return pipe_offload(problem, (problem.chunks + 1) / 2, "po-h");
                 }});
   registry.add({"po-f",
                 "PipeOffload PO-F: as po-h, every chunk's activations offloaded where the copies pay (needs "
                 "--t-offload), --chunks >= 2",
                 ChunkSupport::multi, false, [](const Problem& problem) {
-                  return with_offload(problem, make_group_interleaved(problem, (problem.devices + 1) / 2, "po-f"), problem.chunks, "po-f");
+                  return pipe_offload(problem, problem.chunks, "po-f");
                 }});
   registry.add({"zb-h1", "zero bubble H1: B/W split, W deferred (memory p*M_B)", ChunkSupport::single, false,
                 make_zb_h1});

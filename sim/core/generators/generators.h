@@ -33,8 +33,9 @@ Schedule make_1f1b_interleaved_ep_overlap(const Problem& problem);
 // m >= 2p.
 Schedule make_dualpipe_v(const Problem& problem);
 // PipeOffload's group-interleaved order (gen_group_interleaved.cpp): interleaved placement, B and
-// W split, microbatches in groups of `group_size` (1..p): p is GIS, ceil(p/2) GIS-H, 1 the
-// uniformly repeating order PO-H and PO-F offload from. `name` goes into errors and the schedule.
+// W split, microbatches in groups of `group_size` (1..p): p is GIS, ceil(p/2) GIS-H (the order po-h
+// and po-f offload from), 1 PipeOffload's uniformly repeating order. `name` goes into errors and
+// the schedule.
 Schedule make_group_interleaved(const Problem& problem, int group_size, std::string_view name);
 // DualPipe (DeepSeek-V3): bidirectional placement (two model copies), half the microbatches each
 // way, the same F&B pairing; p even, m even and >= 2p.
